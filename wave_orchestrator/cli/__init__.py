@@ -1,0 +1,44 @@
+"""The `wave` console script: one module per subcommand, exit codes mapped here only."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import LaneInvalid, WaveError
+from . import attach, init, lanes, later, launch, logs, status, validate
+
+COMMANDS = (launch, validate, status, attach, logs, lanes, init, later)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wave",
+        description="Launch fleets of AI coding agents in waves, each in its own tmux session.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except LaneInvalid as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s) found; nothing was launched.", file=sys.stderr)
+        return exc.exit_code
+    except WaveError as exc:
+        print(f"wave: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""Flags and helpers every subcommand shares: --repo, --lane, --json, human vs JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..layout import StateLayout, resolve_state_dir
+from ..repository import find_repository, resolve_lane_name
+
+
+def add_repo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repo", metavar="PATH", help="repository (default: nearest folder with lanes/)"
+    )
+
+
+def add_lane(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lane", metavar="L", help="lane name (optional when the repository has one lane)"
+    )
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def repo_and_lane(args: argparse.Namespace) -> tuple[Path, str]:
+    repo = find_repository(args.repo)
+    return repo, resolve_lane_name(repo, args.lane)
+
+
+def state_layout(repo: Path, lane: str) -> StateLayout:
+    """The lane's state dir, read without validating the whole lane (read-only commands)."""
+    try:
+        raw = yaml.safe_load((repo / "lanes" / lane / "lane.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        raw = None
+    configured = raw.get("state_dir") if isinstance(raw, dict) else None
+    return StateLayout(
+        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None), lane
+    )
+
+
+def emit_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def relative(path: Path, repo: Path) -> str:
+    try:
+        return str(path.relative_to(repo))
+    except ValueError:
+        return str(path)

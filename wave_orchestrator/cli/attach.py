@@ -1,0 +1,45 @@
+"""`wave attach`: put the terminal on an agent's (or the dashboard's) tmux session."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from typing import Any
+
+from ..definitions import AGENT_ID_RE
+from ..errors import UsageError
+from ..layout import DASHBOARD_SESSION, session_name, socket_name
+from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from .logs import find_agent_wave
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("attach", help="attach to an agent's tmux session")
+    add_repo(p)
+    add_lane(p)
+    p.add_argument("agent", nargs="?", metavar="AGENT")
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="the wave, when the agent id is in several"
+    )
+    p.add_argument("--dashboard", action="store_true", help="attach to the dashboard session")
+    p.add_argument(
+        "--print", action="store_true", help="print the tmux command instead of running it"
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo, lane = repo_and_lane(args)
+    if args.dashboard:
+        target = DASHBOARD_SESSION
+    else:
+        if not args.agent or not AGENT_ID_RE.match(args.agent):
+            raise UsageError("give an agent id (or --dashboard)")
+        wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
+        target = session_name(wave, args.agent)
+    argv = ["tmux", "-L", socket_name(lane, repo), "attach-session", "-t", f"={target}"]
+    if args.print:
+        print(shlex.join(argv))
+        return 0
+    os.execvp("tmux", argv)

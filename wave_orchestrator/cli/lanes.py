@@ -1,0 +1,46 @@
+"""`wave lanes`: every lane of the repository, its waves and its last result."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..definitions import WAVE_FILE_RE
+from ..repository import find_repository, list_lanes
+from ..run_state import RunState
+from ._common import add_json, add_repo, emit_json, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("lanes", help="list lanes with their wave counts and last result")
+    add_repo(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import yaml
+
+    repo = find_repository(args.repo)
+    rows = []
+    for name in list_lanes(repo):
+        lane_dir = repo / "lanes" / name
+        waves = [p for p in (lane_dir / "waves").glob("wave-*.yaml") if WAVE_FILE_RE.match(p.name)]
+        try:
+            raw = yaml.safe_load((lane_dir / "lane.yaml").read_text(encoding="utf-8"))
+            description = raw.get("description", "") if isinstance(raw, dict) else ""
+        except (OSError, yaml.YAMLError):
+            description = "(lane.yaml unreadable)"
+        history = RunState(state_layout(repo, name).run_state, name).data["history"]
+        last = history[-1] if history else None
+        result = f"wave {last['wave']} {last['to']}" if last else "never run"
+        rows.append({"lane": name, "waves": len(waves), "description": description or "", "last_result": result,
+                     "last_at": last["at"] if last else None})  # fmt: skip
+    if args.json:
+        emit_json({"lanes": rows})
+        return 0
+    if not rows:
+        print(f"no lanes in {repo / 'lanes'} (create one with `wave init`)")
+    for r in rows:
+        print(f"{r['lane']:<16} {r['waves']:>3} wave(s)  {r['last_result']:<22} {r['description']}")
+    return 0

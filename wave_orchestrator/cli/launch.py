@@ -1,0 +1,110 @@
+"""`wave launch`: run a lane's waves, or preview them with --dry-run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..definitions import EXECUTOR_IDS
+from ..dry_run import dry_run, format_table
+from ..errors import NotSupportedYet, UsageError
+from ..launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+from ..run_state import RunState
+from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane
+
+OVERRIDES = (
+    ("--timeout-minutes", "timeout_minutes", float),
+    ("--max-retries-per-wave", "max_retries_per_wave", int),
+    ("--launch-stagger-ms", "launch_stagger_ms", float),
+    ("--rate-limit-retries", "rate_limit_retries", int),
+    ("--rate-limit-base-delay-seconds", "rate_limit_base_delay_seconds", float),
+    ("--rate-limit-max-delay-seconds", "rate_limit_max_delay_seconds", float),
+)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("launch", help="run a lane's waves (or preview them with --dry-run)")
+    add_repo(p)
+    add_lane(p)
+    p.add_argument("--start-wave", type=int, metavar="N")
+    p.add_argument("--end-wave", type=int, metavar="M")
+    p.add_argument(
+        "--auto-next", action="store_true", help="start at the first wave not yet completed"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write prompts, wrappers and a preview; start nothing",
+    )
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="run the launcher in a tmux session (not supported yet)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="adopt a previous launcher's sessions (not supported yet)",
+    )
+    p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard session")
+    p.add_argument(
+        "--keep-sessions", action="store_true", help="keep finished agents' tmux sessions"
+    )
+    for flag, dest, kind in OVERRIDES:
+        p.add_argument(flag, dest=dest, type=kind, metavar="N", help="override the lane default")
+    p.add_argument("--executor", choices=EXECUTOR_IDS, help="executor for agents that name none")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    values = {dest: getattr(args, dest) for _, dest, _ in OVERRIDES}
+    for flag, dest, _ in OVERRIDES:
+        value = values[dest]
+        if value is not None and (value < 0 or (dest == "timeout_minutes" and value == 0)):
+            raise UsageError(f"{flag} must be {'> 0' if dest == 'timeout_minutes' else '>= 0'}")
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.detach:
+        raise NotSupportedYet("--detach is not supported yet")
+    if args.resume:
+        raise NotSupportedYet("--resume is not supported yet")
+    repo, lane_name = repo_and_lane(args)
+    opts = LaunchOptions(
+        lane=lane_name,
+        start_wave=args.start_wave,
+        end_wave=args.end_wave,
+        auto_next=args.auto_next,
+        dry_run=args.dry_run,
+        keep_sessions=args.keep_sessions,
+        no_dashboard=args.no_dashboard,
+        executor=args.executor,
+        overrides=_check_overrides(args),
+    )
+    lane = prepare_lane(repo, opts)
+    human = sys.stderr if args.json else sys.stdout
+    if opts.dry_run:
+        waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
+        result = dry_run(lane, waves)
+        print(format_table(result), file=human)
+        if args.json:
+            emit_json(result.to_json())
+        return 0
+    outcomes = Launcher(lane, opts).run()
+    if not outcomes:
+        print(f"lane {lane.name}: every selected wave is already completed", file=human)
+    for o in outcomes:
+        print(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", file=human)
+    if args.json:
+        emit_json(
+            {
+                "lane": lane.name,
+                "waves": [
+                    {"wave": o.wave, "state": o.state, "attempts": o.attempts} for o in outcomes
+                ],
+            }
+        )
+    return 0

@@ -1,0 +1,68 @@
+"""`wave logs`: print or follow an agent's output log."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from ..definitions import AGENT_ID_RE
+from ..errors import UsageError
+from ..layout import StateLayout
+from ._common import add_lane, add_repo, repo_and_lane, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("logs", help="print (or follow) an agent's output log")
+    add_repo(p)
+    add_lane(p)
+    p.add_argument("agent", metavar="AGENT")
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="the wave, when the agent id is in several"
+    )
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing until the agent finishes"
+    )
+    p.set_defaults(handler=run)
+
+
+def find_agent_wave(layout: StateLayout, agent: str) -> int:
+    """The highest wave whose state dir holds this agent; agent ids repeat across waves."""
+    waves_dir = layout.base / "waves"
+    found = []
+    for folder in waves_dir.glob("wave-*"):
+        suffix = folder.name.removeprefix("wave-")
+        if suffix.isdigit() and (folder / "agents" / agent).is_dir():
+            found.append(int(suffix))
+    if not found:
+        raise UsageError(f"agent {agent!r} has not run in lane {layout.lane!r} (see `wave status`)")
+    return max(found)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo, lane = repo_and_lane(args)
+    if not AGENT_ID_RE.match(args.agent):
+        raise UsageError(f"invalid agent id {args.agent!r}")
+    layout = state_layout(repo, lane)
+    wave = args.wave or find_agent_wave(layout, args.agent)
+    paths = layout.agent(wave, args.agent)
+    if not paths.output_log.exists() and not args.follow:
+        raise UsageError(f"no output yet for {args.agent} in wave {wave}")
+    out = sys.stdout.buffer
+    offset = 0
+    while True:
+        finished = paths.status.exists()
+        try:
+            with paths.output_log.open("rb") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            chunk = b""
+        if chunk:
+            out.write(chunk)
+            out.flush()
+            offset += len(chunk)
+        if not args.follow or finished:
+            return 0
+        time.sleep(0.25)

@@ -1,0 +1,83 @@
+"""`wave status`: waves, agents and whether a launcher is alive, from the state dir."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..fsutil import read_json
+from ..lock import lock_is_live, read_lock
+from ..run_state import RunState
+from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("status", help="run state: waves, agents, launcher")
+    add_repo(p)
+    add_lane(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def collect(args: argparse.Namespace) -> dict[str, Any]:
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    lock = read_lock(layout.lock)
+    alive = lock_is_live(lock)
+    state = RunState(layout.run_state, lane)
+    waves = []
+    for key in sorted(state.data["waves"], key=lambda k: int(k) if k.isdigit() else 0):
+        entry = dict(state.data["waves"][key])
+        number = int(key)
+        try:
+            snapshot = read_json(layout.dashboard(number))
+        except (OSError, ValueError):
+            snapshot = {}
+        agents = snapshot.get("agents", []) if isinstance(snapshot, dict) else []
+        waves.append({"wave": number, **entry, "agents": agents})
+    return {
+        "lane": lane,
+        "state_dir": str(layout.root),
+        "launcher": {
+            "alive": alive,
+            **(
+                {"pid": lock.get("pid"), "started_at": lock.get("started_at")}
+                if lock and alive
+                else {}
+            ),
+        },
+        "waves": waves,
+    }
+
+
+def _elapsed(ms: Any) -> str:
+    if not isinstance(ms, int):
+        return "-"
+    s = round(ms / 1000)
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def run(args: argparse.Namespace) -> int:
+    data = collect(args)
+    if args.json:
+        emit_json(data)
+        return 0
+    launcher = data["launcher"]
+    alive = (
+        f"alive (pid {launcher['pid']}, since {launcher['started_at']})"
+        if launcher["alive"]
+        else "not running"
+    )
+    print(f"lane {data['lane']}: launcher {alive}")
+    if not data["waves"]:
+        print("no wave has run yet")
+    for wave in data["waves"]:
+        reason = f" - {wave['reason']}" if wave.get("reason") else ""
+        print(
+            f"wave {wave['wave']}: {wave.get('state', 'pending')}, attempts {wave.get('attempts', 0)}{reason}"
+        )
+        for a in wave["agents"]:
+            code = "-" if a.get("exit_code") is None else a["exit_code"]
+            print(f"  {a['id']:<12} {a['state']:<16} attempt {a['attempt']}  tries {a['tries']}  "
+                  f"elapsed {_elapsed(a.get('elapsed_ms'))}  exit {code}  session {a['session']}")  # fmt: skip
+    return 0

@@ -1,0 +1,80 @@
+"""A small scripted agent for the demo lane and tests: no model, no network.
+
+It reads its prompt on stdin, prints progress, edits a file in a scratch folder, prints the
+markers its role needs, and can simulate one rate limit so the retry path is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROLE_MARKERS = {
+    "cont-eval": ["[wave-eval] state=satisfied targets=1 benchmarks=0 regressions=0"],
+    "security": ["[wave-security] state=clear findings=0 approvals=0"],
+    "integration": [
+        "[wave-integration] state=ready-for-doc-closure claims=1 conflicts=0 blockers=0"
+    ],
+    "documentation": ["[wave-doc-closure] state=no-change"],
+    "cont-qa": [
+        "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass",
+        "[wave-verdict] pass",
+    ],
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="wave-demo-agent", description=__doc__)
+    p.add_argument("--file", help="file to edit, relative to the repository")
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--delay", type=float, default=0.5, help="seconds per step")
+    p.add_argument("--rate-limit-once", action="store_true", help="fail the first try with a 429")
+    return p.parse_args(argv)
+
+
+def simulated_rate_limit(agent: str) -> bool:
+    """True on the first try of this agent's attempt: the marker file remembers the try."""
+    state = Path(os.environ.get("WAVE_STATE_DIR", ".")) / "demo-agent"
+    state.mkdir(parents=True, exist_ok=True)
+    wave, attempt = os.environ.get("WAVE_NUMBER", "0"), os.environ.get("WAVE_ATTEMPT", "1")
+    marker = state / f"wave-{wave}-{agent}-attempt-{attempt}.rate-limited"
+    if marker.exists():
+        return False
+    marker.write_text("simulated 429 once\n")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    agent = os.environ.get("WAVE_AGENT_ID", "demo")
+    role = os.environ.get("WAVE_ROLE", "implementation")
+    prompt = sys.stdin.read()
+    task = next(
+        (ln for ln in prompt.split("## task", 1)[-1].splitlines() if ln.strip()), "(no task)"
+    )
+    print(f"demo agent {agent} ({role}) starting: {task.strip()}", flush=True)
+    if args.rate_limit_once and simulated_rate_limit(agent):
+        print("Error: 429 Too Many Requests (simulated by the demo agent)", flush=True)
+        return 1
+    print("[wave-phase] coding", flush=True)
+    for step in range(1, args.steps + 1):
+        time.sleep(args.delay)
+        print(f"step {step}/{args.steps}: working", flush=True)
+    if args.file:
+        target = Path(os.environ.get("WAVE_REPO", ".")) / args.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("a", encoding="utf-8") as fh:
+            fh.write(f"- {agent} ({role}) wrote this at {time.strftime('%H:%M:%S')}\n")
+        print(f"edited {args.file}", flush=True)
+    print("[wave-phase] finalizing", flush=True)
+    for line in ROLE_MARKERS.get(role, []):
+        print(line, flush=True)
+    print(f"demo agent {agent} done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The errors users meet; the CLI maps each class to one exit code (see ``cli.main``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class WaveError(Exception):
+    """Base of every error `wave` reports to a user instead of a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(WaveError):
+    """Bad command-line input: a flag, a missing lane, an unknown agent."""
+
+    exit_code = 2
+
+
+class NotSupportedYet(UsageError):
+    """A documented flag or command whose implementation has not landed."""
+
+
+@dataclass(frozen=True)
+class LaneProblem:
+    """One broken rule in one lane file, located to the YAML node that breaks it."""
+
+    file: str
+    line: int
+    column: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class LaneInvalid(WaveError):
+    """The lane failed validation; carries every problem found, not just the first."""
+
+    exit_code = 2
+
+    def __init__(self, problems: Sequence[LaneProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class LockHeld(WaveError):
+    """Another launcher is active on the lane (or a dead one left live sessions)."""
+
+    exit_code = 3
+
+
+class ExecutorMissing(WaveError):
+    """An agent's CLI is not on PATH; raised before any session starts."""
+
+    exit_code = 1
+
+
+class TmuxError(WaveError):
+    """A tmux command failed; the message names the subcommand and tmux's own words."""
+
+    exit_code = 1
+
+
+class WaveFailed(WaveError):
+    """A wave failed after its retries."""
+
+    exit_code = 1
+
+
+class Interrupted(WaveError):
+    """The launcher was stopped by a signal; exit 128 + signal number."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted by signal {signum}")

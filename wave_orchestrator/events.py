@@ -1,0 +1,36 @@
+"""``events.jsonl``: the lane's append-only record of what happened (SPEC 3.9)."""
+
+from __future__ import annotations
+
+from collections import deque
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .fsutil import append_jsonl
+
+
+def utc_now() -> str:
+    """UTC to the millisecond, ``2026-12-02T08:00:00.123Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class EventLog:
+    """Appends events as the launcher notices facts; keeps the newest 100 for the dashboard."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.recent: deque[dict[str, Any]] = deque(maxlen=100)
+
+    def emit(
+        self, event: str, wave: int | None = None, agent: str | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {"at": utc_now(), "event": event}
+        if wave is not None:
+            record["wave"] = wave
+        if agent is not None:
+            record["agent"] = agent
+        record.update({k: v for k, v in fields.items() if v is not None})
+        append_jsonl(self.path, record)
+        self.recent.append(record)
+        return record

@@ -1,0 +1,60 @@
+"""The agent lifecycle as an explicit state machine; the dashboard and status read it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AgentState(StrEnum):
+    PENDING = "pending"
+    LAUNCHING = "launching"
+    RUNNING = "running"
+    RATE_LIMITED = "rate-limited"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    STALLED = "stalled"
+    SESSION_MISSING = "session-missing"
+    USAGE_LIMIT = "usage-limit"
+    STATUS_UNREADABLE = "status-unreadable"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+    @property
+    def outcome(self) -> str:
+        """The status word of SPEC 3.9's ``agent_finished`` event."""
+        return "success" if self is AgentState.COMPLETED else self.value
+
+
+TERMINAL = frozenset(
+    {
+        AgentState.COMPLETED,
+        AgentState.FAILED,
+        AgentState.TIMEOUT,
+        AgentState.STALLED,
+        AgentState.SESSION_MISSING,
+        AgentState.USAGE_LIMIT,
+        AgentState.STATUS_UNREADABLE,
+        AgentState.CANCELLED,
+    }
+)
+_ENDS = TERMINAL
+TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
+    # A pending agent can fail without launching when an agent it depends on failed.
+    AgentState.PENDING: frozenset({AgentState.LAUNCHING, AgentState.FAILED, AgentState.CANCELLED}),
+    AgentState.LAUNCHING: frozenset({AgentState.RUNNING, AgentState.FAILED, AgentState.CANCELLED}),
+    AgentState.RUNNING: _ENDS | {AgentState.RATE_LIMITED},
+    AgentState.RATE_LIMITED: _ENDS | {AgentState.RUNNING},
+}
+
+
+class IllegalTransition(RuntimeError):
+    pass
+
+
+def check_transition(current: AgentState, target: AgentState) -> None:
+    if target not in TRANSITIONS.get(current, frozenset()):
+        raise IllegalTransition(f"agent cannot go from {current} to {target}")

@@ -1,0 +1,67 @@
+"""`wave init`'s templates: a commented lane.yaml and an example wave that validates as is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LANE_YAML = """\
+# lane.yaml - settings for every wave of this lane. Every key is optional; the values shown
+# are the defaults. Reference: docs/lanes.md
+description: "{description}"
+# state_dir: null                # default <repository>/.wave/<lane>
+# shared_files: false            # true: agents of a wave may own the same paths
+defaults:
+  executor: {executor}           # codex | claude | opencode | local
+  timeout_minutes: 240           # longest any agent may run
+  max_retries_per_wave: 1        # wave attempts = this + 1
+  launch_stagger_ms: 1200        # pause between two agent launches
+  stall_minutes: 0               # 0 = off; else stop an agent silent this long
+  rate_limit:
+    retries: 2                   # tries = retries + 1
+    base_delay_seconds: 20
+    max_delay_seconds: 180
+    jitter_seconds: 5
+# closure:
+#   required_roles: []           # e.g. [cont-qa]
+# role_prompts:
+#   cont-qa: prompts/cont-qa.md  # relative to this folder
+# executors:
+#   codex: {{sandbox: workspace-write}}
+#   claude: {{output_format: text}}
+# profiles:
+#   implement-fast: {{executor: codex, model: gpt-5-codex, budget: {{minutes: 45}}}}
+"""
+
+WAVE_YAML = """\
+# wave-1.yaml - the agents of wave 1 run in parallel. Reference: docs/lanes.md
+wave: 1
+title: First wave
+agents:
+  - id: A1
+    title: Example task
+    prompt: |
+      Describe the task here. Change only the paths you own.
+    owns: [docs/example.md]
+    deliverables: [docs/example.md]
+"""
+
+
+def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
+    """Create the lane files and git-ignore `.wave/`; returns the paths written."""
+    lane_dir = repo / "lanes" / lane
+    written = []
+    (lane_dir / "waves").mkdir(parents=True)
+    (lane_dir / "lane.yaml").write_text(
+        LANE_YAML.format(description=f"{lane} lane", executor=executor)
+    )
+    (lane_dir / "waves" / "wave-1.yaml").write_text(WAVE_YAML)
+    written += [lane_dir / "lane.yaml", lane_dir / "waves" / "wave-1.yaml"]
+    ignore = repo / ".gitignore"
+    lines = ignore.read_text().splitlines() if ignore.exists() else []
+    if ".wave/" not in lines and ".wave" not in lines:
+        with ignore.open("a") as fh:
+            if lines and lines[-1] != "":
+                fh.write("\n")
+            fh.write(".wave/\n")
+        written.append(ignore)
+    return written

@@ -1,0 +1,73 @@
+"""Completion signals by file events: a status (or backoff) file appearing in an agent folder.
+
+Only created/moved events are delivered, so other readers of the folder cost nothing. The
+launcher also polls, so a missed event is never fatal.
+"""
+
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+
+from watchdog.events import (
+    FileCreatedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+
+WATCHED_NAMES = frozenset({"status.json", "backoff.json"})
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, sink: queue.Queue[tuple[str, str]]) -> None:
+        self.sink = sink
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        target = event.dest_path if isinstance(event, FileMovedEvent) else event.src_path
+        path = Path(target if isinstance(target, str) else target.decode())
+        if path.name in WATCHED_NAMES:
+            self.sink.put((path.parent.name, path.name))
+
+
+class AgentFolderWatcher:
+    """Watches ``agents/`` of one wave; ``get(timeout)`` yields (agent id, file name)."""
+
+    def __init__(self, agents_dir: Path) -> None:
+        self.agents_dir = agents_dir
+        self.events: queue.Queue[tuple[str, str]] = queue.Queue()
+        self._observer: Observer | None = None  # type: ignore[valid-type]
+
+    def start(self) -> None:
+        self.agents_dir.mkdir(parents=True, exist_ok=True)
+        observer = Observer()
+        observer.schedule(
+            _Handler(self.events),
+            str(self.agents_dir),
+            recursive=True,
+            event_filter=[FileCreatedEvent, FileMovedEvent],
+        )
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+            self._observer = None
+
+    def get(self, timeout: float) -> tuple[str, str] | None:
+        try:
+            return self.events.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+
+    def drain(self) -> list[tuple[str, str]]:
+        out = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                return out
