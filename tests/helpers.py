@@ -1,0 +1,99 @@
+"""Shared test helpers: a temporary repository with lanes, fake agent CLIs and deadline waits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def wait_for(condition: Callable[[], T], seconds: float = 10.0, interval: float = 0.05, what: str = "") -> T:
+    """Poll until ``condition()`` is truthy; fail with ``what`` after the deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds}s waiting for {what or condition}")
+        time.sleep(interval)
+
+
+class Repo:
+    """A throwaway repository: lanes, a bin/ of fake CLIs on PATH, and the `wave` command."""
+
+    def __init__(self, root: Path, socket: str | None = None) -> None:
+        self.root = root
+        self.bin = root / "bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        (root / "lanes").mkdir(exist_ok=True)
+        self.env = dict(os.environ)
+        self.env["PATH"] = f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}"
+        self.env.pop("WAVE_STATE_DIR", None)
+        self.env.pop("WAVE_REPO", None)
+        self.env.pop("TMUX", None)
+        if socket:
+            self.env["WAVE_TMUX_SOCKET"] = socket
+
+    def lane(self, name: str, lane_yaml: str, waves: dict[int, str]) -> Path:
+        folder = self.root / "lanes" / name
+        (folder / "waves").mkdir(parents=True, exist_ok=True)
+        (folder / "lane.yaml").write_text(textwrap.dedent(lane_yaml))
+        for number, body in waves.items():
+            (folder / "waves" / f"wave-{number}.yaml").write_text(textwrap.dedent(body))
+        return folder
+
+    def fake(self, name: str, body: str) -> Path:
+        """A fake CLI on PATH: a bash script named like the real one."""
+        path = self.bin / name
+        path.write_text("#!/usr/bin/env bash\n" + textwrap.dedent(body))
+        path.chmod(0o755)
+        return path
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "wave_orchestrator", *args, "--repo", str(self.root)]
+
+    def wave(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args), env=self.env, cwd=self.root, capture_output=True, text=True,
+            timeout=timeout, stdin=subprocess.DEVNULL,
+        )
+
+    def spawn(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.command(*args), env=self.env, cwd=self.root, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        )
+
+    def state(self, lane: str) -> Path:
+        return self.root / ".wave" / lane
+
+    def agent_dir(self, lane: str, wave: int, agent: str) -> Path:
+        return self.state(lane) / "waves" / f"wave-{wave}" / "agents" / agent
+
+    def status(self, lane: str, wave: int, agent: str) -> dict[str, Any]:
+        return json.loads((self.agent_dir(lane, wave, agent) / "status.json").read_text())
+
+    def events(self, lane: str) -> list[dict[str, Any]]:
+        path = self.state(lane) / "events.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def run_state(self, lane: str) -> dict[str, Any]:
+        return json.loads((self.state(lane) / "run-state.json").read_text())
+
+
+def parse_at(stamp: str) -> float:
+    """Seconds since the epoch for an events.jsonl ``at`` stamp."""
+    from datetime import datetime
+
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=__import__("datetime").UTC).timestamp()
