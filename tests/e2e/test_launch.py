@@ -39,7 +39,11 @@ def test_five_agents_with_different_executors_complete(tmux_repo: Repo) -> None:
     for cli in ("codex", "claude", "opencode"):
         tmux_repo.fake(cli, RECORDER)
     tmux_repo.fake("my-agent", RECORDER)
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         wave: 1
         agents:
           - {id: C1, prompt: codex task, executor: {id: codex, model: gpt-5-codex, reasoning: high}}
@@ -47,16 +51,34 @@ def test_five_agents_with_different_executors_complete(tmux_repo: Repo) -> None:
           - {id: O1, prompt: opencode task, executor: {id: opencode, model: prov/m1}}
           - {id: L1, prompt: local argv task, executor: {local: {command: [my-agent, --flag]}}}
           - {id: L2, prompt: local string task, executor: {local: {command: "my-agent from-bash"}}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 0, result.stderr
 
     ids = ["C1", "K1", "O1", "L1", "L2"]
     argv = {i: (tmux_repo.root / "out" / f"{i}.argv").read_text().splitlines()[1:] for i in ids}
-    assert argv["C1"] == ["exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m",
-                          "gpt-5-codex", "-c", "model_reasoning_effort=high", "-"]
-    assert argv["K1"] == ["-p", "--output-format", "text", "--no-session-persistence", "--model", "sonnet",
-                          "--allowedTools=Bash,Edit"]
+    assert argv["C1"] == [
+        "exec",
+        "--skip-git-repo-check",
+        "--sandbox",
+        "workspace-write",
+        "-m",
+        "gpt-5-codex",
+        "-c",
+        "model_reasoning_effort=high",
+        "-",
+    ]
+    assert argv["K1"] == [
+        "-p",
+        "--output-format",
+        "text",
+        "--no-session-persistence",
+        "--model",
+        "sonnet",
+        "--allowedTools=Bash,Edit",
+    ]
     assert argv["O1"] == ["run", "--format", "default", "--model", "prov/m1", "--title", "wave-O1"]
     assert argv["L1"] == ["--flag"]
     assert argv["L2"] == ["from-bash"]
@@ -91,16 +113,25 @@ def _sessions(repo: Repo) -> list[str]:
 
 
 def test_rate_limited_twice_then_succeeds(tmux_repo: Repo) -> None:
-    tmux_repo.fake("codex", """
+    tmux_repo.fake(
+        "codex",
+        """
         n_file="$WAVE_REPO/tries"; n=$(( $(cat "$n_file" 2>/dev/null || echo 0) + 1 )); echo $n > "$n_file"
         date +%s.%N >> "$WAVE_REPO/try-times"
         if (( n <= 2 )); then echo "ERROR: exceeded retry limit, last status: 429 Too Many Requests"; exit 1; fi
         echo "finally done"
-    """)
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    """,
+    )
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: work, executor: {id: codex}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 0, result.stderr
     status = tmux_repo.status("main", 1, "A1")
@@ -108,22 +139,36 @@ def test_rate_limited_twice_then_succeeds(tmux_repo: Repo) -> None:
     log = (tmux_repo.agent_dir("main", 1, "A1") / "output.log").read_text()
     retry_lines = [ln for ln in log.splitlines() if ln.startswith("[wave] rate limited")]
     # min(base * 2^(try-1), max) + jitter (0 here): 1 s, then 2 s.
-    assert retry_lines == ["[wave] rate limited: try 1/3, retrying in 1s",
-                           "[wave] rate limited: try 2/3, retrying in 2s"]
+    assert retry_lines == [
+        "[wave] rate limited: try 1/3, retrying in 1s",
+        "[wave] rate limited: try 2/3, retrying in 2s",
+    ]
     times = [float(t) for t in (tmux_repo.root / "try-times").read_text().split()]
     assert times[1] - times[0] >= 1.0 and times[2] - times[1] >= 2.0
     limited = by_event(tmux_repo.events("main"), "agent_rate_limited", "A1")
     assert [e["try"] for e in limited] == [1, 2]
 
 
-def test_plain_failure_is_not_retried_by_wrapper_but_relaunched_on_fallback(tmux_repo: Repo) -> None:
-    tmux_repo.fake("codex", 'echo "codex ran" >> "$WAVE_REPO/codex-runs"; echo "boom: compile error"; exit 3\n')
-    tmux_repo.fake("claude", 'echo "claude ran attempt $WAVE_ATTEMPT" >> "$WAVE_REPO/claude-runs"; echo ok\n')
-    tmux_repo.lane("main", FAST_LANE.format(retries=1), {1: """
+def test_plain_failure_is_not_retried_by_wrapper_but_relaunched_on_fallback(
+    tmux_repo: Repo,
+) -> None:
+    tmux_repo.fake(
+        "codex", 'echo "codex ran" >> "$WAVE_REPO/codex-runs"; echo "boom: compile error"; exit 3\n'
+    )
+    tmux_repo.fake(
+        "claude", 'echo "claude ran attempt $WAVE_ATTEMPT" >> "$WAVE_REPO/claude-runs"; echo ok\n'
+    )
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=1),
+        {
+            1: """
         agents:
           - {id: A1, prompt: work, executor: {id: codex, fallbacks: [claude]}}
           - {id: B1, prompt: fine, executor: {local: {command: ["true"]}}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 0, result.stderr
     assert (tmux_repo.root / "codex-runs").read_text().count("codex ran") == 1  # no wrapper retry
@@ -141,25 +186,39 @@ def test_plain_failure_is_not_retried_by_wrapper_but_relaunched_on_fallback(tmux
 
 
 def test_failure_without_retries_left_exits_1_with_summary(tmux_repo: Repo) -> None:
-    tmux_repo.lane("main", FAST_LANE.format(retries=1), {1: """
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=1),
+        {
+            1: """
         agents:
           - {id: A1, prompt: work, executor: {local: {command: "echo broken; exit 5"}}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 1
     assert "wave 1 failed after 2 attempt(s)" in result.stderr
-    assert "  - A1: failed, exit 5, log: .wave/main/waves/wave-1/agents/A1/output.log" in result.stderr
+    assert (
+        "  - A1: failed, exit 5, log: .wave/main/waves/wave-1/agents/A1/output.log" in result.stderr
+    )
     assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "failed"
     assert by_event(tmux_repo.events("main"), "wave_failed")
 
 
 def test_budget_overrun_is_killed_and_reported_timeout(tmux_repo: Repo) -> None:
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - id: A1
             prompt: never ends
             executor: {budget: {minutes: 0.05}, local: {command: "echo $$ > \\"$WAVE_REPO/pid\\"; exec sleep 60"}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 1
     events = tmux_repo.events("main")
@@ -182,14 +241,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_session_killed_from_outside_is_session_missing(tmux_repo: Repo, server: libtmux.Server) -> None:
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+def test_session_killed_from_outside_is_session_missing(
+    tmux_repo: Repo, server: libtmux.Server
+) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: wait, executor: {local: {command: "sleep 60"}}}
-    """})
+    """
+        },
+    )
     proc = tmux_repo.spawn("launch", "--lane", "main")
     try:
-        wait_for(lambda: by_event(tmux_repo.events("main"), "agent_launched", "A1"), 20, what="launch")
+        wait_for(
+            lambda: by_event(tmux_repo.events("main"), "agent_launched", "A1"), 20, what="launch"
+        )
         killed_at = time.time()
         assert server.cmd("kill-session", "-t", "=w1-A1").returncode == 0
         proc.wait(timeout=30)
@@ -206,12 +275,18 @@ def test_hostile_prompt_reaches_cli_byte_for_byte(tmux_repo: Repo) -> None:
     hostile = "run $(touch PWNED) and `touch PWNED` \"quoted\" 'single' '\\'' ; touch PWNED\nline two: ünïcödé 日本 ✓\n"
     (tmux_repo.root / "prompt.txt").write_text(hostile, encoding="utf-8")
     tmux_repo.fake("codex", RECORDER)
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - id: A1
             prompt_file: prompt.txt
             executor: {id: codex, model: "m'; touch PWNED; echo '", env: {NOTE: "$(touch PWNED)"}}
-    """})
+    """
+        },
+    )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 0, result.stderr
     received = (tmux_repo.root / "out" / "A1.stdin").read_bytes()
@@ -222,14 +297,24 @@ def test_hostile_prompt_reaches_cli_byte_for_byte(tmux_repo: Repo) -> None:
     assert not list(tmux_repo.root.rglob("PWNED")) and not os.path.exists("PWNED")
 
 
-def test_second_launch_exits_3_while_first_runs_and_stale_lock_is_taken_over(tmux_repo: Repo) -> None:
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+def test_second_launch_exits_3_while_first_runs_and_stale_lock_is_taken_over(
+    tmux_repo: Repo,
+) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: wait, executor: {local: {command: "sleep 60"}}}
-    """})
+    """
+        },
+    )
     first = tmux_repo.spawn("launch", "--lane", "main")
     try:
-        wait_for(lambda: by_event(tmux_repo.events("main"), "agent_launched", "A1"), 20, what="launch")
+        wait_for(
+            lambda: by_event(tmux_repo.events("main"), "agent_launched", "A1"), 20, what="launch"
+        )
         second = tmux_repo.wave("launch", "--lane", "main")
         assert second.returncode == 3
         assert f"another launcher is active on lane 'main' (pid {first.pid}" in second.stderr
@@ -244,22 +329,36 @@ def test_second_launch_exits_3_while_first_runs_and_stale_lock_is_taken_over(tmu
     dead = __import__("subprocess").Popen(["true"])
     dead.wait()
     lock = tmux_repo.state("main") / "launcher.lock"
-    lock.write_text(json.dumps({"pid": dead.pid, "host": __import__("socket").gethostname(), "started_at": "x"}))
-    tmux_repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    lock.write_text(
+        json.dumps({"pid": dead.pid, "host": __import__("socket").gethostname(), "started_at": "x"})
+    )
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: quick, executor: {local: {command: "true"}}}
-    """})
+    """
+        },
+    )
     third = tmux_repo.wave("launch", "--lane", "main")
     assert third.returncode == 0, third.stderr
     assert "took over a stale lock" in third.stderr
 
 
 def test_dry_run_starts_no_tmux_server_and_writes_previews(repo: Repo) -> None:
-    repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: task one, executor: {id: codex, env: {OPENAI_API_KEY: sk-secret, PLAIN: visible}}}
           - {id: A2, prompt: task two, executor: {id: claude, claude: {permission_mode: acceptEdits}}}
-    """})
+    """
+        },
+    )
     result = repo.wave("launch", "--lane", "main", "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     assert not libtmux.Server(socket_name=repo.env["WAVE_TMUX_SOCKET"]).is_alive()
@@ -280,10 +379,16 @@ def test_dry_run_starts_no_tmux_server_and_writes_previews(repo: Repo) -> None:
 
 
 def test_missing_executable_stops_live_launch_before_any_session(repo: Repo) -> None:
-    repo.lane("main", FAST_LANE.format(retries=0), {1: """
+    repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
         agents:
           - {id: A1, prompt: task, executor: {id: opencode, opencode: {command: no-such-opencode}}}
-    """})
+    """
+        },
+    )
     result = repo.wave("launch", "--lane", "main")
     assert result.returncode == 1
     assert "agent w1/A1: executor opencode needs `no-such-opencode`" in result.stderr

@@ -1,0 +1,152 @@
+"""End to end: stalls, depends_on, usage limits, closure stage order, the demo lane, CLI views."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import Repo
+
+pytestmark = pytest.mark.e2e
+
+LANE = """
+defaults:
+  executor: local
+  timeout_minutes: 1
+  max_retries_per_wave: 0
+  launch_stagger_ms: 0
+  stall_minutes: {stall}
+"""
+
+
+def events(repo: Repo, name: str) -> list[dict]:
+    return [e for e in repo.events("main") if e["event"] == name]
+
+
+def test_silent_agent_is_stopped_as_stalled(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        LANE.format(stall=0.03),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: hang, executor: {local: {command: "echo started; sleep 60"}}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 1
+    finished = events(tmux_repo, "agent_finished")[0]
+    assert finished["status"] == "stalled" and "no output for" in finished["detail"]
+
+
+def test_depends_on_orders_launches_and_skips_after_failure(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        LANE.format(stall=0),
+        {
+            1: """
+        agents:
+          - {id: B, prompt: second, depends_on: [A], executor: {local: {command: "true"}}}
+          - {id: A, prompt: first, executor: {local: {command: "sleep 0.5"}}}
+          - {id: C, prompt: third, depends_on: [B], executor: {local: {command: "exit 1"}}}
+          - {id: D, prompt: never, depends_on: [C], executor: {local: {command: "touch \\"$WAVE_REPO/D-ran\\""}}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 1
+    order = [e["agent"] for e in events(tmux_repo, "agent_launched")]
+    assert order == ["A", "B", "C"]
+    finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
+    assert finished["D"]["status"] == "failed" and "dependency C" in finished["D"]["detail"]
+    assert not (tmux_repo.root / "D-ran").exists()
+
+
+def test_usage_limit_fails_agent_without_retry(tmux_repo: Repo) -> None:
+    tmux_repo.fake("claude", 'echo "You\'ve hit your weekly limit · resets 9:40am (UTC)"; exit 1\n')
+    tmux_repo.lane(
+        "main",
+        LANE.format(stall=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: task, executor: {id: claude}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 1
+    finished = events(tmux_repo, "agent_finished")[0]
+    assert finished["status"] == "usage-limit" and finished["tries"] == 1
+    assert "resets 9:40am (UTC)" in tmux_repo.status("main", 1, "A1")["detail"]
+
+
+def test_closure_agents_run_after_implementation_one_stage_at_a_time(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        LANE.format(stall=0),
+        {
+            1: """
+        agents:
+          - {id: QA, role: cont-qa, prompt: qa, owns: [r/qa.md], executor: {local: {command: "true"}}}
+          - {id: S1, role: security, prompt: s, owns: [r/s1.md], executor: {local: {command: "sleep 0.3"}}}
+          - {id: S2, role: security, prompt: s, owns: [r/s2.md], executor: {local: {command: "sleep 0.3"}}}
+          - {id: I, role: integration, prompt: i, owns: [r/i.md], executor: {local: {command: "true"}}}
+          - {id: E, role: cont-eval, prompt: e, owns: [r/e.md], executor: {local: {command: "true"}}}
+          - {id: A1, prompt: build, executor: {local: {command: "sleep 0.3"}}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 0, result.stderr
+    seq = [
+        (e["event"], e["agent"])
+        for e in tmux_repo.events("main")
+        if e["event"] in ("agent_launched", "agent_finished")
+    ]
+    launched = [a for ev, a in seq if ev == "agent_launched"]
+    assert launched[0] == "A1" and launched[1] == "E" and set(launched[2:4]) == {"S1", "S2"}
+    assert launched[4:] == ["I", "QA"]
+    # Each stage starts only after every agent of the stage before has finished.
+    assert seq.index(("agent_finished", "A1")) < seq.index(("agent_launched", "E"))
+    assert seq.index(("agent_finished", "S1")) < seq.index(("agent_launched", "I"))
+    assert seq.index(("agent_finished", "S2")) < seq.index(("agent_launched", "I"))
+    # The two security reviewers ran in parallel.
+    assert seq.index(("agent_launched", "S2")) < seq.index(("agent_finished", "S1"))
+
+
+def test_demo_lane_runs_from_a_copy_of_the_repository(tmux_repo: Repo) -> None:
+    shutil.copytree(Path(__file__).parents[2] / "lanes" / "demo", tmux_repo.root / "lanes" / "demo")
+    result = tmux_repo.wave("launch", "--lane", "demo")
+    assert result.returncode == 0, result.stderr
+    state = json.loads((tmux_repo.state("demo") / "run-state.json").read_text())
+    assert {k: v["state"] for k, v in state["waves"].items()} == {
+        "1": "completed",
+        "2": "completed",
+    }
+    store = tmux_repo.status("demo", 1, "store")
+    assert (store["tries"], store["rate_limited"]) == (2, 1)
+    assert (tmux_repo.root / "demo-scratch" / "wave-2" / "qa-report.md").exists()
+
+    status = tmux_repo.wave("status", "--lane", "demo", "--json")
+    data = json.loads(status.stdout)
+    assert data["launcher"]["alive"] is False
+    assert [w["state"] for w in data["waves"]] == ["completed", "completed"]
+    assert {a["id"]: a["tries"] for a in data["waves"][0]["agents"]}["store"] == 2
+
+    logs = tmux_repo.wave("logs", "--lane", "demo", "store")
+    assert "[wave] rate limited: try 1/3, retrying in 1s" in logs.stdout
+    attach = tmux_repo.wave("attach", "--lane", "demo", "api", "--print")
+    assert (
+        attach.stdout.strip()
+        == f"tmux -L {tmux_repo.env['WAVE_TMUX_SOCKET']} attach-session -t =w1-api"
+    )
+    lanes = json.loads(tmux_repo.wave("lanes", "--json").stdout)
+    assert (
+        lanes["lanes"][0]["lane"] == "demo"
+        and lanes["lanes"][0]["last_result"] == "wave 2 completed"
+    )
