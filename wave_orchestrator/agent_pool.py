@@ -96,6 +96,8 @@ class AgentPool:
         self.stop = stop or threading.Event()
         self.on_change = on_change
         self.reaping: dict[str, tuple[int | None, float]] = {}
+        # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
+        self.stale_sessions = set(tmux.panes())
         self.next_launch = 0.0
 
     # -- main loop -------------------------------------------------------------------------
@@ -137,8 +139,8 @@ class AgentPool:
     def _timers(self) -> list[float]:
         timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
         timers += [kill_at for _, kill_at in self.reaping.values()]
-        if any(r.state is AgentState.PENDING for r in self.runs):
-            timers.append(self.next_launch)
+        if any(r.state is AgentState.PENDING and self._deps_state(r) != (False, None) for r in self.runs):
+            timers.append(self.next_launch)  # something can launch (or fail on a dependency)
         return timers
 
     # -- launching --------------------------------------------------------------------------
@@ -158,6 +160,8 @@ class AgentPool:
         return True, None
 
     def _launch_ready(self, now: float) -> None:
+        """Launch at most one ready agent per loop turn, so that finish events are noticed
+        between launches instead of after a whole burst."""
         for run in self.runs:
             if run.state is not AgentState.PENDING:
                 continue
@@ -165,11 +169,8 @@ class AgentPool:
                 return
             ready, failed_dep = self._deps_state(run)
             if failed_dep is not None:
-                self._finish(
-                    run,
-                    AgentState.FAILED,
-                    detail=f"not started: dependency {failed_dep} did not succeed",
-                )
+                detail = f"not started: dependency {failed_dep} did not succeed"
+                self._finish(run, AgentState.FAILED, detail=detail)
                 continue
             if not ready:
                 continue
@@ -177,13 +178,14 @@ class AgentPool:
                 return
             self._launch(run)
             self.next_launch = time.monotonic() + self.stagger
+            return
 
     def _launch(self, run: AgentRun) -> None:
         launch = run.launch
         run.to(AgentState.LAUNCHING)
         try:
             materialize(launch)
-            if self.tmux.has_session(launch.session):
+            if launch.session in self.stale_sessions:  # a previous attempt's dead pane
                 self.tmux.kill_sessions([launch.session])
             run.launched_wall = time.time()
             run.launched_mono = time.monotonic()

@@ -1,0 +1,154 @@
+"""Launcher benchmark: prints figures, asserts nothing.
+
+    .venv/bin/python bench/launch.py [--sizes 10 50 200] [--idle-seconds 30]
+
+For N no-op agents (stagger 0): per-agent launch overhead and completion-detection latency (the
+agent's own exit → the `agent_finished` event), p50/p99. Then the launcher's CPU seconds and peak
+RSS while 200 agents wait, and the dry-run time of a lane of 20 waves x 10 agents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+LANE = """
+defaults: {executor: local, timeout_minutes: 5, max_retries_per_wave: 0, launch_stagger_ms: 0}
+"""
+NOOP = 'date +%s.%N > "$WAVE_REPO/exit/$WAVE_AGENT_ID"'
+
+
+def at(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+def pct(values: list[float], f: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(f * len(ordered)) - 1))] if ordered else 0.0
+
+
+def make_repo(root: Path, waves: int, agents: int, command: str) -> None:
+    lane = root / "lanes" / "bench"
+    (lane / "waves").mkdir(parents=True)
+    (lane / "lane.yaml").write_text(LANE)
+    (root / "exit").mkdir()
+    for w in range(1, waves + 1):
+        rows = "\n".join(
+            f"  - {{id: A{i}, prompt: noop, executor: {{local: {{command: {json.dumps(command)}}}}}}}"
+            for i in range(agents)
+        )
+        (lane / "waves" / f"wave-{w}.yaml").write_text(f"agents:\n{rows}\n")
+
+
+def wave_cmd(root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "wave_orchestrator", *args, "--repo", str(root)]
+
+
+def env_for(socket: str) -> dict[str, str]:
+    return {**os.environ, "WAVE_TMUX_SOCKET": socket}
+
+
+def kill_server(socket: str) -> None:
+    subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
+def events(root: Path) -> list[dict]:
+    path = root / ".wave" / "bench" / "events.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def bench_launch(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, 1, n, NOOP)
+        socket = f"wave-bench-{os.getpid()}-{n}"
+        try:
+            subprocess.run(wave_cmd(root, "launch", "--lane", "bench"), env=env_for(socket),
+                           check=True, capture_output=True)
+        finally:
+            kill_server(socket)
+        evs = events(root)
+        started = at(next(e for e in evs if e["event"] == "wave_started")["at"])
+        launched = [at(e["at"]) for e in evs if e["event"] == "agent_launched"]
+        finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
+        latency = [(finished[a] - float((root / "exit" / a).read_text())) * 1000 for a in finished]
+        per_agent = (max(launched) - started) / n * 1000
+        print(f"N={n:<4} launch overhead {per_agent:6.1f} ms/agent   "
+              f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms")
+
+
+def proc_cpu_rss(pid: int) -> tuple[float, int]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    hwm = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("VmHWM"))
+    return cpu, hwm
+
+
+def bench_idle(n: int, seconds: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, 1, n, "sleep 600")
+        socket = f"wave-bench-idle-{os.getpid()}"
+        proc = subprocess.Popen(wave_cmd(root, "launch", "--lane", "bench"), env=env_for(socket),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while sum(e["event"] == "agent_launched" for e in events(root)) < n:
+                if time.monotonic() > deadline:
+                    raise SystemExit("agents did not all launch")
+                time.sleep(0.2)
+            time.sleep(2)  # let launch-time work settle
+            cpu0, _ = proc_cpu_rss(proc.pid)
+            time.sleep(seconds)
+            cpu1, hwm = proc_cpu_rss(proc.pid)
+            used = cpu1 - cpu0
+            print(f"idle with {n} pending agents for {seconds:g}s: launcher CPU {used:.2f}s "
+                  f"({used / seconds * 100:.2f}% of a core), peak RSS {hwm / 1024:.1f} MB")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            kill_server(socket)
+
+
+def bench_dry_run() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, 20, 10, "true")
+        runs = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            subprocess.run(wave_cmd(root, "launch", "--lane", "bench", "--dry-run"), check=True,
+                           capture_output=True, env=env_for("wave-bench-unused"))
+            runs.append(time.perf_counter() - t0)
+        print(f"dry run, 20 waves x 10 agents: best {min(runs):.3f}s of 3 (whole command, "
+              "interpreter start included)")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200])
+    p.add_argument("--idle-seconds", type=float, default=30)
+    p.add_argument("--idle-agents", type=int, default=200)
+    args = p.parse_args()
+    for n in args.sizes:
+        bench_launch(n)
+    bench_idle(args.idle_agents, args.idle_seconds)
+    bench_dry_run()
+
+
+if __name__ == "__main__":
+    main()
