@@ -139,7 +139,10 @@ class AgentPool:
     def _timers(self) -> list[float]:
         timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
         timers += [kill_at for _, kill_at in self.reaping.values()]
-        if any(r.state is AgentState.PENDING and self._deps_state(r) != (False, None) for r in self.runs):
+        if any(
+            r.state is AgentState.PENDING and self._deps_state(r) != (False, None)
+            for r in self.runs
+        ):
             timers.append(self.next_launch)  # something can launch (or fail on a dependency)
         return timers
 
