@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def wait_for(condition: Callable[[], T], seconds: float = 10.0, interval: float = 0.05, what: str = "") -> T:
+def wait_for(
+    condition: Callable[[], T], seconds: float = 10.0, interval: float = 0.05, what: str = ""
+) -> T:
     """Poll until ``condition()`` is truthy; fail with ``what`` after the deadline."""
     deadline = time.monotonic() + seconds
     while True:
@@ -63,14 +65,24 @@ class Repo:
 
     def wave(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            self.command(*args), env=self.env, cwd=self.root, capture_output=True, text=True,
-            timeout=timeout, stdin=subprocess.DEVNULL,
+            self.command(*args),
+            env=self.env,
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
         )
 
     def spawn(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            self.command(*args), env=self.env, cwd=self.root, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+            self.command(*args),
+            env=self.env,
+            cwd=self.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
         )
 
     def state(self, lane: str) -> Path:
@@ -96,4 +108,8 @@ def parse_at(stamp: str) -> float:
     """Seconds since the epoch for an events.jsonl ``at`` stamp."""
     from datetime import datetime
 
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=__import__("datetime").UTC).timestamp()
+    return (
+        datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+        .replace(tzinfo=__import__("datetime").UTC)
+        .timestamp()
+    )

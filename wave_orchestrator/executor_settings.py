@@ -3,6 +3,7 @@ and their merge (SPEC 4: built-ins → lane `executors` → profile → the agen
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,6 @@ from .executors import (
     BUILTIN_SETTINGS,
     SETTING_KINDS,
     merge_settings,
-    reasoning_for,
     reasoning_problem,
 )
 from .schema import Checker
@@ -69,6 +69,12 @@ def check_settings_block(
             )
         if got is not None or val is None:
             out[key] = got
+        if (
+            key == "reasoning"
+            and isinstance(got, str)
+            and (problem := reasoning_problem(executor_id, got))
+        ):
+            ck.error(where, problem)
     return out
 
 
@@ -83,7 +89,7 @@ def _check_local_command(ck: Checker, value: Any, path: FieldPath) -> Any:
 
 def check_lane_executors(ck: Checker, value: Any) -> dict[str, dict[str, Any]]:
     raw = ck.mapping(value, ("executors",), EXECUTOR_IDS) or {}
-    settings = {ex: dict(block) for ex, block in BUILTIN_SETTINGS.items()}
+    settings = copy.deepcopy(BUILTIN_SETTINGS)
     for ex, block in raw.items():
         if ex in EXECUTOR_IDS:
             got = check_settings_block(ck, block, ("executors", ex), ex)
@@ -96,7 +102,7 @@ def check_layer(ck: Checker, raw: Mapping[str, Any], path: FieldPath, id_key: st
     """Check an agent's `executor` block or a profile; both share every key but the id's."""
     layer = SettingsLayer()
     if id_key in raw:
-        layer["id"] = ck.string(raw[id_key], (*path, id_key), choices=EXECUTOR_IDS)
+        layer["id"] = ck.string(raw[id_key], (*path, id_key), choices=EXECUTOR_IDS, noun="executor")
     for key in ("model", "reasoning"):
         if key in raw and raw[key] is not None:
             layer[key] = ck.string(raw[key], (*path, key))
@@ -112,7 +118,7 @@ def check_layer(ck: Checker, raw: Mapping[str, Any], path: FieldPath, id_key: st
             )
     if "fallbacks" in raw:
         layer["fallbacks"] = ck.string_list(
-            raw["fallbacks"], (*path, "fallbacks"), choices=EXECUTOR_IDS
+            raw["fallbacks"], (*path, "fallbacks"), choices=EXECUTOR_IDS, noun="executor"
         )
     if "env" in raw:
         layer["env"] = check_env(ck, raw["env"], (*path, "env"))
@@ -147,7 +153,7 @@ def check_env(ck: Checker, value: Any, path: FieldPath) -> dict[str, str]:
     return out
 
 
-def check_profiles(ck: Checker, value: Any) -> dict[str, SettingsLayer]:
+def check_profiles(ck: Checker, value: Any, default_executor: str) -> dict[str, SettingsLayer]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -157,7 +163,10 @@ def check_profiles(ck: Checker, value: Any) -> dict[str, SettingsLayer]:
     for name, body in value.items():
         raw = ck.mapping(body, ("profiles", name), PROFILE_KEYS)
         if raw is not None:
-            out[name] = check_layer(ck, raw, ("profiles", name), "executor")
+            layer = out[name] = check_layer(ck, raw, ("profiles", name), "executor")
+            level, executor = layer.get("reasoning"), layer.get("id") or default_executor
+            if level and (problem := reasoning_problem(executor, level)):
+                ck.error(("profiles", name, "reasoning"), problem)
     return out
 
 
@@ -166,6 +175,7 @@ def resolve_executor(
 ) -> ExecutorSpec | None:
     """Merge built-ins → lane executors → profile → the agent's own block (SPEC 4)."""
     profile = SettingsLayer()
+    unknown_profile = False
     if "profile" in raw:
         name = ck.string(raw["profile"], (*p, "profile"))
         if name is not None and name not in lane.profiles:
@@ -174,7 +184,7 @@ def resolve_executor(
                 f"unknown profile {name!r}",
                 "one of: " + (", ".join(sorted(lane.profiles)) or "(no profiles in lane.yaml)"),
             )
-            return None
+            unknown_profile = True
         profile = lane.profiles.get(name or "", SettingsLayer())
     own = SettingsLayer()
     if "executor" in raw:
@@ -188,7 +198,7 @@ def resolve_executor(
         return next((lay[key] for lay in reversed(layers) if lay.get(key) is not None), default)
 
     executor_id = pick("id", lane.default_executor)
-    settings = {ex: dict(block) for ex, block in lane.executors.items()}
+    settings = copy.deepcopy(lane.executors)  # never share lists between agents
     env: dict[str, str] = {}
     for lay in layers:
         for ex, block in lay.get("settings", {}).items():
@@ -204,18 +214,41 @@ def resolve_executor(
         env=env,
         settings=settings,
     )
+    _check_resolved_reasoning(ck, p, spec, profile, own, lane)
     for ex in (executor_id, *spec.fallbacks):
-        level = reasoning_for(spec, ex)
-        if (
-            level
-            and (ex != "local" or ex == executor_id)
-            and (problem := reasoning_problem(ex, level))
-        ):
-            ck.error((*p, "executor", "reasoning"), problem)
-        if ex == "local" and not settings["local"].get("command"):
+        given = "command" in (own.get("settings", {}).get("local") or {})
+        if ex == "local" and not settings["local"].get("command") and not given:
+            where = (
+                (*p, "executor", "local", "command")
+                if ex == executor_id
+                else (*p, "executor", "fallbacks")
+            )
             ck.error(
-                (*p, "executor", "local", "command"),
+                where,
                 "the local executor needs a command",
                 "local: {command: [program, args...]} or a command string",
             )
-    return spec
+    return None if unknown_profile else spec
+
+
+def _check_resolved_reasoning(
+    ck: Checker,
+    p: FieldPath,
+    spec: ExecutorSpec,
+    profile: SettingsLayer,
+    own: SettingsLayer,
+    lane: LaneSettings,
+) -> None:
+    """The agent's reasoning level against the executor it resolved to. Levels set in a profile
+    or an executor block were checked where they are written; only a combination is new here."""
+    if spec.reasoning is None:
+        return
+    if own.get("reasoning") is not None:
+        where: FieldPath = (*p, "executor", "reasoning")
+    elif (profile.get("id") or lane.default_executor) != spec.id:
+        where = (*p, "executor", "id")
+    else:
+        return
+    problem = reasoning_problem(spec.id, spec.reasoning)
+    if problem:
+        ck.error(where, problem)

@@ -109,7 +109,7 @@ def reasoning_problem(executor_id: str, level: str) -> str | None:
             return f"reasoning level {level!r} is not supported by {executor_id} (expected one of: {', '.join(EFFORT_LEVELS)})"
         return None
     if executor_id == "opencode":
-        if not OPENCODE_VARIANT_RE.match(level):
+        if not OPENCODE_VARIANT_RE.fullmatch(level):
             return f"reasoning level {level!r} is not a valid opencode variant (expected a word such as high, max, minimal)"
         return None
     return f"the {executor_id} executor takes no reasoning level (expected no reasoning)"

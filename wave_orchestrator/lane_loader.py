@@ -24,7 +24,7 @@ from .errors import LaneInvalid, LaneProblem
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
 from .layout import resolve_state_dir
 from .schema import Checker
-from .wave_loader import LaneContext, WaveLoader, parse_file
+from .wave_loader import LaneContext, WaveLoader, normalise_repo_path, parse_file, read_inside
 from .yaml_source import FieldPath, Located
 
 LANE_KEYS = (
@@ -76,7 +76,7 @@ class LaneLoader:
         lane_file = self.lane_dir / "lane.yaml"
         doc = parse_file(lane_file, self.display(lane_file), self.problems)
         ck = Checker(self.display(lane_file), doc or Located(None), self.problems)
-        if not LANE_NAME_RE.match(self.name):
+        if not LANE_NAME_RE.fullmatch(self.name):
             ck.error((), f"invalid lane name {self.name!r}", f"to match {LANE_NAME_RE.pattern}")
         raw = ck.mapping(doc.data if doc else None, (), LANE_KEYS) or {}
         description = ck.string(raw.get("description", ""), ("description",)) or ""
@@ -85,10 +85,10 @@ class LaneLoader:
         required = self._required_roles(ck, raw.get("closure"))
         role_prompts = self._role_prompts(ck, raw.get("role_prompts"))
         lane_settings = check_lane_executors(ck, raw.get("executors"))
-        profiles = check_profiles(ck, raw.get("profiles"))
-        state_dir = self._state_dir(ck, raw.get("state_dir"))
         if self.default_executor is not None:
             defaults = LaneDefaults(**{**defaults.__dict__, "executor": self.default_executor})
+        profiles = check_profiles(ck, raw.get("profiles"), defaults.executor)
+        state_dir = self._state_dir(ck, raw.get("state_dir"))
         waves = self._waves(ck, defaults, required, shared_files, lane_settings, profiles)
         if self.problems:
             raise LaneInvalid(self.problems)
@@ -116,7 +116,8 @@ class LaneLoader:
         executor = base.executor
         if "executor" in raw:
             executor = (
-                ck.string(raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS) or executor
+                ck.string(raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS, noun="executor")
+                or executor
             )
 
         def num(key: str, default: float, **kw: Any) -> float:
@@ -171,7 +172,7 @@ class LaneLoader:
         if "required_roles" not in raw:
             return []  # the closure sweep (a later issue) will make [cont-qa] the default
         got = ck.string_list(
-            raw["required_roles"], ("closure", "required_roles"), choices=CLOSURE_ORDER
+            raw["required_roles"], ("closure", "required_roles"), choices=CLOSURE_ORDER, noun="role"
         )
         return got or []
 
@@ -181,18 +182,21 @@ class LaneLoader:
         for role, rel in raw.items():
             if role not in ROLES or rel is None:
                 continue
-            text = ck.string(rel, ("role_prompts", role), what="a path relative to the lane folder")
-            if text is None:
-                continue
-            target = (self.lane_dir / text).resolve()
-            try:
-                out[role] = target.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+            where = ("role_prompts", role)
+            text = ck.string(rel, where, what="a path relative to the lane folder")
+            norm = normalise_repo_path(text) if text is not None else None
+            if text is not None and norm is None:
                 ck.error(
-                    ("role_prompts", role),
-                    f"cannot read {text!r}: {exc.__class__.__name__}",
-                    "a readable file in the lane folder",
+                    where,
+                    f"path {text!r} is absolute or leaves the lane folder",
+                    "a path relative to the lane folder",
                 )
+            if norm is None:
+                continue
+            try:
+                out[role] = read_inside(self.lane_dir, norm)
+            except (OSError, ValueError) as exc:
+                ck.error(where, f"cannot use {text!r}: {exc}", "a readable file in the lane folder")
         return out
 
     # -- waves -------------------------------------------------------------------------------
@@ -218,7 +222,7 @@ class LaneLoader:
         seen: dict[int, Path] = {}
         waves: list[WaveDef] = []
         for path in files:
-            match = WAVE_FILE_RE.match(path.name)
+            match = WAVE_FILE_RE.fullmatch(path.name)
             if not match:
                 if path.suffix in (".yaml", ".yml"):
                     self.problems.append(

@@ -24,7 +24,7 @@ def socket_name(lane: str, repo: Path) -> str:
 
 def session_name(wave: int, agent_id: str) -> str:
     """``w<n>-<id>``; ids are validated, because tmux silently rewrites `.` and `:`."""
-    if not AGENT_ID_RE.match(agent_id):
+    if not AGENT_ID_RE.fullmatch(agent_id):
         raise ValueError(f"invalid agent id {agent_id!r}")
     return f"w{wave}-{agent_id}"
 
@@ -88,7 +88,7 @@ class StateLayout:
     dry_run: bool = False
 
     def __post_init__(self) -> None:
-        if not LANE_NAME_RE.match(self.lane):
+        if not LANE_NAME_RE.fullmatch(self.lane):
             raise ValueError(f"invalid lane name {self.lane!r}")
 
     @property
@@ -129,6 +129,6 @@ class StateLayout:
         return self.wave_dir(wave) / "agents"
 
     def agent(self, wave: int, agent_id: str) -> AgentPaths:
-        if not AGENT_ID_RE.match(agent_id):
+        if not AGENT_ID_RE.fullmatch(agent_id):
             raise ValueError(f"invalid agent id {agent_id!r}")
         return AgentPaths(self.agents_dir(wave) / agent_id)

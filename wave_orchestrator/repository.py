@@ -41,7 +41,7 @@ def resolve_lane_name(repo: Path, lane: str | None) -> str:
         raise UsageError(
             f"--lane is required when the repository has {len(lanes)} lanes (lanes: {listed})"
         )
-    if not LANE_NAME_RE.match(lane):
+    if not LANE_NAME_RE.fullmatch(lane):
         raise UsageError(f"invalid lane name {lane!r} (expected to match {LANE_NAME_RE.pattern})")
     if lane not in lanes:
         listed = ", ".join(lanes) or "none"

@@ -6,7 +6,10 @@ is not, so a loader can keep going and report all errors at once.
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import subprocess
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -83,6 +86,7 @@ class Checker:
         choices: Iterable[str] | None = None,
         pattern: re.Pattern[str] | None = None,
         what: str = "a string",
+        noun: str = "value",
     ) -> str | None:
         if not isinstance(value, str):
             self.wrong_type(path, value, what)
@@ -90,10 +94,10 @@ class Checker:
         if choices is not None:
             options = sorted(choices)
             if value not in options:
-                self.error(path, f"unknown value {value!r}", "one of: " + ", ".join(options))
+                self.error(path, f"unknown {noun} {value!r}", "one of: " + ", ".join(options))
                 return None
-        if pattern is not None and not pattern.match(value):
-            self.error(path, f"invalid value {value!r}", f"to match {pattern.pattern}")
+        if pattern is not None and not pattern.fullmatch(value):
+            self.error(path, f"invalid {noun} {value!r}", f"to match {pattern.pattern}")
             return None
         return value
 
@@ -109,6 +113,9 @@ class Checker:
         kind = "an integer" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.wrong_type(path, value, kind)
+            return None
+        if not math.isfinite(value):
+            self.error(path, f"not a finite number: {value}", kind)
             return None
         if integer and not isinstance(value, int):
             self.error(path, f"not an integer: {value}", kind)
@@ -128,7 +135,12 @@ class Checker:
         return value
 
     def string_list(
-        self, value: Any, path: FieldPath, *, choices: Iterable[str] | None = None
+        self,
+        value: Any,
+        path: FieldPath,
+        *,
+        choices: Iterable[str] | None = None,
+        noun: str = "value",
     ) -> list[str] | None:
         if value is None:
             return []
@@ -138,7 +150,7 @@ class Checker:
         out: list[str] = []
         ok = True
         for i, item in enumerate(value):
-            checked = self.string(item, (*path, i), choices=choices)
+            checked = self.string(item, (*path, i), choices=choices, noun=noun)
             if checked is None:
                 ok = False
             else:
@@ -146,13 +158,41 @@ class Checker:
         return out if ok else None
 
     def regex_list(self, value: Any, path: FieldPath) -> list[str] | None:
+        """Patterns that run.sh hands to `grep -E`, so they are checked as extended regexes."""
         items = self.string_list(value, path)
         if items is None:
             return None
         for i, item in enumerate(items):
-            try:
-                re.compile(item)
-            except re.error as exc:
-                self.error((*path, i), f"invalid regular expression: {exc}", "an extended regex")
+            problem = ere_problem(item)
+            if problem:
+                self.error(
+                    (*path, i),
+                    f"invalid pattern {item!r}: {problem}",
+                    "an extended regex (grep -E)",
+                )
                 return None
         return items
+
+
+PERL_ONLY = re.compile(r"\\[dDhHAzZ]|\(\?")
+
+
+def ere_problem(pattern: str) -> str | None:
+    """Why `grep -E` would not match ``pattern`` as its author meant, or None."""
+    if not pattern:
+        return "empty pattern matches everything"
+    if PERL_ONLY.search(pattern):
+        return "Perl-style syntax ((?...), \\d and the like) is not extended-regex syntax"
+    result = subprocess.run(
+        ["grep", "-E", "-e", pattern],
+        input=b"",
+        capture_output=True,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+        check=False,
+    )
+    if result.returncode == 2 or result.stderr:
+        return (
+            result.stderr.decode(errors="replace").strip().removeprefix("grep: ")
+            or "rejected by grep"
+        )
+    return None

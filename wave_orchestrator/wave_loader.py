@@ -4,6 +4,7 @@ deliverables, depends_on, closure roles; every problem located in the file."""
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,9 +17,18 @@ from .schema import Checker
 from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
 
 AGENT_KEYS = (
-    "id", "title", "role", "profile", "executor", "prompt", "prompt_file", "owns", "deliverables",
-    "exit_contract", "depends_on",
-)  # fmt: skip
+    "id",
+    "title",
+    "role",
+    "profile",
+    "executor",
+    "prompt",
+    "prompt_file",
+    "owns",
+    "deliverables",
+    "exit_contract",
+    "depends_on",
+)
 WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared")
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -39,9 +49,25 @@ def parse_file(path: Path, display: str, problems: list[LaneProblem]) -> Located
     return None
 
 
+def _hostile_char(c: str) -> bool:
+    """Control, format and line/paragraph-separator characters have no place in a path."""
+    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def read_inside(base: Path, rel: str) -> str:
+    """Read ``base/rel``, refusing a symlink (or anything) that resolves outside ``base``."""
+    target = (base / rel).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise PermissionError(f"{rel!r} resolves outside {base}")
+    text = target.read_text(encoding="utf-8")
+    if not text.strip():
+        raise ValueError(f"{rel!r} is empty")
+    return text
+
+
 def normalise_repo_path(raw: str) -> str | None:
     """A repository-relative POSIX path, or None when it is absolute, escapes, or is hostile."""
-    if not raw or raw.startswith(("/", "~")) or any(ord(c) < 32 or c == "\x7f" for c in raw):
+    if not raw or raw.startswith(("/", "~")) or any(_hostile_char(c) for c in raw):
         return None
     trailing = raw.endswith("/")
     norm = posixpath.normpath(raw)
@@ -109,10 +135,12 @@ class WaveLoader:
             else:
                 ck.wrong_type(("agents",), agents_raw, "a list of agents")
             return None
-        agents = [a for i, item in enumerate(agents_raw) if (a := self._agent(item, i)) is not None]
-        if len(agents) != len(agents_raw):
+        loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := self._agent(item, i))]
+        # Wave-level rules run on the agents that loaded, so their errors show up now too.
+        self._check_wave_rules(loaded, [s for s in shared if s], agents_raw)
+        if len(loaded) != len(agents_raw):
             return None
-        self._check_wave_rules(agents, [s for s in shared if s])
+        agents = [a for _, a in loaded]
         return WaveDef(
             number=self.number,
             title=title,
@@ -146,7 +174,7 @@ class WaveLoader:
         if "id" not in raw:
             ck.error(p, "missing id", "an agent id matching " + AGENT_ID_RE.pattern)
         role = (
-            ck.string(raw.get("role", "implementation"), (*p, "role"), choices=ROLES)
+            ck.string(raw.get("role", "implementation"), (*p, "role"), choices=ROLES, noun="role")
             or "implementation"
         )
         title = ck.string(raw.get("title", agent_id or ""), (*p, "title")) or ""
@@ -210,12 +238,12 @@ class WaveLoader:
             if norm is None:
                 return "", None
             try:
-                return (self.lane.repo / norm).read_text(encoding="utf-8"), norm
-            except (OSError, UnicodeDecodeError) as exc:
+                return read_inside(self.lane.repo, norm), norm
+            except (OSError, ValueError) as exc:
                 ck.error(
                     (*p, "prompt_file"),
-                    f"cannot read {rel!r}: {exc.__class__.__name__}",
-                    "a readable file in the repository",
+                    f"cannot use {rel!r}: {exc}",
+                    "a readable, non-empty file in the repository",
                 )
                 return "", None
         ck.error(p, "missing prompt", "prompt or prompt_file")
@@ -232,10 +260,16 @@ class WaveLoader:
         }
         return ExitContract(**{k: v for k, v in levels.items() if v is not None})
 
-    def _check_wave_rules(self, agents: list[AgentDef], shared: list[str]) -> None:
+    def _check_wave_rules(
+        self, loaded: list[tuple[int, AgentDef]], shared: list[str], raw_items: list[Any]
+    ) -> None:
+        """Rules across agents. ``loaded`` keeps each agent's index in the file; ids and roles of
+        agents that failed to load still count, so their absence is not reported twice."""
         ck = self.ck
+        raw_ids = {item.get("id") for item in raw_items if isinstance(item, dict)}
+        raw_roles = {item.get("role") for item in raw_items if isinstance(item, dict)}
         index: dict[str, int] = {}
-        for i, a in enumerate(agents):
+        for i, a in loaded:
             if a.id in index:
                 ck.error(
                     ("agents", i, "id"),
@@ -243,20 +277,24 @@ class WaveLoader:
                     "ids unique in the wave",
                 )
             index.setdefault(a.id, i)
-        for i, a in enumerate(agents):
+        for i, a in loaded:
             for j, dep in enumerate(a.depends_on):
-                if dep not in index or dep == a.id:
+                if dep == a.id:
                     ck.error(
                         ("agents", i, "depends_on", j),
-                        f"unknown agent {dep!r}"
-                        if dep != a.id
-                        else "an agent cannot depend on itself",
+                        "an agent cannot depend on itself",
+                        "another agent of this wave",
+                    )
+                elif dep not in raw_ids:
+                    ck.error(
+                        ("agents", i, "depends_on", j),
+                        f"unknown agent {dep!r}",
                         "one of: " + ", ".join(x for x in index if x != a.id),
                     )
-        self._check_cycles(agents, index)
+        self._check_cycles(loaded, index)
         for role in CLOSURE_ORDER:
-            members = [i for i, a in enumerate(agents) if a.role == role]
-            if role in self.lane.required_roles and not members:
+            members = [i for i, a in loaded if a.role == role]
+            if role in self.lane.required_roles and not members and role not in raw_roles:
                 ck.error(
                     ("agents",),
                     f"no agent with the required closure role {role!r}",
@@ -269,10 +307,10 @@ class WaveLoader:
                     f"at most one {role} agent per wave",
                 )
         if not self.lane.shared_files:
-            self._check_ownership(agents, shared)
+            self._check_ownership(loaded, shared)
 
-    def _check_cycles(self, agents: list[AgentDef], index: dict[str, int]) -> None:
-        graph = {a.id: [d for d in a.depends_on if d in index and d != a.id] for a in agents}
+    def _check_cycles(self, loaded: list[tuple[int, AgentDef]], index: dict[str, int]) -> None:
+        graph = {a.id: [d for d in a.depends_on if d in index and d != a.id] for _, a in loaded}
         state: dict[str, int] = {}
 
         def visit(node: str, trail: list[str]) -> list[str] | None:
@@ -285,7 +323,7 @@ class WaveLoader:
             state[node] = 2
             return None
 
-        for a in agents:
+        for _, a in loaded:
             if a.id not in state and (cycle := visit(a.id, [a.id])):
                 self.ck.error(
                     ("agents", index[cycle[0]], "depends_on"),
@@ -294,18 +332,19 @@ class WaveLoader:
                 )
                 return
 
-    def _check_ownership(self, agents: list[AgentDef], shared: list[str]) -> None:
+    def _check_ownership(self, loaded: list[tuple[int, AgentDef]], shared: list[str]) -> None:
         claimed: list[tuple[str, int, str]] = []
-        for i, a in enumerate(agents):
+        for i, a in loaded:
             for j, path in enumerate(a.owns):
                 if any(paths_overlap(path, s) for s in shared):
                     continue
                 for other_path, other_i, other_id in claimed:
-                    if other_id != a.id and paths_overlap(path, other_path):
+                    if other_i != i and paths_overlap(path, other_path):
                         self.ck.error(
                             ("agents", i, "owns", j),
                             f"{path!r} is also owned by {other_id} ({other_path!r})",
-                            "each path owned by one agent (or shared_files: true / shared: in the wave)",
+                            "each path owned by one agent, or shared_files: true, "
+                            "or the path listed in the wave's shared:",
                         )
                         break
                 claimed.append((path, i, a.id))

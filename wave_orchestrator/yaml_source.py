@@ -47,13 +47,19 @@ def _position(node: yaml.Node) -> tuple[int, int]:
 def _convert(node: yaml.Node, path: FieldPath, out: Located, loader: yaml.SafeLoader) -> Any:
     out.value_marks[path] = _position(node)
     if isinstance(node, yaml.MappingNode):
+        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+        loader.flatten_mapping(node)  # `<<: *anchor` merge keys, as YAML 1.1 says
+        merged = len(node.value) - explicit  # merged pairs come first; explicit keys override
         result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        written: set[str] = set()
+        for n, (key_node, value_node) in enumerate(node.value):
             key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
             key = key if isinstance(key, str) else str(key)
             child = (*path, key)
-            if key in result:
-                out.duplicate_keys.append(child)
+            if n >= merged:
+                if key in written:
+                    out.duplicate_keys.append(child)
+                written.add(key)
             out.key_marks[child] = _position(key_node)
             result[key] = _convert(value_node, child, out, loader)
         return result
@@ -76,6 +82,9 @@ def load_located(path: Path) -> Located:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         reason = exc.problem or exc.context or "invalid YAML"
+        if exc.problem and exc.context and exc.context_mark and exc.context_mark is not mark:
+            c = exc.context_mark
+            reason += f" ({exc.context} at line {c.line + 1}, column {c.column + 1})"
         raise YamlSyntaxError(f"YAML syntax error: {reason}", line, col) from exc
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {exc}", 1, 1) from exc

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dashboard:
         target = DASHBOARD_SESSION
     else:
-        if not args.agent or not AGENT_ID_RE.match(args.agent):
+        if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
             raise UsageError("give an agent id (or --dashboard)")
         wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
         target = session_name(wave, args.agent)

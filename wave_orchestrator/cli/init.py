@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
-    if not LANE_NAME_RE.match(args.lane):
+    if not LANE_NAME_RE.fullmatch(args.lane):
         raise UsageError(
             f"invalid lane name {args.lane!r} (expected to match {LANE_NAME_RE.pattern})"
         )

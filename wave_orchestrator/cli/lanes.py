@@ -25,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in list_lanes(repo):
         lane_dir = repo / "lanes" / name
-        waves = [p for p in (lane_dir / "waves").glob("wave-*.yaml") if WAVE_FILE_RE.match(p.name)]
+        waves = [
+            p for p in (lane_dir / "waves").glob("wave-*.yaml") if WAVE_FILE_RE.fullmatch(p.name)
+        ]
         try:
             raw = yaml.safe_load((lane_dir / "lane.yaml").read_text(encoding="utf-8"))
             description = raw.get("description", "") if isinstance(raw, dict) else ""

@@ -42,7 +42,7 @@ def find_agent_wave(layout: StateLayout, agent: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
-    if not AGENT_ID_RE.match(args.agent):
+    if not AGENT_ID_RE.fullmatch(args.agent):
         raise UsageError(f"invalid agent id {args.agent!r}")
     layout = state_layout(repo, lane)
     wave = args.wave or find_agent_wave(layout, args.agent)
