@@ -33,7 +33,9 @@ def at(stamp: str) -> float:
 
 def pct(values: list[float], f: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(f * len(ordered)) - 1))] if ordered else 0.0
+    return (
+        ordered[min(len(ordered) - 1, max(0, math.ceil(f * len(ordered)) - 1))] if ordered else 0.0
+    )
 
 
 def make_repo(root: Path, waves: int, agents: int, command: str) -> None:
@@ -42,8 +44,9 @@ def make_repo(root: Path, waves: int, agents: int, command: str) -> None:
     (lane / "lane.yaml").write_text(LANE)
     (root / "exit").mkdir()
     for w in range(1, waves + 1):
+        cmd = json.dumps(command)
         rows = "\n".join(
-            f"  - {{id: A{i}, prompt: noop, executor: {{local: {{command: {json.dumps(command)}}}}}}}"
+            f"  - {{id: A{i}, prompt: noop, executor: {{local: {{command: {cmd}}}}}}}"
             for i in range(agents)
         )
         (lane / "waves" / f"wave-{w}.yaml").write_text(f"agents:\n{rows}\n")
@@ -72,8 +75,12 @@ def bench_launch(n: int) -> None:
         make_repo(root, 1, n, NOOP)
         socket = f"wave-bench-{os.getpid()}-{n}"
         try:
-            subprocess.run(wave_cmd(root, "launch", "--lane", "bench"), env=env_for(socket),
-                           check=True, capture_output=True)
+            subprocess.run(
+                wave_cmd(root, "launch", "--lane", "bench"),
+                env=env_for(socket),
+                check=True,
+                capture_output=True,
+            )
         finally:
             kill_server(socket)
         evs = events(root)
@@ -82,16 +89,21 @@ def bench_launch(n: int) -> None:
         finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
         latency = [(finished[a] - float((root / "exit" / a).read_text())) * 1000 for a in finished]
         per_agent = (max(launched) - started) / n * 1000
-        print(f"N={n:<4} launch overhead {per_agent:6.1f} ms/agent   "
-              f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms")
+        print(
+            f"N={n:<4} launch overhead {per_agent:6.1f} ms/agent   "
+            f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms"
+        )
 
 
 def proc_cpu_rss(pid: int) -> tuple[float, int]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     cpu = (int(fields[11]) + int(fields[12])) / ticks
-    hwm = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-               if line.startswith("VmHWM"))
+    hwm = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmHWM")
+    )
     return cpu, hwm
 
 
@@ -100,8 +112,12 @@ def bench_idle(n: int, seconds: float) -> None:
         root = Path(tmp)
         make_repo(root, 1, n, "sleep 600")
         socket = f"wave-bench-idle-{os.getpid()}"
-        proc = subprocess.Popen(wave_cmd(root, "launch", "--lane", "bench"), env=env_for(socket),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            wave_cmd(root, "launch", "--lane", "bench"),
+            env=env_for(socket),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 120
             while sum(e["event"] == "agent_launched" for e in events(root)) < n:
@@ -113,8 +129,10 @@ def bench_idle(n: int, seconds: float) -> None:
             time.sleep(seconds)
             cpu1, hwm = proc_cpu_rss(proc.pid)
             used = cpu1 - cpu0
-            print(f"idle with {n} pending agents for {seconds:g}s: launcher CPU {used:.2f}s "
-                  f"({used / seconds * 100:.2f}% of a core), peak RSS {hwm / 1024:.1f} MB")
+            print(
+                f"idle with {n} pending agents for {seconds:g}s: launcher CPU {used:.2f}s "
+                f"({used / seconds * 100:.2f}% of a core), peak RSS {hwm / 1024:.1f} MB"
+            )
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
@@ -131,15 +149,23 @@ def bench_dry_run() -> None:
         runs = []
         for _ in range(3):
             t0 = time.perf_counter()
-            subprocess.run(wave_cmd(root, "launch", "--lane", "bench", "--dry-run"), check=True,
-                           capture_output=True, env=env_for("wave-bench-unused"))
+            subprocess.run(
+                wave_cmd(root, "launch", "--lane", "bench", "--dry-run"),
+                check=True,
+                capture_output=True,
+                env=env_for("wave-bench-unused"),
+            )
             runs.append(time.perf_counter() - t0)
-        print(f"dry run, 20 waves x 10 agents: best {min(runs):.3f}s of 3 (whole command, "
-              "interpreter start included)")
+        print(
+            f"dry run, 20 waves x 10 agents: best {min(runs):.3f}s of 3 (whole command, "
+            "interpreter start included)"
+        )
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200])
     p.add_argument("--idle-seconds", type=float, default=30)
     p.add_argument("--idle-agents", type=int, default=200)

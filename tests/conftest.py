@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import Repo  # noqa: E402
+from helpers import Repo
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import Repo
+
 from wave_orchestrator.cli import main
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from helpers import Repo
+
 from wave_orchestrator.lane_loader import load_lane
 from wave_orchestrator.layout import StateLayout
 from wave_orchestrator.planner import materialize, plan_agent, redact_env

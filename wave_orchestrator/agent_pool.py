@@ -1,9 +1,10 @@
 """Where a set of agents is launched and waited on: stagger, depends_on, file events with a
-polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (SPEC 3.2–3.3).
+polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (SPEC 3.2 to 3.3).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -279,10 +280,8 @@ class AgentPool:
     def _check_stall(self, run: AgentRun) -> None:
         paths = run.launch.paths
         last = run.launched_wall or time.time()
-        try:
+        with contextlib.suppress(OSError):
             last = max(last, paths.output_log.stat().st_mtime)
-        except OSError:
-            pass
         try:
             info = read_json(paths.backoff)
             last = max(last, float(info.get("until_ms", 0)) / 1000)

@@ -28,8 +28,11 @@ class DryRunResult:
     preview_path: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"preview": self.preview_path, "missing_executables": self.missing,
-                "agents": [launch.preview() for launch in self.launches]}  # fmt: skip
+        return {
+            "preview": self.preview_path,
+            "missing_executables": self.missing,
+            "agents": [launch.preview() for launch in self.launches],
+        }
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:

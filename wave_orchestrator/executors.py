@@ -40,7 +40,7 @@ SETTING_KINDS: dict[str, dict[str, Any]] = {
         "command": "str",
         "model": "str?",
         "reasoning": "str?",
-        "permission_mode": CLAUDE_PERMISSION_MODES + (None,),
+        "permission_mode": (*CLAUDE_PERMISSION_MODES, None),
         "allowed_tools": "list",
         "disallowed_tools": "list",
         "max_turns": "int?",
@@ -106,11 +106,18 @@ def reasoning_problem(executor_id: str, level: str) -> str | None:
     """
     if executor_id in ("codex", "claude"):
         if level not in EFFORT_LEVELS:
-            return f"reasoning level {level!r} is not supported by {executor_id} (expected one of: {', '.join(EFFORT_LEVELS)})"
+            levels = ", ".join(EFFORT_LEVELS)
+            return (
+                f"reasoning level {level!r} is not supported by {executor_id} "
+                f"(expected one of: {levels})"
+            )
         return None
     if executor_id == "opencode":
         if not OPENCODE_VARIANT_RE.fullmatch(level):
-            return f"reasoning level {level!r} is not a valid opencode variant (expected a word such as high, max, minimal)"
+            return (
+                f"reasoning level {level!r} is not a valid opencode variant "
+                "(expected a word such as high, max, minimal)"
+            )
         return None
     return f"the {executor_id} executor takes no reasoning level (expected no reasoning)"
 

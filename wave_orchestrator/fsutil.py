@@ -34,7 +34,7 @@ def read_json(path: Path) -> Any:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one line with a single ``write`` on an O_APPEND descriptor, so lines never interleave."""
+    """Append one line with one ``write`` on an O_APPEND descriptor: lines never interleave."""
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

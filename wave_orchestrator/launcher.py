@@ -273,7 +273,7 @@ class Launcher:
     ) -> tuple[int | None, list[AgentRun]]:
         """Closure roles one stage at a time (SPEC 3.4); until gates exist a stage passes when
         its agents exit 0. Returns (index of the failing stage, its failed runs)."""
-        for index, (role, members) in enumerate(wave.closure_stages()):
+        for index, (_role, members) in enumerate(wave.closure_stages()):
             if index < first_stage:
                 continue
             self._run_agents(wave, list(members), attempt, executors, latest, refresh)

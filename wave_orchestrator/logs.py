@@ -46,7 +46,7 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
 class _SkipEmptyLogger(structlog.PrintLogger):
     """Prints human lines; a debug event renders to "" and is left out of stderr."""
 
-    def msg(self, message: str) -> None:  # type: ignore[override]
+    def msg(self, message: str) -> None:
         if message:
             super().msg(message)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from .definitions import AgentDef, LaneDef, WaveDef
 
 CLOSURE_MARKER_HINTS = {
-    "cont-eval": "[wave-eval] state=<satisfied|needs-more-work|blocked> targets=N benchmarks=N regressions=N",
+    "cont-eval": "[wave-eval] state=<satisfied|needs-more-work|blocked> "
+    "targets=N benchmarks=N regressions=N",
     "security": "[wave-security] state=<clear|concerns|blocked> findings=N approvals=N",
-    "integration": "[wave-integration] state=<ready-for-doc-closure|needs-more-work> claims=N conflicts=N blockers=N",
+    "integration": "[wave-integration] state=<ready-for-doc-closure|needs-more-work> "
+    "claims=N conflicts=N blockers=N",
     "documentation": "[wave-doc-closure] state=<closed|no-change|delta>",
-    "cont-qa": "[wave-gate] architecture=P integration=P durability=P live=P docs=P  and  [wave-verdict] <pass|concerns|blocked>",
+    "cont-qa": "[wave-gate] architecture=P integration=P durability=P live=P docs=P  and  "
+    "[wave-verdict] <pass|concerns|blocked>",
 }
 
 

@@ -53,7 +53,7 @@ def _convert(node: yaml.Node, path: FieldPath, out: Located, loader: yaml.SafeLo
         result: dict[Any, Any] = {}
         written: set[str] = set()
         for n, (key_node, value_node) in enumerate(node.value):
-            key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = loader.construct_object(key_node, deep=True)
             key = key if isinstance(key, str) else str(key)
             child = (*path, key)
             if n >= merged:
@@ -65,7 +65,7 @@ def _convert(node: yaml.Node, path: FieldPath, out: Located, loader: yaml.SafeLo
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_convert(item, (*path, i), out, loader) for i, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+    return loader.construct_object(node, deep=True)
 
 
 def load_located(path: Path) -> Located:
@@ -73,7 +73,7 @@ def load_located(path: Path) -> Located:
     text = path.read_text(encoding="utf-8")
     loader = yaml.SafeLoader(text)
     try:
-        root = loader.get_single_node()  # type: ignore[no-untyped-call]
+        root = loader.get_single_node()
         out = Located(data=None)
         if root is not None:
             out.data = _convert(root, (), out, loader)
@@ -89,4 +89,4 @@ def load_located(path: Path) -> Located:
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"YAML syntax error: {exc}", 1, 1) from exc
     finally:
-        loader.dispose()  # type: ignore[no-untyped-call]
+        loader.dispose()

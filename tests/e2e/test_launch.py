@@ -8,7 +8,6 @@ import time
 
 import libtmux
 import pytest
-
 from helpers import Repo, parse_at, wait_for
 
 pytestmark = pytest.mark.e2e

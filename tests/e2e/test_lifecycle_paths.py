@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import Repo
 
 pytestmark = pytest.mark.e2e

@@ -36,8 +36,15 @@ def run(args: argparse.Namespace) -> int:
         history = RunState(state_layout(repo, name).run_state, name).data["history"]
         last = history[-1] if history else None
         result = f"wave {last['wave']} {last['to']}" if last else "never run"
-        rows.append({"lane": name, "waves": len(waves), "description": description or "", "last_result": result,
-                     "last_at": last["at"] if last else None})  # fmt: skip
+        rows.append(
+            {
+                "lane": name,
+                "waves": len(waves),
+                "description": description or "",
+                "last_result": result,
+                "last_at": last["at"] if last else None,
+            }
+        )
     if args.json:
         emit_json({"lanes": rows})
         return 0

@@ -73,11 +73,13 @@ def run(args: argparse.Namespace) -> int:
         print("no wave has run yet")
     for wave in data["waves"]:
         reason = f" - {wave['reason']}" if wave.get("reason") else ""
-        print(
-            f"wave {wave['wave']}: {wave.get('state', 'pending')}, attempts {wave.get('attempts', 0)}{reason}"
-        )
+        state, attempts = wave.get("state", "pending"), wave.get("attempts", 0)
+        print(f"wave {wave['wave']}: {state}, attempts {attempts}{reason}")
         for a in wave["agents"]:
             code = "-" if a.get("exit_code") is None else a["exit_code"]
-            print(f"  {a['id']:<12} {a['state']:<16} attempt {a['attempt']}  tries {a['tries']}  "
-                  f"elapsed {_elapsed(a.get('elapsed_ms'))}  exit {code}  session {a['session']}")  # fmt: skip
+            elapsed = _elapsed(a.get("elapsed_ms"))
+            print(
+                f"  {a['id']:<12} {a['state']:<16} attempt {a['attempt']}  tries {a['tries']}  "
+                f"elapsed {elapsed}  exit {code}  session {a['session']}"
+            )
     return 0

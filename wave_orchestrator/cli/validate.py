@@ -29,19 +29,23 @@ def run(args: argparse.Namespace) -> int:
                 {"lane": lane_name, "valid": False, "errors": [p.__dict__ for p in exc.problems]}
             )
         raise
-    waves = []
+    waves: list[dict[str, Any]] = []
     for wave in lane.waves:
-        executors = Counter(a.executor.id for a in wave.agents)
-        closure = sum(1 for a in wave.agents if a.is_closure)
-        waves.append({"wave": wave.number, "title": wave.title, "agents": len(wave.agents),
-                      "closure_agents": closure, "executors": dict(executors)})  # fmt: skip
+        waves.append(
+            {
+                "wave": wave.number,
+                "title": wave.title,
+                "agents": len(wave.agents),
+                "closure_agents": sum(1 for a in wave.agents if a.is_closure),
+                "executors": dict(Counter(a.executor.id for a in wave.agents)),
+            }
+        )
     if args.json:
         emit_json({"lane": lane.name, "valid": True, "waves": waves})
         return 0
     for w in waves:
         ex = ", ".join(f"{k} x{v}" for k, v in w["executors"].items())
-        print(
-            f"wave {w['wave']}: {w['title']} - {w['agents']} agents ({w['closure_agents']} closure), {ex}"
-        )
+        agents = f"{w['agents']} agents ({w['closure_agents']} closure)"
+        print(f"wave {w['wave']}: {w['title']} - {agents}, {ex}")
     print(f"lane {lane.name}: valid, {len(waves)} wave(s)")
     return 0
