@@ -25,7 +25,15 @@ def test_init_scaffolds_a_lane_that_validates(
     assert (tmp_path / ".gitignore").read_text().count(".wave/") == 1
 
 
-@pytest.mark.parametrize("command", [["dashboard"], ["stop"], ["metrics"], ["desk", "mine"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dashboard", "--once"],
+        ["stop", "--lane", "x", "--agent", "A1"],
+        ["metrics", "--json"],
+        ["desk", "claim", "src/a.py", "--intent", "edit"],
+    ],
+)
 def test_later_commands_say_not_supported_yet(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -78,3 +86,12 @@ def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "wave"
     out = subprocess.run([str(script), "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "launch" in out.stdout
+
+
+def test_unknown_flags_of_built_commands_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["lanes", "--bogus"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err

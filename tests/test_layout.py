@@ -47,6 +47,4 @@ def test_state_dir_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert resolve_state_dir(tmp_path, "main", None) == tmp_path / ".wave" / "main"
     assert resolve_state_dir(tmp_path, "main", "state") == (tmp_path / "state").resolve()
     monkeypatch.setenv("WAVE_STATE_DIR", str(tmp_path / "elsewhere"))
-    assert (
-        resolve_state_dir(tmp_path, "main", "state") == (tmp_path / "elsewhere" / "main").resolve()
-    )
+    assert resolve_state_dir(tmp_path, "main", "state") == (tmp_path / "elsewhere").resolve()

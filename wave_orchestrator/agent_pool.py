@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import TmuxError
-from .events import EventLog
+from .events import EventLog, utc_stamp
 from .fsutil import read_json, write_json_atomic
 from .lifecycle import AgentState, check_transition
 from .planner import AgentLaunch, materialize
@@ -85,6 +85,7 @@ class AgentPool:
         succeeded_before: Iterable[str] = (),
         stop: threading.Event | None = None,
         on_change: Callable[[], None] = lambda: None,
+        keep_sessions: bool = False,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -96,6 +97,7 @@ class AgentPool:
         self.succeeded_before = set(succeeded_before)
         self.stop = stop or threading.Event()
         self.on_change = on_change
+        self.keep_sessions = keep_sessions
         self.reaping: dict[str, tuple[int | None, float]] = {}
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
@@ -348,7 +350,8 @@ class AgentPool:
                 continue
             if not gone and pid is not None:
                 signal_process_group(pid, signal.SIGKILL)
-            self.tmux.kill_sessions([session])
+            if not self.keep_sessions:
+                self.tmux.kill_sessions([session])
             del self.reaping[session]
 
     def _cancel_all(self) -> None:
@@ -399,21 +402,21 @@ class AgentPool:
         path = run.launch.paths.status
         if path.exists():
             return
-        write_json_atomic(
-            path,
-            {
-                "agent": run.id,
-                "wave": run.launch.wave.number,
-                "lane": run.launch.lane.name,
-                "attempt": run.launch.attempt,
-                "code": run.code if run.code is not None else -1,
-                "tries": run.tries,
-                "rate_limited": run.rate_limited,
-                "outcome": run.state.value,
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "detail": run.detail,
-            },
-        )
+        started = run.launched_wall or time.time()
+        status = {
+            "agent": run.id,
+            "wave": run.launch.wave.number,
+            "lane": run.launch.lane.name,
+            "attempt": run.launch.attempt,
+            "code": run.code if run.code is not None else -1,
+            "tries": run.tries,
+            "rate_limited": run.rate_limited,
+            "started_at": utc_stamp(started),
+            "finished_at": utc_stamp(run.finished_wall or time.time()),
+            "outcome": run.state.value,
+            "detail": run.detail,
+        }
+        write_json_atomic(path, status)
 
 
 def archive_attempt(launch: AgentLaunch, previous_attempt: int) -> None:

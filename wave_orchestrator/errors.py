@@ -65,18 +65,3 @@ class TmuxError(WaveError):
     """A tmux command failed; the message names the subcommand and tmux's own words."""
 
     exit_code = 1
-
-
-class WaveFailed(WaveError):
-    """A wave failed after its retries."""
-
-    exit_code = 1
-
-
-class Interrupted(WaveError):
-    """The launcher was stopped by a signal; exit 128 + signal number."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.exit_code = 128 + signum
-        super().__init__(f"interrupted by signal {signum}")

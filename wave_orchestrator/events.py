@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,11 @@ from .fsutil import append_jsonl
 
 def utc_now() -> str:
     """UTC to the millisecond, ``2026-12-02T08:00:00.123Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return utc_stamp(time.time())
+
+
+def utc_stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class EventLog:

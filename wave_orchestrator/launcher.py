@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import signal
 import threading
@@ -18,10 +19,11 @@ import structlog
 
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .definitions import AgentDef, LaneDef, WaveDef
-from .errors import ExecutorMissing, Interrupted, UsageError, WaveFailed
+from .errors import ExecutorMissing, LockHeld, UsageError
 from .events import EventLog
+from .executors import build_command
 from .lane_loader import load_lane
-from .layout import StateLayout
+from .layout import AGENT_SESSION_RE, StateLayout, socket_name
 from .lifecycle import AgentState
 from .lock import LaneLock
 from .logs import configure_logging, get_logger
@@ -89,6 +91,50 @@ class WaveOutcome:
     state: str
     attempts: int
     failures: list[AgentRun] = field(default_factory=list)
+    blocked: bool = False  # failed with nothing safe left to retry (exit 4)
+
+
+@dataclass
+class LaunchResult:
+    lane: str
+    outcomes: list[WaveOutcome] = field(default_factory=list)
+    code: int = 0
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lane": self.lane,
+            "code": self.code,
+            "waves": [
+                {
+                    "wave": o.wave,
+                    "state": o.state,
+                    "attempts": o.attempts,
+                    "blocked": o.blocked,
+                    "failures": [
+                        {
+                            "agent": r.id,
+                            "status": r.state.outcome,
+                            "code": r.code,
+                            "detail": r.detail or None,
+                            "log": str(r.launch.paths.output_log),
+                        }
+                        for r in o.failures
+                    ]
+                    if o.state != "completed"
+                    else [],
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What one wave attempt launches: implementation agents, or closure stages from one on."""
+
+    agents: list[AgentDef]
+    first_stage: int
 
 
 class Launcher:
@@ -112,44 +158,62 @@ class Launcher:
                 "cannot launch, executables missing:\n  " + "\n  ".join(dict.fromkeys(missing))
             )
 
-    def run(self) -> list[WaveOutcome]:
+    def run(self) -> LaunchResult:
+        """Run the waves; a failed, blocked or interrupted wave is a result, not an exception."""
         lock = LaneLock(self.layout.lock, self.lane.name)
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
-        self.check_executors(waves)
         lock.acquire()
+        try:
+            self.check_executors(waves)
+            self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
+            self._refuse_orphans(lock)
+        except BaseException:
+            lock.release()
+            raise
         configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
         self.log = get_logger(lane=self.lane.name)
         if lock.took_over is not None:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
-        from .layout import socket_name
-
-        self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-        outcomes: list[WaveOutcome] = []
-        code = 0
-        self.events.emit(
-            "launcher_started", waves=[w.number for w in waves], pid=__import__("os").getpid()
-        )
+        result = LaunchResult(self.lane.name)
+        self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
         try:
             with self._signals():
                 for wave in waves:
-                    outcome = self.run_wave(wave, run_state)
-                    outcomes.append(outcome)
-                    if outcome.state != "completed":
+                    result.outcomes.append(self.run_wave(wave, run_state))
+                    if result.outcomes[-1].state != "completed":
                         break
-            if self.signum is not None:
-                code = 128 + self.signum
-                raise Interrupted(self.signum)
-            if outcomes and outcomes[-1].state == "failed":
-                code = 1
-                raise WaveFailed(self.failure_text(outcomes[-1]))
-            return outcomes
+            self._conclude(result)
+            return result
         except BaseException:
-            code = code or 1
+            result.code = result.code or 1
             raise
         finally:
-            self.events.emit("launcher_stopped", code=code)
+            self.events.emit("launcher_stopped", code=result.code)
             lock.release()
+
+    def _refuse_orphans(self, lock: LaneLock) -> None:
+        """A dead launcher whose agents still run: starting over would run them twice."""
+        assert self.tmux is not None
+        if lock.took_over is None:
+            return
+        orphans = sorted(name for name in self.tmux.panes() if AGENT_SESSION_RE.fullmatch(name))
+        if orphans:
+            raise LockHeld(
+                f"launcher pid {lock.took_over.get('pid')} died and left {len(orphans)} agent "
+                f"session(s) running on lane {self.lane.name!r} ({', '.join(orphans[:5])}): "
+                "adopt them with `wave launch --resume` or stop them with `wave stop` "
+                f"(until those land: tmux -L {self.tmux.socket} kill-server)"
+            )
+
+    def _conclude(self, result: LaunchResult) -> None:
+        last = result.outcomes[-1] if result.outcomes else None
+        if self.signum is not None:
+            result.code = 128 + self.signum
+            result.message = f"interrupted by signal {self.signum}: wave recorded cancelled"
+        elif last is not None and last.state == "failed":
+            result.code = 4 if last.blocked else 1
+            result.message = self.failure_text(last)
 
     @contextmanager
     def _signals(self) -> Iterator[None]:
@@ -168,7 +232,8 @@ class Launcher:
                 signal.signal(s, h)
 
     def failure_text(self, outcome: WaveOutcome) -> str:
-        lines = [f"wave {outcome.wave} failed after {outcome.attempts} attempt(s):"]
+        blocked = " (blocked: nothing safe to retry)" if outcome.blocked else ""
+        lines = [f"wave {outcome.wave} failed after {outcome.attempts} attempt(s){blocked}:"]
         for run in outcome.failures:
             log = run.launch.paths.output_log
             try:
@@ -186,14 +251,8 @@ class Launcher:
 
     # -- one wave ---------------------------------------------------------------------------
     def run_wave(self, wave: WaveDef, run_state: RunState) -> WaveOutcome:
-        wave_dir = self.layout.wave_dir(wave.number)
-        if wave_dir.exists():  # keep the previous run's files, out of this run's way
-            wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{time.strftime('%Y%m%dT%H%M%S')}"))
+        self._start_wave(wave, run_state)
         max_attempts = self.lane.defaults.max_retries_per_wave + 1
-        structlog.contextvars.bind_contextvars(wave=wave.number)
-        run_state.transition(wave.number, "running", attempts=0)
-        self.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
-        self.log.info("wave started", wave=wave.number, title=wave.title, agents=len(wave.agents))
         snap = SnapshotWriter(
             self.layout.dashboard(wave.number),
             {
@@ -205,55 +264,74 @@ class Launcher:
         )
         latest: dict[str, AgentRun] = {}
         executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
-        to_run: list[AgentDef] = list(wave.implementation_agents)
-        first_stage = 0
+        plan = RetryPlan(list(wave.implementation_agents), 0)
         outcome = WaveOutcome(wave.number, "failed", 0)
         for attempt in range(1, max_attempts + 1):
             outcome.attempts = attempt
             run_state.set_attempts(wave.number, attempt)
             if attempt > 1:
-                self.events.emit(
-                    "wave_retry",
-                    wave.number,
-                    attempt=attempt,
-                    agents=[a.id for a in to_run],
-                    stage=first_stage or None,
-                )
-                self.log.info(
-                    "wave retry", wave=wave.number, attempt=attempt, agents=[a.id for a in to_run]
-                )
+                self._announce_retry(wave, attempt, plan)
 
             def refresh(force: bool = False, attempt: int = attempt) -> None:
-                snap.write(
-                    [latest[a.id] for a in wave.agents if a.id in latest],
-                    self.events.recent,
-                    force=force,
-                    status="running",
-                    attempt=attempt,
-                )
+                runs = [latest[a.id] for a in wave.agents if a.id in latest]
+                snap.write(runs, self.events.recent, force=force, status="running", attempt=attempt)
 
-            self._run_agents(wave, to_run, attempt, executors, latest, refresh)
+            self._run_agents(wave, plan.agents, attempt, executors, latest, refresh)
             failed = self._failed(wave.implementation_agents, latest)
             failed_stage = None
             if not failed and not self.stop.is_set():
                 failed_stage, failed = self._closure(
-                    wave, first_stage, attempt, executors, latest, refresh
+                    wave, plan.first_stage, attempt, executors, latest, refresh
                 )
             refresh(force=True)
-            if self.stop.is_set():
-                outcome.state = "cancelled"
-                break
-            if not failed:
-                outcome.state = "completed"
+            if self.stop.is_set() or not failed:
+                outcome.state = "cancelled" if self.stop.is_set() else "completed"
                 break
             outcome.failures = failed
-            if failed_stage is None:
-                to_run = [latest[r.id].launch.agent for r in failed]
-            else:
-                first_stage = failed_stage
-                to_run = []
+            if attempt == max_attempts:
+                break
+            next_plan = self._plan_retry(failed, failed_stage, plan, executors)
+            if next_plan is None:
+                outcome.blocked = True
+                break
+            plan = next_plan
         self._end_wave(wave, outcome, run_state, snap, latest)
         return outcome
+
+    def _start_wave(self, wave: WaveDef, run_state: RunState) -> None:
+        wave_dir = self.layout.wave_dir(wave.number)
+        if wave_dir.exists():  # keep the previous run's files, out of this run's way
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{stamp}"))
+        structlog.contextvars.bind_contextvars(wave=wave.number)
+        run_state.transition(wave.number, "running", attempts=0)
+        self.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
+        self.log.info("wave started", wave=wave.number, title=wave.title, agents=len(wave.agents))
+
+    def _announce_retry(self, wave: WaveDef, attempt: int, plan: RetryPlan) -> None:
+        stage = wave.closure_stages()[plan.first_stage][0] if plan.agents == [] else None
+        agents = [a.id for a in plan.agents]
+        self.events.emit("wave_retry", wave.number, attempt=attempt, agents=agents, stage=stage)
+        self.log.info("wave retry", attempt=attempt, agents=agents, stage=stage)
+
+    def _plan_retry(
+        self,
+        failed: list[AgentRun],
+        failed_stage: int | None,
+        plan: RetryPlan,
+        executors: dict[str, list[str]],
+    ) -> RetryPlan | None:
+        """What the next attempt relaunches (SPEC 3.5), or None when nothing is safe to retry:
+        an agent out of usage quota with no untried fallback would only fail again."""
+        if failed_stage is not None:
+            return RetryPlan([], failed_stage)
+        retry = []
+        for run in failed:
+            agent = run.launch.agent
+            same = self._choose_executor(agent, executors[agent.id]) == run.launch.executor
+            if not (run.state is AgentState.USAGE_LIMIT and same):
+                retry.append(agent)
+        return RetryPlan(retry, plan.first_stage) if retry else None
 
     def _failed(self, agents: tuple[AgentDef, ...], latest: dict[str, AgentRun]) -> list[AgentRun]:
         return [
@@ -295,9 +373,10 @@ class Launcher:
         runs = []
         for agent in agents:
             previous = latest.get(agent.id)
-            executor = executors[agent.id][-1]
-            if previous is not None:
-                executor = self._next_executor(agent, executors[agent.id])
+            history = executors[agent.id]
+            executor = history[-1] if previous is None else self._choose_executor(agent, history)
+            if executor != history[-1]:
+                history.append(executor)
             launch = plan_agent(
                 self.lane, self.layout, wave, agent, attempt, executor, self.path_env
             )
@@ -315,21 +394,19 @@ class Launcher:
             stagger_seconds=self.lane.defaults.launch_stagger_ms / 1000,
             stall_seconds=self.lane.defaults.stall_minutes * 60,
             succeeded_before=succeeded,
+            keep_sessions=self.opts.keep_sessions,
             stop=self.stop,
             on_change=refresh,
         )
         pool.run()
 
-    def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
+    def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
-        from .executors import build_command
-
         for candidate in agent.executor.fallbacks:
             if candidate in history:
                 continue
             program = build_command(agent.executor, candidate, agent.id).program
             if shutil.which(program, path=self.path_env):
-                history.append(candidate)
                 return candidate
         return history[-1]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +31,20 @@ def session_name(wave: int, agent_id: str) -> str:
 
 
 def resolve_state_dir(repo: Path, lane: str, configured: str | None) -> Path:
-    """``WAVE_STATE_DIR/<lane>``, else lane.yaml's ``state_dir``, else ``<repo>/.wave/<lane>``."""
+    """``WAVE_STATE_DIR``, else lane.yaml's ``state_dir``, else ``<repo>/.wave/<lane>``.
+
+    ``WAVE_STATE_DIR`` names the lane's state dir itself: agents get it set that way, so a `wave`
+    command an agent runs finds the same folder as its launcher.
+    """
     env = os.environ.get("WAVE_STATE_DIR")
     if env:
-        return Path(env).expanduser().resolve() / lane
+        return Path(env).expanduser().resolve()
     if configured:
         return (repo / Path(configured).expanduser()).resolve()
     return repo / ".wave" / lane
 
 
+AGENT_SESSION_RE = re.compile(r"w\d+-[A-Za-z][A-Za-z0-9_-]{0,31}")
 DASHBOARD_SESSION = "dashboard"
 LAUNCHER_SESSION = "launcher"
 

@@ -95,8 +95,10 @@ def plan_agent(
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
     paths = layout.agent(wave.number, agent.id)
+    # The agent's env may set PATH, but never the WAVE_* facts below.
     env = {
         "PATH": path_env or agent_path_env(),
+        **agent.executor.env,
         "WAVE_LANE": lane.name,
         "WAVE_NUMBER": str(wave.number),
         "WAVE_AGENT_ID": agent.id,
@@ -106,7 +108,6 @@ def plan_agent(
         "WAVE_PROMPT_FILE": str(paths.prompt),
         "WAVE_REPO": str(lane.repo),
         "WAVE_EXECUTOR": executor_id,
-        **agent.executor.env,
         **command.env,
     }
     budget = agent.executor.budget_minutes
@@ -147,7 +148,8 @@ def materialize(launch: AgentLaunch) -> None:
         env=launch.env,
         rate_limit=launch.rate_limit,
     )
-    write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o755)
+    # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
+    write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o700)
 
 
 def missing_programs(launches: Iterable[tuple[str, str, str]], path_env: str) -> list[str]:

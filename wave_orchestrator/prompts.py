@@ -49,11 +49,7 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
         "Print `[wave-phase] <coding|validating|deploying|finalizing>` as you move between phases."
     )
     if lane.shared_files or wave.shared:
-        lines += [
-            "Files in this wave are shared: claim a file before editing it.",
-            "  wave desk claim PATH --intent TEXT   |   wave desk handover PATH --note TEXT",
-            "  wave desk mine   |   wave desk wait --timeout S",
-        ]
+        lines.append("Other agents of this wave may edit the same files: keep your edits small.")
     return "\n".join(lines) + "\n"
 
 

@@ -88,20 +88,24 @@ class TmuxServer:
             "list-panes",
             "-a",
             "-F",
-            "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}",
+            "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}",
         )
         if result.returncode != 0:
             return {}
         out: dict[str, PaneInfo] = {}
         for line in result.stdout:
             parts = line.split("\t")
-            if len(parts) != 4 or parts[0] in out:
+            if len(parts) != 5 or parts[0] in out:
                 continue
-            name, dead, status, pid = parts
+            name, dead, status, signum, pid = parts
+            # A process killed by a signal has no exit status: report it as a shell would.
+            code = int(status) if status.lstrip("-").isdigit() else None
+            if code is None and signum.isdigit():
+                code = 128 + int(signum)
             out[name] = PaneInfo(
                 session=name,
                 dead=dead == "1",
-                dead_status=int(status) if status.lstrip("-").isdigit() else None,
+                dead_status=code,
                 pid=int(pid) if pid.isdigit() else None,
             )
         return out

@@ -268,6 +268,7 @@ class WaveLoader:
         ck = self.ck
         raw_ids = {item.get("id") for item in raw_items if isinstance(item, dict)}
         raw_roles = {item.get("role") for item in raw_items if isinstance(item, dict)}
+        closure_ids = {a.id for _, a in loaded if a.is_closure}
         index: dict[str, int] = {}
         for i, a in loaded:
             if a.id in index:
@@ -290,6 +291,12 @@ class WaveLoader:
                         ("agents", i, "depends_on", j),
                         f"unknown agent {dep!r}",
                         "one of: " + ", ".join(x for x in index if x != a.id),
+                    )
+                elif dep in closure_ids and not a.is_closure:
+                    ck.error(
+                        ("agents", i, "depends_on", j),
+                        f"{dep!r} is a closure agent, which runs after every implementation agent",
+                        "an implementation agent of this wave",
                     )
         self._check_cycles(loaded, index)
         for role in CLOSURE_ORDER:

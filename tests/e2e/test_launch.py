@@ -393,3 +393,69 @@ def test_missing_executable_stops_live_launch_before_any_session(repo: Repo) -> 
     assert "agent w1/A1: executor opencode needs `no-such-opencode`" in result.stderr
     assert not libtmux.Server(socket_name=repo.env["WAVE_TMUX_SOCKET"]).is_alive()
     assert not (repo.state("main") / "events.jsonl").exists()
+
+
+def test_dead_launcher_with_live_sessions_is_refused(
+    tmux_repo: Repo, server: libtmux.Server
+) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: quick, executor: {local: {command: "true"}}}
+    """
+        },
+    )
+    server.new_session("w1-A1")  # an agent of a launcher that was killed with -9
+    dead = __import__("subprocess").Popen(["true"])
+    dead.wait()
+    lock = tmux_repo.state("main") / "launcher.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"pid": dead.pid, "host": __import__("socket").gethostname()}))
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 3
+    assert f"launcher pid {dead.pid} died and left 1 agent session(s)" in result.stderr
+    assert "--resume" in result.stderr
+    assert not (tmux_repo.state("main") / "events.jsonl").exists()  # nothing started
+    assert not lock.exists() or json.loads(lock.read_text())["pid"] == dead.pid
+
+
+def test_wrapper_killed_by_a_signal_reports_the_panes_exit_status(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: die, executor: {local: {command: "kill -9 $PPID; sleep 5"}}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main", "--json")
+    assert result.returncode == 1
+    finished = by_event(tmux_repo.events("main"), "agent_finished", "A1")[0]
+    assert finished["status"] == "failed" and finished["code"] == 137
+    assert "without writing a status file" in finished["detail"]
+    doc = json.loads(result.stdout)  # --json still prints a document when the wave fails
+    assert doc["code"] == 1 and doc["waves"][0]["failures"][0]["agent"] == "A1"
+
+
+def test_agents_can_run_wave_against_their_own_lane(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: look, executor: {local: {command: "wave status --json > \\"$WAVE_REPO/seen.json\\""}}}
+    """
+        },
+    )
+    result = tmux_repo.wave("launch", "--lane", "main")
+    assert result.returncode == 0, result.stderr
+    seen = json.loads((tmux_repo.root / "seen.json").read_text())
+    assert seen["lane"] == "main" and seen["launcher"]["alive"] is True
+    assert seen["state_dir"] == str(tmux_repo.state("main"))
+    assert seen["waves"][0]["state"] == "running"

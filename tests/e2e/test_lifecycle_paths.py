@@ -65,11 +65,11 @@ def test_depends_on_orders_launches_and_skips_after_failure(tmux_repo: Repo) -> 
     assert not (tmux_repo.root / "D-ran").exists()
 
 
-def test_usage_limit_fails_agent_without_retry(tmux_repo: Repo) -> None:
+def test_usage_limit_is_not_retried_and_blocks_the_wave(tmux_repo: Repo) -> None:
     tmux_repo.fake("claude", 'echo "You\'ve hit your weekly limit · resets 9:40am (UTC)"; exit 1\n')
     tmux_repo.lane(
         "main",
-        LANE.format(stall=0),
+        LANE.format(stall=0).replace("max_retries_per_wave: 0", "max_retries_per_wave: 2"),
         {
             1: """
         agents:
@@ -78,7 +78,11 @@ def test_usage_limit_fails_agent_without_retry(tmux_repo: Repo) -> None:
         },
     )
     result = tmux_repo.wave("launch", "--lane", "main")
-    assert result.returncode == 1
+    # Attempts remain, but a usage limit with no other executor to fall back on is not worth
+    # retrying: the wave is blocked (exit 4), after one launch.
+    assert result.returncode == 4, result.stderr
+    assert "blocked: nothing safe to retry" in result.stderr
+    assert len(events(tmux_repo, "agent_launched")) == 1
     finished = events(tmux_repo, "agent_finished")[0]
     assert finished["status"] == "usage-limit" and finished["tries"] == 1
     assert "resets 9:40am (UTC)" in tmux_repo.status("main", 1, "A1")["detail"]

@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "accepts_anything", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:
@@ -38,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `wave status --json | head`: the reader left, nothing to say
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -18,8 +18,7 @@ PENDING = {
 def register(sub: Any) -> None:
     for name, text in PENDING.items():
         p = sub.add_parser(name, help=f"{text} (not supported yet)")
-        p.add_argument("rest", nargs=argparse.REMAINDER)
-        p.set_defaults(handler=_not_yet(name))
+        p.set_defaults(handler=_not_yet(name), accepts_anything=True)
 
 
 def _not_yet(name: str) -> Any:

@@ -93,18 +93,13 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(result.to_json())
         return 0
-    outcomes = Launcher(lane, opts).run()
-    if not outcomes:
+    launched = Launcher(lane, opts).run()
+    if not launched.outcomes:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)
-    for o in outcomes:
+    for o in launched.outcomes:
         print(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", file=human)
+    if launched.message:
+        print(launched.message, file=sys.stderr)
     if args.json:
-        emit_json(
-            {
-                "lane": lane.name,
-                "waves": [
-                    {"wave": o.wave, "state": o.state, "attempts": o.attempts} for o in outcomes
-                ],
-            }
-        )
-    return 0
+        emit_json(launched.to_json())
+    return launched.code
