@@ -146,6 +146,10 @@ def test_rate_limited_twice_then_succeeds(tmux_repo: Repo) -> None:
     assert times[1] - times[0] >= 1.0 and times[2] - times[1] >= 2.0
     limited = by_event(tmux_repo.events("main"), "agent_rate_limited", "A1")
     assert [e["try"] for e in limited] == [1, 2]
+    log_events = [
+        json.loads(line)["event"] for line in (tmux_repo.state("main") / "launcher.log").open()
+    ]
+    assert "agent A1 rate-limited, try 2/3" in log_events
 
 
 def test_plain_failure_is_not_retried_by_wrapper_but_relaunched_on_fallback(

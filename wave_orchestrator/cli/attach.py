@@ -8,8 +8,8 @@ import shlex
 from typing import Any
 
 from ..definitions import AGENT_ID_RE
-from ..errors import UsageError
-from ..layout import DASHBOARD_SESSION, session_name, socket_name
+from ..errors import NotSupportedYet, UsageError
+from ..layout import session_name, socket_name
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 from .logs import find_agent_wave
 
@@ -32,12 +32,11 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
     if args.dashboard:
-        target = DASHBOARD_SESSION
-    else:
-        if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
-            raise UsageError("give an agent id (or --dashboard)")
-        wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
-        target = session_name(wave, args.agent)
+        raise NotSupportedYet("the dashboard session is not supported yet: use `wave status`")
+    if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
+        raise UsageError("give an agent id")
+    wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
+    target = session_name(wave, args.agent)
     argv = ["tmux", "-L", socket_name(lane, repo), "attach-session", "-t", f"={target}"]
     if args.print:
         print(shlex.join(argv))
