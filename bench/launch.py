@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 LANE = """
+closure: {required_roles: []}
 defaults: {executor: local, timeout_minutes: 5, max_retries_per_wave: 0, launch_stagger_ms: 0}
 """
 NOOP = 'date +%s.%N > "$WAVE_REPO/exit/$WAVE_AGENT_ID"'

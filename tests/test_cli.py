@@ -12,6 +12,8 @@ from helpers import Repo
 
 from wave_orchestrator.cli import main
 
+NO_CLOSURE = "closure: {required_roles: []}\n"
+
 
 def test_init_scaffolds_a_lane_that_validates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -45,7 +47,7 @@ def test_later_commands_say_not_supported_yet(
 def test_detach_and_resume_not_supported_yet(
     repo: Repo, flag: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo.lane("main", "", {1: "agents: [{id: A1, prompt: x}]"})
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     assert main(["launch", "--repo", str(repo.root), "--lane", "main", flag]) == 2
     assert f"{flag} is not supported yet" in capsys.readouterr().err
 
@@ -53,9 +55,9 @@ def test_detach_and_resume_not_supported_yet(
 def test_lane_is_required_only_with_several_lanes(
     repo: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo.lane("one", "", {1: "agents: [{id: A1, prompt: x}]"})
+    repo.lane("one", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     assert main(["validate", "--repo", str(repo.root)]) == 0
-    repo.lane("two", "", {1: "agents: [{id: A1, prompt: x}]"})
+    repo.lane("two", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     assert main(["validate", "--repo", str(repo.root)]) == 2
     assert "--lane is required" in capsys.readouterr().err
     assert main(["validate", "--repo", str(repo.root), "--lane", "nope"]) == 2
@@ -63,21 +65,21 @@ def test_lane_is_required_only_with_several_lanes(
 
 
 def test_validate_json(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
-    repo.lane("main", "", {1: "agents: [{id: A1, prompt: x, executor: {id: claude}}]"})
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x, executor: {id: claude}}]"})
     assert main(["validate", "--repo", str(repo.root), "--lane", "main", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["valid"] is True and out["waves"][0]["executors"] == {"claude": 1}
 
 
 def test_status_before_any_run(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
-    repo.lane("main", "", {1: "agents: [{id: A1, prompt: x}]"})
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     assert main(["status", "--repo", str(repo.root), "--lane", "main", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["waves"] == [] and data["launcher"] == {"alive": False}
 
 
 def test_bad_override_is_a_usage_error(repo: Repo) -> None:
-    repo.lane("main", "", {1: "agents: [{id: A1, prompt: x}]"})
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     result = repo.wave("launch", "--lane", "main", "--dry-run", "--timeout-minutes", "0")
     assert result.returncode == 2 and "--timeout-minutes must be > 0" in result.stderr
 

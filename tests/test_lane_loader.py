@@ -432,7 +432,7 @@ def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
         tmp_path,
         "x",
         {
-            "lane.yaml": "description: three problems\ndefaults:\n  timout_minutes: 5\n",
+            "lane.yaml": "description: three problems\ndefaults:\n  timout_minutes: 5\nclosure: {required_roles: []}\n",
             "waves/wave-1.yaml": (
                 "wave: 1\n"
                 "agents:\n"
@@ -464,7 +464,7 @@ def test_problems_in_every_wave_file_are_reported(tmp_path: Path) -> None:
         tmp_path,
         "many",
         {
-            "lane.yaml": "description: errors in three waves\n",
+            "lane.yaml": "description: errors in three waves\nclosure: {required_roles: []}\n",
             "waves/wave-1.yaml": "wave: 1\n" + agent + "    role: qa\n",
             "waves/wave-2.yaml": "wave: 3\n" + agent,
             "waves/wave-3.yaml": "wave: 3\nagents: []\n",
@@ -483,7 +483,7 @@ def test_wave_rules_are_checked_even_when_one_agent_is_broken(tmp_path: Path) ->
         tmp_path,
         "masked",
         {
-            "lane.yaml": "description: one agent error hides two wave errors\n",
+            "lane.yaml": "description: one agent error hides two wave errors\nclosure: {required_roles: []}\n",
             "waves/wave-1.yaml": (
                 "agents:\n"
                 "  - id: A1\n"

@@ -9,6 +9,7 @@ from wave_orchestrator.layout import StateLayout
 from wave_orchestrator.planner import materialize, plan_agent, redact_env
 
 LANE = """
+closure: {required_roles: []}
 defaults: {executor: codex, timeout_minutes: 30}
 role_prompts: {cont-qa: prompts/qa.md}
 """

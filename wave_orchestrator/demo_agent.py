@@ -26,12 +26,26 @@ ROLE_MARKERS = {
 }
 
 
+# What a role prints when it wants more work done: the gate fails and the stage is retried.
+FIRST_TRY_MARKERS = {
+    "integration": [
+        "[wave-integration] state=needs-more-work claims=2 conflicts=1 blockers=0 "
+        "detail=store and api disagree on the key format"
+    ],
+}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="wave-demo-agent", description=__doc__)
     p.add_argument("--file", help="file to edit, relative to the repository")
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--delay", type=float, default=0.5, help="seconds per step")
     p.add_argument("--rate-limit-once", action="store_true", help="fail the first try with a 429")
+    p.add_argument(
+        "--needs-more-work-once",
+        action="store_true",
+        help="on the first attempt, print a failing marker for the role (the gate fails once)",
+    )
     return p.parse_args(argv)
 
 
@@ -68,9 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("a", encoding="utf-8") as fh:
             fh.write(f"- {agent} ({role}) wrote this at {time.strftime('%H:%M:%S')}\n")
+            if role == "cont-qa":
+                fh.write("Verdict: PASS\n")
         print(f"edited {args.file}", flush=True)
     print("[wave-phase] finalizing", flush=True)
-    for line in ROLE_MARKERS.get(role, []):
+    first_attempt = os.environ.get("WAVE_ATTEMPT", "1") == "1"
+    markers = FIRST_TRY_MARKERS if args.needs_more_work_once and first_attempt else ROLE_MARKERS
+    for line in markers.get(role, ROLE_MARKERS.get(role, [])):
         print(line, flush=True)
     print(f"demo agent {agent} done", flush=True)
     return 0

@@ -170,7 +170,7 @@ class LaneLoader:
     def _required_roles(self, ck: Checker, value: Any) -> list[str]:
         raw = ck.mapping(value, ("closure",), ("required_roles",)) or {}
         if "required_roles" not in raw:
-            return []  # the closure sweep (a later issue) will make [cont-qa] the default
+            return ["cont-qa"]  # a wave is done only when a cont-qa agent says so
         got = ck.string_list(
             raw["required_roles"], ("closure", "required_roles"), choices=CLOSURE_ORDER, noun="role"
         )

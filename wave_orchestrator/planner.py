@@ -54,6 +54,7 @@ class AgentLaunch:
     socket: str
     deadline_minutes: float
     rate_limit: RateLimitPolicy
+    briefing: str = ""  # for closure agents: the wave's agents and their results
 
     @property
     def model(self) -> str | None:
@@ -91,6 +92,7 @@ def plan_agent(
     attempt: int = 1,
     executor: str | None = None,
     path_env: str | None = None,
+    briefing: str = "",
 ) -> AgentLaunch:
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
@@ -127,12 +129,13 @@ def plan_agent(
         socket=socket_name(lane.name, lane.repo),
         deadline_minutes=deadline,
         rate_limit=lane.defaults.rate_limit,
+        briefing=briefing,
     )
 
 
 def materialize(launch: AgentLaunch) -> None:
     """Write prompt.md and run.sh for one launch (and nothing else)."""
-    prompt = compose_prompt(launch.lane, launch.wave, launch.agent, launch.attempt)
+    prompt = compose_prompt(launch.lane, launch.wave, launch.agent, launch.attempt, launch.briefing)
     launch.paths.dir.mkdir(parents=True, exist_ok=True)
     write_atomic(launch.paths.prompt, prompt)
     spec = WrapperSpec(

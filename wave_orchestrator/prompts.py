@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .definitions import AgentDef, LaneDef, WaveDef
 
 CLOSURE_MARKER_HINTS = {
@@ -53,11 +55,33 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
     return "\n".join(lines) + "\n"
 
 
-def compose_prompt(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int) -> str:
+def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:
+    """What a closure agent reviews: every agent of the wave, its result, deliverables, log."""
+    lines = ["## the wave so far"]
+    if wave.commit_message:
+        lines.append(f"Commit message: {wave.commit_message}")
+    for row in rows:
+        agent: AgentDef = row["agent"]
+        code = "" if row["code"] is None else f", exit {row['code']}"
+        lines.append(f"- {agent.id} ({agent.role}, {agent.title}): {row['status']}{code}")
+        if agent.deliverables:
+            lines.append(f"  deliverables: {', '.join(agent.deliverables)}")
+        if agent.owns:
+            lines.append(f"  owns: {', '.join(agent.owns)}")
+        if row["log"]:
+            lines.append(f"  log: {row['log']}")
+    return "\n".join(lines) + "\n"
+
+
+def compose_prompt(
+    lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int, briefing: str = ""
+) -> str:
     parts = []
     standing = lane.role_prompts.get(agent.role)
     if standing:
         parts.append(standing.rstrip("\n") + "\n")
     parts.append(harness_preamble(lane, wave, agent, attempt))
+    if briefing:
+        parts.append(briefing)
     parts.append("## task\n" + agent.prompt)
     return "\n".join(parts)

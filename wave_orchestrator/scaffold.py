@@ -22,7 +22,7 @@ defaults:
     max_delay_seconds: 180
     jitter_seconds: 5
 # closure:
-#   required_roles: []           # e.g. [cont-qa]
+#   required_roles: [cont-qa]    # every wave needs an agent of each of these roles
 # role_prompts:
 #   cont-qa: prompts/cont-qa.md  # relative to this folder
 # executors:
@@ -43,6 +43,14 @@ agents:
       Describe the task here. Change only the paths you own.
     owns: [docs/example.md]
     deliverables: [docs/example.md]
+  # The wave is complete only when its cont-qa agent passes the gate (docs/markers.md).
+  - id: QA
+    title: Continuous QA
+    role: cont-qa
+    prompt: |
+      Review what the agents of this wave changed. Write your report, ending with a line
+      `Verdict: PASS` (or CONCERNS / BLOCKED), then print the [wave-gate] marker line.
+    owns: [docs/reviews/wave-1-cont-qa.md]
 """
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .fsutil import read_json
+from .layout import AgentPaths
 from .lifecycle import AgentState
 
 
@@ -68,3 +69,21 @@ def read_status(path: Path) -> StatusFile | None:
         outcome=data.get("outcome") if isinstance(data.get("outcome"), str) else None,
         raw=data,
     )
+
+
+def last_try_output(paths: AgentPaths) -> str:
+    """The output of the agent's last try: markers are read from it alone (SPEC 7.1).
+    The wrapper records where that try began in its log as ``output_offset``."""
+    try:
+        data = read_json(paths.status)
+        offset = data.get("output_offset", 0) if isinstance(data, dict) else 0
+    except (OSError, ValueError):
+        offset = 0
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        offset = 0
+    try:
+        with paths.output_log.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -57,7 +57,7 @@ write_backoff() {
 
 touch -- "$log"
 started_at=$(now)
-code=0 try=0 rate_limited=0 usage_limit=0 detail=''
+code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0
 while (( try < tries )); do
   try=$(( try + 1 ))
   offset=$(stat -c %s -- "$log")
@@ -93,9 +93,9 @@ extra=''
 [[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail}\""
 (( usage_limit )) && extra="$extra, \"usage_limit\": true"
 tmp="$agent_dir/.status.json.$$"
-printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s"%s}\n' \
+printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
   "$agent_json" "$wave" "$lane_json" "$attempt" "$code" "$try" "$rate_limited" \
-  "$started_at" "$finished_at" "$prompt_sha256" "$extra" > "$tmp" \
+  "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$extra" > "$tmp" \
   && mv -f -- "$tmp" "$agent_dir/status.json"
 exit "$code"
 """

@@ -13,6 +13,7 @@ from helpers import Repo, parse_at, wait_for
 pytestmark = pytest.mark.e2e
 
 FAST_LANE = """
+closure: {{required_roles: []}}
 defaults:
   executor: local
   timeout_minutes: 1

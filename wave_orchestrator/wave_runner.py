@@ -1,0 +1,315 @@
+"""One wave from start to end (SPEC 3.1, 3.4, 3.5): attempts, the implementation gate, the
+closure sweep stage by stage, and what each retry relaunches."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .definitions import AgentDef, LaneDef, WaveDef
+from .events import EventLog
+from .executors import build_command
+from .gates import AgentResult, GateResult, judge_implementation, judge_stage
+from .layout import StateLayout
+from .lifecycle import AgentState
+from .markers import parse_markers
+from .planner import plan_agent
+from .prompts import closure_briefing
+from .run_state import RunState
+from .snapshot import SnapshotWriter
+from .status import last_try_output
+from .tmux import TmuxServer
+
+
+@dataclass
+class WaveOutcome:
+    wave: int
+    state: str
+    attempts: int
+    failures: list[AgentRun] = field(default_factory=list)
+    gate: GateResult | None = None  # the gate that failed the last attempt, if one did
+    blocked: bool = False  # failed with nothing safe left to retry (exit 4)
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What one attempt launches: implementation agents, then closure stages from one on."""
+
+    agents: list[AgentDef]
+    first_stage: int
+
+
+@dataclass
+class AttemptResult:
+    failed: list[AgentRun] = field(default_factory=list)  # agents that did not succeed
+    gate: GateResult | None = None
+    gate_agents: list[AgentDef] = field(default_factory=list)  # agents the gate failed
+    failed_stage: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.gate is None
+
+
+@dataclass
+class WaveContext:
+    """What a wave run shares with its launcher."""
+
+    lane: LaneDef
+    layout: StateLayout
+    tmux: TmuxServer
+    events: EventLog
+    log: Any
+    stop: threading.Event
+    path_env: str
+    keep_sessions: bool
+
+
+class WaveRunner:
+    def __init__(self, ctx: WaveContext, wave: WaveDef) -> None:
+        self.ctx = ctx
+        self.wave = wave
+        self.latest: dict[str, AgentRun] = {}
+        self.executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
+        self.max_attempts = ctx.lane.defaults.max_retries_per_wave + 1
+        self.snap = SnapshotWriter(
+            ctx.layout.dashboard(wave.number),
+            {
+                "lane": ctx.lane.name,
+                "wave": wave.number,
+                "title": wave.title,
+                "max_attempts": self.max_attempts,
+            },
+        )
+        self.attempt = 0
+
+    def run(self, run_state: RunState) -> WaveOutcome:
+        self._start(run_state)
+        plan = RetryPlan(list(self.wave.implementation_agents), 0)
+        outcome = WaveOutcome(self.wave.number, "failed", 0)
+        for attempt in range(1, self.max_attempts + 1):
+            self.attempt = outcome.attempts = attempt
+            run_state.set_attempts(self.wave.number, attempt)
+            if attempt > 1:
+                self._announce_retry(plan)
+            result = self._attempt(plan)
+            self.refresh(force=True)
+            if self.ctx.stop.is_set() or result.ok:
+                outcome.state = "cancelled" if self.ctx.stop.is_set() else "completed"
+                break
+            outcome.failures, outcome.gate = result.failed, result.gate
+            if attempt == self.max_attempts:
+                break
+            next_plan = self._plan_retry(result, plan)
+            if next_plan is None:
+                outcome.blocked = True
+                break
+            plan = next_plan
+        self._end(outcome, run_state)
+        return outcome
+
+    def refresh(self, force: bool = False) -> None:
+        runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
+        self.snap.write(
+            runs, self.ctx.events.recent, force=force, status="running", attempt=self.attempt
+        )
+
+    # -- one attempt ------------------------------------------------------------------------
+    def _attempt(self, plan: RetryPlan) -> AttemptResult:
+        if plan.agents:
+            self._run_agents(plan.agents)
+            failed = self._failed(self.wave.implementation_agents)
+            if failed or self.ctx.stop.is_set():
+                return AttemptResult(failed=failed)
+            gate = self._judge(
+                "implementation", judge_implementation, self.wave.implementation_agents
+            )
+            if not gate.passed:
+                named = {f.agent for f in gate.failures}
+                return AttemptResult(
+                    gate=gate, gate_agents=[a for a in plan.agents if a.id in named]
+                )
+        return self._closure(plan.first_stage)
+
+    def _closure(self, first_stage: int) -> AttemptResult:
+        """Closure stages one at a time (SPEC 3.4); the first failing gate stops the sweep."""
+        for index, (role, members) in enumerate(self.wave.closure_stages()):
+            if index < first_stage:
+                continue
+            self._run_agents(list(members), briefing=closure_briefing(self.wave, self._rows()))
+            if self.ctx.stop.is_set():
+                return AttemptResult(failed=self._failed(members), failed_stage=index)
+            gate = self._judge(role, functools.partial(judge_stage, role), members)
+            if not gate.passed:
+                return AttemptResult(gate=gate, failed_stage=index)
+        return AttemptResult()
+
+    def _judge(
+        self,
+        stage: str,
+        judge: Callable[[Sequence[AgentResult]], GateResult],
+        agents: tuple[AgentDef, ...],
+    ) -> GateResult:
+        results = [self._result(a) for a in agents]
+        gate = judge(results)
+        wave = self.wave.number
+        if gate.passed:
+            self.ctx.events.emit("gate_passed", wave, stage=stage, warnings=gate.warnings or None)
+            self.ctx.log.info("gate passed", stage=stage)
+        else:
+            self.ctx.events.emit(
+                "gate_failed",
+                wave,
+                stage=stage,
+                status=gate.code,
+                detail=gate.detail,
+                failures=[f.__dict__ for f in gate.failures],
+            )
+            self.ctx.log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
+        return gate
+
+    def _result(self, agent: AgentDef) -> AgentResult:
+        run = self.latest[agent.id]
+        text = last_try_output(run.launch.paths) if run.launched_wall else ""
+        return AgentResult(
+            agent, run.state.outcome, run.code, parse_markers(text), self.ctx.lane.repo
+        )
+
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for agent in self.wave.agents:
+            run = self.latest.get(agent.id)
+            rows.append(
+                {
+                    "agent": agent,
+                    "status": run.state.outcome if run else "not run",
+                    "code": run.code if run else None,
+                    "log": str(run.launch.paths.output_log) if run else "",
+                }
+            )
+        return rows
+
+    def _failed(self, agents: tuple[AgentDef, ...]) -> list[AgentRun]:
+        runs = (self.latest.get(a.id) for a in agents)
+        return [r for r in runs if r is not None and r.state is not AgentState.COMPLETED]
+
+    def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
+        """What the next attempt relaunches (SPEC 3.5), or None when nothing is safe to retry:
+        an agent out of usage quota with no untried fallback would only fail again."""
+        if result.failed_stage is not None:
+            return RetryPlan([], result.failed_stage)
+        if result.gate_agents:
+            return RetryPlan(result.gate_agents, plan.first_stage)
+        retry = []
+        for run in result.failed:
+            agent = run.launch.agent
+            same = self._choose_executor(agent, self.executors[agent.id]) == run.launch.executor
+            if not (run.state is AgentState.USAGE_LIMIT and same):
+                retry.append(agent)
+        return RetryPlan(retry, plan.first_stage) if retry else None
+
+    # -- launching --------------------------------------------------------------------------
+    def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
+        ctx, runs = self.ctx, []
+        for agent in agents:
+            previous = self.latest.get(agent.id)
+            history = self.executors[agent.id]
+            executor = history[-1] if previous is None else self._choose_executor(agent, history)
+            if executor != history[-1]:
+                history.append(executor)
+            launch = plan_agent(
+                ctx.lane,
+                ctx.layout,
+                self.wave,
+                agent,
+                self.attempt,
+                executor,
+                ctx.path_env,
+                briefing,
+            )
+            if previous is not None:
+                archive_attempt(launch, previous.launch.attempt)
+            run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
+            runs.append(run)
+        succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
+        AgentPool(
+            runs,
+            ctx.tmux,
+            ctx.events,
+            ctx.log,
+            stagger_seconds=ctx.lane.defaults.launch_stagger_ms / 1000,
+            stall_seconds=ctx.lane.defaults.stall_minutes * 60,
+            succeeded_before=succeeded,
+            keep_sessions=ctx.keep_sessions,
+            stop=ctx.stop,
+            on_change=self.refresh,
+        ).run()
+
+    def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
+        """After a failure: the next fallback not yet tried and installed, else the same one."""
+        for candidate in agent.executor.fallbacks:
+            if candidate in history:
+                continue
+            program = build_command(agent.executor, candidate, agent.id).program
+            if shutil.which(program, path=self.ctx.path_env):
+                return candidate
+        return history[-1]
+
+    # -- start and end ----------------------------------------------------------------------
+    def _start(self, run_state: RunState) -> None:
+        wave, ctx = self.wave, self.ctx
+        wave_dir = ctx.layout.wave_dir(wave.number)
+        if wave_dir.exists():  # keep the previous run's files, out of this run's way
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{stamp}"))
+        structlog.contextvars.bind_contextvars(wave=wave.number)
+        run_state.transition(wave.number, "running", attempts=0)
+        ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
+        ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
+
+    def _announce_retry(self, plan: RetryPlan) -> None:
+        stage = self.wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
+        agents = [a.id for a in plan.agents]
+        self.ctx.events.emit(
+            "wave_retry", self.wave.number, attempt=self.attempt, agents=agents, stage=stage
+        )
+        self.ctx.log.info("wave retry", attempt=self.attempt, agents=agents or None, stage=stage)
+
+    def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
+        ctx, wave = self.ctx, self.wave
+        reason = "" if outcome.state == "completed" else failure_reason(outcome)
+        if outcome.state == "cancelled":
+            reason = "stopped by a signal"
+        run_state.transition(wave.number, outcome.state, reason)
+        ctx.events.emit(
+            f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
+        )
+        ctx.log.info(f"wave {outcome.state}", attempts=outcome.attempts)
+        runs = [self.latest[a.id] for a in wave.agents if a.id in self.latest]
+        self.snap.write(
+            runs, ctx.events.recent, force=True, status=outcome.state, attempt=outcome.attempts
+        )
+        if not ctx.keep_sessions:
+            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+
+
+def failure_reason(outcome: WaveOutcome) -> str:
+    parts = [
+        f"{r.id}: {r.state.outcome}" + (f" ({r.detail})" if r.detail else "")
+        for r in outcome.failures
+    ]
+    if outcome.gate is not None:
+        parts += [
+            f"{outcome.gate.stage} gate: {f.code}"
+            + (f" ({f.agent}: {f.detail})" if f.agent else f" ({f.detail})")
+            for f in outcome.gate.failures
+        ]
+    return "; ".join(parts)
