@@ -138,3 +138,31 @@ def test_demo_lane_runs_from_a_copy_of_the_repository(tmux_repo: Repo) -> None:
         lanes["lanes"][0]["lane"] == "demo"
         and lanes["lanes"][0]["last_result"] == "wave 2 completed"
     )
+
+
+def test_auto_next_starts_at_the_first_wave_not_completed(tmux_repo: Repo) -> None:
+    gated = 'test -e "$WAVE_REPO/go" || { echo "not yet"; exit 1; }'
+    tmux_repo.lane(
+        "main",
+        LANE.format(stall=0),
+        {
+            1: "agents: [{id: A1, prompt: one, executor: {local: {command: 'true'}}}]",
+            2: "agents: [{id: B1, prompt: two, executor: {local: {command: '" + gated + "'}}}]",
+            3: "agents: [{id: C1, prompt: three, executor: {local: {command: 'true'}}}]",
+        },
+    )
+    first = tmux_repo.wave("launch", "--lane", "main")
+    assert first.returncode == 1
+    (tmux_repo.root / "go").touch()
+    started_before = len(events(tmux_repo, "wave_started"))
+    second = tmux_repo.wave("launch", "--lane", "main", "--auto-next")
+    assert second.returncode == 0, second.stderr
+    assert [e["wave"] for e in events(tmux_repo, "wave_started")[started_before:]] == [2, 3]
+    waves = tmux_repo.run_state("main")["waves"]
+    assert {k: v["state"] for k, v in waves.items()} == {
+        "1": "completed",
+        "2": "completed",
+        "3": "completed",
+    }
+    third = tmux_repo.wave("launch", "--lane", "main", "--auto-next")
+    assert third.returncode == 0 and "every selected wave is already completed" in third.stdout
