@@ -3,6 +3,7 @@ contracts, and one closure gate per stage over the markers its agents printed.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,30 +207,41 @@ def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
     return gate
 
 
+VERDICTS = {
+    "pass": "pass",
+    "concerns": "concerns",
+    "hold": "concerns",
+    "blocked": "blocked",
+    "fail": "blocked",
+}
+
+
 def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
-    """From `[wave-verdict]`, or else a `Verdict: PASS` line in the report file."""
+    """From `[wave-verdict]`, or else the last `Verdict:` line of the report file. Only a
+    clear pass passes: a verdict word we cannot read is no verdict."""
     found = r.markers.get("verdict")
     if isinstance(found, InvalidMarker):
         gate.fail(found.code, f"{found.reason}: {found.line}", r.agent.id)
         return
-    verdict = str(found.get("value")) if found else _report_verdict(r.report_file)
+    word = str(found.get("value")) if found else _report_verdict(r.report_file)
+    detail = (found.detail if found else "") or f"verdict {word}"
+    verdict = VERDICTS.get(word or "")
     if verdict is None:
+        seen = f" (unrecognised verdict {word!r})" if word else ""
         gate.fail(
             "missing-cont-qa-verdict",
-            "no [wave-verdict] marker and no `Verdict:` line in the report",
+            "no [wave-verdict] marker and no `Verdict: PASS|CONCERNS|BLOCKED` line "
+            f"in the report{seen}",
             r.agent.id,
         )
-    elif verdict in ("concerns", "hold"):
-        gate.fail(
-            "cont-qa-concerns", (found.detail if found else "") or f"verdict {verdict}", r.agent.id
-        )
-    elif verdict in ("blocked", "fail"):
-        gate.fail(
-            "cont-qa-blocked", (found.detail if found else "") or f"verdict {verdict}", r.agent.id
-        )
+    elif verdict == "concerns":
+        gate.fail("cont-qa-concerns", detail, r.agent.id)
+    elif verdict == "blocked":
+        gate.fail("cont-qa-blocked", detail, r.agent.id)
 
 
 def _report_verdict(report: Path | None) -> str | None:
+    """The first word of the last `Verdict:` line (markdown emphasis and punctuation ignored)."""
     try:
         text = report.read_text(encoding="utf-8", errors="replace") if report else ""
     except OSError:
@@ -237,8 +249,9 @@ def _report_verdict(report: Path | None) -> str | None:
     verdict = None
     for line in text.splitlines():
         head, sep, value = line.strip().lstrip("*#-> ").partition(":")
-        if sep and head.strip("* ").lower() == "verdict":
-            verdict = value.strip(" *`").split()[0].lower() if value.strip(" *`") else None
+        if sep and head.strip("*_ ").lower() == "verdict":
+            words = re.findall(r"[A-Za-z]+", value)
+            verdict = words[0].lower() if words else ""
     return verdict
 
 

@@ -57,7 +57,7 @@ KINDS = (*KEYED, *POSITIONAL)
 
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 TAG_RE = re.compile(r"\[wave-([a-z][a-z-]*)\](.*)", re.IGNORECASE)
-INT_RE = re.compile(r"\d+")
+INT_RE = re.compile(r"[0-9]+")
 LIST_ITEM_RE = re.compile(r"[^,\s=]+")
 
 
