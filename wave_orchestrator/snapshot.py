@@ -11,36 +11,56 @@ from typing import Any
 from .agent_pool import AgentRun
 from .events import utc_now
 from .fsutil import write_json_atomic
+from .lifecycle import AgentState
+from .markers import ANSI_RE, Marker, parse_line
 
 MIN_INTERVAL = 0.25
 
 
-def last_line(path: Path, limit: int = 4096) -> str:
+def tail_text(path: Path, limit: int = 4096) -> str:
     try:
         with path.open("rb") as fh:
             fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            chunk = fh.read().decode("utf-8", "replace")
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    lines = [ln.strip() for ln in chunk.replace("\r", "\n").splitlines() if ln.strip()]
+
+
+def last_line(text: str) -> str:
+    lines = [
+        ln.strip() for ln in ANSI_RE.sub("", text).replace("\r", "\n").splitlines() if ln.strip()
+    ]
     return lines[-1][:200] if lines else ""
+
+
+def last_phase(text: str) -> str | None:
+    """The agent's latest `[wave-phase]`, shown as its state while it runs."""
+    phase = None
+    for line in text.splitlines():
+        marker = parse_line(line)
+        if isinstance(marker, Marker) and marker.kind == "phase":
+            phase = str(marker.get("value"))
+    return phase
 
 
 def agent_row(run: AgentRun) -> dict[str, Any]:
     launch = run.launch
+    tail = tail_text(launch.paths.output_log) if run.launched_wall else ""
+    state = run.state.value
+    if run.state is AgentState.RUNNING:
+        state = last_phase(tail) or state
     return {
         "id": run.id,
         "role": launch.agent.role,
         "executor": launch.executor,
         "model": launch.model,
-        "state": run.state.value,
+        "state": state,
         "attempt": launch.attempt,
         "tries": run.tries,
         "exit_code": run.code,
         "elapsed_ms": run.duration_ms,
-        "last_line": last_line(launch.paths.output_log) if run.launched_wall else "",
+        "last_line": last_line(tail),
         "session": launch.session,
         "detail": run.detail or None,
     }

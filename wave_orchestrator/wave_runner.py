@@ -4,6 +4,7 @@ closure sweep stage by stage, and what each retry relaunches."""
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import threading
 import time
@@ -90,6 +91,10 @@ class WaveRunner:
             },
         )
         self.attempt = 0
+        # Stage progress for the dashboard: pending, running, passed, failed.
+        self.stages = {"implementation": "pending"} | {
+            role: "pending" for role, _ in wave.closure_stages()
+        }
 
     def run(self, run_state: RunState) -> WaveOutcome:
         self._start(run_state)
@@ -116,15 +121,23 @@ class WaveRunner:
         self._end(outcome, run_state)
         return outcome
 
-    def refresh(self, force: bool = False) -> None:
+    def refresh(self, force: bool = False, status: str = "running") -> None:
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
         self.snap.write(
-            runs, self.ctx.events.recent, force=force, status="running", attempt=self.attempt
+            runs,
+            self.ctx.events.recent,
+            force=force,
+            status=status,
+            attempt=self.attempt,
+            stages=[{"stage": k, "state": v} for k, v in self.stages.items()],
+            waiting_on=[r.id for r in runs if r.active],
+            launcher_pid=os.getpid(),
         )
 
     # -- one attempt ------------------------------------------------------------------------
     def _attempt(self, plan: RetryPlan) -> AttemptResult:
         if plan.agents:
+            self.stages["implementation"] = "running"
             self._run_agents(plan.agents)
             failed = self._failed(self.wave.implementation_agents)
             if failed or self.ctx.stop.is_set():
@@ -144,6 +157,7 @@ class WaveRunner:
         for index, (role, members) in enumerate(self.wave.closure_stages()):
             if index < first_stage:
                 continue
+            self.stages[role] = "running"
             self._run_agents(list(members), briefing=closure_briefing(self.wave, self._rows()))
             if self.ctx.stop.is_set():
                 return AttemptResult(failed=self._failed(members), failed_stage=index)
@@ -160,6 +174,7 @@ class WaveRunner:
     ) -> GateResult:
         results = [self._result(a) for a in agents]
         gate = judge(results)
+        self.stages[stage] = "passed" if gate.passed else "failed"
         wave = self.wave.number
         if gate.passed:
             self.ctx.events.emit("gate_passed", wave, stage=stage, warnings=gate.warnings or None)
@@ -293,10 +308,7 @@ class WaveRunner:
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
         )
         ctx.log.info(f"wave {outcome.state}", attempts=outcome.attempts)
-        runs = [self.latest[a.id] for a in wave.agents if a.id in self.latest]
-        self.snap.write(
-            runs, ctx.events.recent, force=True, status=outcome.state, attempt=outcome.attempts
-        )
+        self.refresh(force=True, status=outcome.state)
         if not ctx.keep_sessions:
             ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
 
