@@ -108,6 +108,12 @@ class LaunchResult:
                     ]
                     if o.state != "completed"
                     else [],
+                    "gate": {
+                        "stage": o.gate.stage,
+                        "failures": [f.__dict__ for f in o.gate.failures],
+                    }
+                    if o.gate is not None and o.state != "completed"
+                    else None,
                 }
                 for o in self.outcomes
             ],
@@ -172,12 +178,14 @@ class Launcher:
     def _refuse_orphans(self, lock: LaneLock) -> None:
         """A dead launcher whose agents still run: starting over would run them twice."""
         assert self.tmux is not None
-        if lock.took_over is None:
-            return
-        orphans = sorted(name for name in self.tmux.panes() if AGENT_SESSION_RE.fullmatch(name))
+        orphans = sorted(
+            name for name, pane in self.tmux.panes().items()
+            if AGENT_SESSION_RE.fullmatch(name) and not pane.dead
+        )  # fmt: skip
         if orphans:
+            who = f"launcher pid {lock.took_over.get('pid')}" if lock.took_over else "a launcher"
             raise LockHeld(
-                f"launcher pid {lock.took_over.get('pid')} died and left {len(orphans)} agent "
+                f"{who} died and left {len(orphans)} agent "
                 f"session(s) running on lane {self.lane.name!r} ({', '.join(orphans[:5])}): "
                 "adopt them with `wave launch --resume` or stop them with `wave stop` "
                 f"(until those land: tmux -L {self.tmux.socket} kill-server)"

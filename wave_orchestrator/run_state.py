@@ -41,6 +41,7 @@ class RunState:
         if to == "running" and before != "running":
             entry["started_at"] = now
             entry.pop("finished_at", None)
+            entry.pop("reason", None)
         if to in ("completed", "failed", "cancelled"):
             entry["finished_at"] = now
         if reason:

@@ -162,6 +162,7 @@ class Checker:
         items = self.string_list(value, path)
         if items is None:
             return None
+        ok = True
         for i, item in enumerate(items):
             problem = ere_problem(item)
             if problem:
@@ -170,8 +171,8 @@ class Checker:
                     f"invalid pattern {item!r}: {problem}",
                     "an extended regex (grep -E)",
                 )
-                return None
-        return items
+                ok = False
+        return items if ok else None
 
 
 PERL_ONLY = re.compile(r"\\[dDhHAzZ]|\(\?")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import resource
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libtmux
@@ -53,10 +53,23 @@ class TmuxServer:
     def is_running(self) -> bool:
         return bool(self._server.is_alive())
 
-    def start_session(self, name: str, argv: Sequence[str], cwd: str) -> None:
-        """One tmux invocation: server options, then the detached session running ``argv``."""
+    def start_session(
+        self,
+        name: str,
+        argv: Sequence[str],
+        cwd: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        keep_pane: bool = True,
+    ) -> None:
+        """One tmux invocation: server options, then the detached session running ``argv``.
+
+        Agent panes stay after their process exits (``remain-on-exit``) so a person can still
+        read them; the launcher's and dashboard's panes go away with their process.
+        """
         raise_fd_limit()
-        self._run(
+        extra_env = [arg for k, v in (env or {}).items() for arg in ("-e", f"{k}={v}")]
+        args = [
             "start-server",
             ";",
             "set-option",
@@ -79,8 +92,12 @@ class TmuxServer:
             "50",
             "-c",
             cwd,
+            *extra_env,
             *argv,
-        )
+        ]
+        if not keep_pane:
+            args += [";", "set-option", "-t", f"={name}", "remain-on-exit", "off"]
+        self._run(*args)
 
     def panes(self) -> dict[str, PaneInfo]:
         """Every session's first pane, in one cheap ``list-panes`` call; {} when no server."""

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
-from . import attach, init, lanes, later, launch, logs, status, validate
+from . import attach, dashboard, init, lanes, later, launch, logs, status, validate
 
-COMMANDS = (launch, validate, status, attach, logs, lanes, init, later)
+COMMANDS = (launch, validate, status, attach, logs, dashboard, lanes, init, later)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,45 @@
+"""`wave dashboard`: the live view of a lane's current wave (`--once`: one frame)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from rich.console import Console
+
+from ..dashboard import show_live, show_once
+from ._common import add_lane, add_repo, repo_and_lane, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("dashboard", help="live dashboard of the lane's current wave")
+    add_repo(p)
+    add_lane(p)
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="show this wave (default: the current one)"
+    )
+    p.add_argument("--once", action="store_true", help="print one frame and exit")
+    p.add_argument(
+        "--width", type=int, metavar="COLS", help="frame width (default: the terminal's)"
+    )
+    p.add_argument(
+        "--height", type=int, metavar="ROWS", help="frame height (default: the terminal's)"
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    console = Console(
+        width=args.width, height=args.height, no_color="NO_COLOR" in os.environ, highlight=False
+    )
+    if args.once:
+        show_once(layout, args.wave, console)
+        return 0
+    try:
+        show_live(layout, args.wave, console)
+    except KeyboardInterrupt:
+        pass
+    return 0
