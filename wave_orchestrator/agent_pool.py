@@ -195,6 +195,15 @@ class AgentPool:
                 self.tmux.kill_sessions([launch.session])
             run.launched_wall = time.time()
             run.launched_mono = time.monotonic()
+            write_json_atomic(
+                launch.paths.launch_record,
+                {
+                    "attempt": launch.attempt,
+                    "executor": launch.executor,
+                    "session": launch.session,
+                    "launched_at": run.launched_wall,
+                },
+            )
             self.tmux.start_session(
                 launch.session, ["bash", str(launch.paths.run_script)], str(launch.lane.repo)
             )
@@ -419,12 +428,13 @@ class AgentPool:
         write_json_atomic(path, status)
 
 
-def archive_attempt(launch: AgentLaunch, previous_attempt: int) -> None:
-    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch."""
+def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = "") -> None:
+    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
+    (``suffix`` marks an attempt a dead launcher left unfinished)."""
     paths = launch.paths
     for src, dst in (
-        (paths.output_log, paths.attempt_log(previous_attempt)),
-        (paths.status, paths.attempt_status(previous_attempt)),
+        (paths.output_log, paths.attempt_log(previous_attempt, suffix)),
+        (paths.status, paths.attempt_status(previous_attempt, suffix)),
     ):
         if src.exists():
             os.replace(src, dst)

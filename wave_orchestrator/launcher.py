@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,10 +15,10 @@ from types import FrameType
 from typing import Any
 
 from .definitions import LaneDef, WaveDef
-from .errors import ExecutorMissing, LockHeld, UsageError
+from .errors import ExecutorMissing, LockHeld, TmuxError, UsageError
 from .events import EventLog
 from .lane_loader import load_lane
-from .layout import AGENT_SESSION_RE, StateLayout, socket_name
+from .layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from .lifecycle import AgentState
 from .lock import LaneLock
 from .logs import configure_logging, get_logger
@@ -36,6 +37,7 @@ class LaunchOptions:
     dry_run: bool = False
     keep_sessions: bool = False
     no_dashboard: bool = False
+    resume: bool = False
     executor: str | None = None
     quiet: bool = False
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -65,9 +67,9 @@ def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None)
         if (opts.start_wave is None or w.number >= opts.start_wave)
         and (opts.end_wave is None or w.number <= opts.end_wave)
     ]
-    if opts.auto_next and run_state is not None:
+    if (opts.auto_next or opts.resume) and run_state is not None:
         waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
-    if not waves and not opts.auto_next:
+    if not waves and not (opts.auto_next or opts.resume):
         raise UsageError(
             f"no waves of lane {lane.name!r} in the range {opts.start_wave}..{opts.end_wave}"
         )
@@ -133,6 +135,7 @@ class Launcher:
         self.log: Any = None
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None
+        self.first_wave: WaveDef | None = None
 
     def check_executors(self, waves: list[WaveDef]) -> None:
         missing = missing_programs(required_programs(self.lane, waves), self.path_env)
@@ -146,11 +149,13 @@ class Launcher:
         lock = LaneLock(self.layout.lock, self.lane.name)
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
+        self.first_wave = waves[0] if waves else None
         lock.acquire()
         try:
             self.check_executors(waves)
             self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-            self._refuse_orphans(lock)
+            if not self.opts.resume:
+                self._refuse_orphans(lock)
         except BaseException:
             lock.release()
             raise
@@ -160,6 +165,8 @@ class Launcher:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
         result = LaunchResult(self.lane.name)
         self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+        if not self.opts.no_dashboard and waves:
+            self._start_dashboard()
         try:
             with self._signals():
                 for wave in waves:
@@ -173,22 +180,51 @@ class Launcher:
             raise
         finally:
             self.events.emit("launcher_stopped", code=result.code)
+            if not self.opts.no_dashboard:
+                self.tmux.kill_sessions([DASHBOARD_SESSION])
             lock.release()
+
+    def _start_dashboard(self) -> None:
+        """The `dashboard` session shows the lane live for whoever attaches to it."""
+        assert self.tmux is not None
+        argv = [
+            sys.executable,
+            "-m",
+            "wave_orchestrator",
+            "dashboard",
+            "--lane",
+            self.lane.name,
+            "--repo",
+            str(self.lane.repo),
+        ]
+        env = {k: os.environ[k] for k in ("WAVE_STATE_DIR", "NO_COLOR", "PATH") if k in os.environ}
+        self.tmux.kill_sessions([DASHBOARD_SESSION])
+        try:
+            self.tmux.start_session(
+                DASHBOARD_SESSION, argv, str(self.lane.repo), env=env, keep_pane=False
+            )
+        except TmuxError as exc:
+            self.log.warning("dashboard not started", error=str(exc))
+            return
+        self.log.info(
+            f"dashboard: wave attach --lane {self.lane.name} --dashboard "
+            f"(or: tmux -L {self.tmux.socket} attach -t ={DASHBOARD_SESSION})"
+        )
 
     def _refuse_orphans(self, lock: LaneLock) -> None:
         """A dead launcher whose agents still run: starting over would run them twice."""
         assert self.tmux is not None
         orphans = sorted(
-            name for name, pane in self.tmux.panes().items()
+            name
+            for name, pane in self.tmux.panes().items()
             if AGENT_SESSION_RE.fullmatch(name) and not pane.dead
-        )  # fmt: skip
+        )
         if orphans:
             who = f"launcher pid {lock.took_over.get('pid')}" if lock.took_over else "a launcher"
             raise LockHeld(
                 f"{who} died and left {len(orphans)} agent "
                 f"session(s) running on lane {self.lane.name!r} ({', '.join(orphans[:5])}): "
-                "adopt them with `wave launch --resume` or stop them with `wave stop` "
-                f"(until those land: tmux -L {self.tmux.socket} kill-server)"
+                "adopt them with `wave launch --resume` or stop them with `wave stop`"
             )
 
     def _conclude(self, result: LaunchResult) -> None:
@@ -249,5 +285,6 @@ class Launcher:
             self.stop,
             self.path_env,
             self.opts.keep_sessions,
+            resume=self.opts.resume and wave is self.first_wave,
         )
         return WaveRunner(ctx, wave).run(run_state)

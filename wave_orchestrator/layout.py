@@ -75,14 +75,19 @@ class AgentPaths:
         return self.dir / "backoff.json"
 
     @property
+    def launch_record(self) -> Path:
+        """Which attempt and executor were launched, and when: what `--resume` adopts."""
+        return self.dir / "launch.json"
+
+    @property
     def preview(self) -> Path:
         return self.dir / "launch-preview.json"
 
-    def attempt_log(self, attempt: int) -> Path:
-        return self.dir / f"attempt-{attempt}.log"
+    def attempt_log(self, attempt: int, suffix: str = "") -> Path:
+        return self.dir / f"attempt-{attempt}{suffix}.log"
 
-    def attempt_status(self, attempt: int) -> Path:
-        return self.dir / f"attempt-{attempt}.status.json"
+    def attempt_status(self, attempt: int, suffix: str = "") -> Path:
+        return self.dir / f"attempt-{attempt}{suffix}.status.json"
 
 
 @dataclass(frozen=True)

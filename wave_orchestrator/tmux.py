@@ -96,7 +96,7 @@ class TmuxServer:
             *argv,
         ]
         if not keep_pane:
-            args += [";", "set-option", "-t", f"={name}", "remain-on-exit", "off"]
+            args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
         self._run(*args)
 
     def panes(self) -> dict[str, PaneInfo]:

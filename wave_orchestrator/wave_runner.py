@@ -18,6 +18,7 @@ from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .definitions import AgentDef, LaneDef, WaveDef
 from .events import EventLog
 from .executors import build_command
+from .fsutil import read_json
 from .gates import AgentResult, GateResult, judge_implementation, judge_stage
 from .layout import StateLayout
 from .lifecycle import AgentState
@@ -26,8 +27,8 @@ from .planner import plan_agent
 from .prompts import closure_briefing
 from .run_state import RunState
 from .snapshot import SnapshotWriter
-from .status import last_try_output
-from .tmux import TmuxServer
+from .status import StatusUnreadable, last_try_output, read_status
+from .tmux import PaneInfo, TmuxServer
 
 
 @dataclass
@@ -72,6 +73,7 @@ class WaveContext:
     stop: threading.Event
     path_env: str
     keep_sessions: bool
+    resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
 
 
 class WaveRunner:
@@ -91,21 +93,23 @@ class WaveRunner:
             },
         )
         self.attempt = 0
+        self.adopting = False
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
         }
 
     def run(self, run_state: RunState) -> WaveOutcome:
-        self._start(run_state)
+        first = self._start(run_state)
         plan = RetryPlan(list(self.wave.implementation_agents), 0)
         outcome = WaveOutcome(self.wave.number, "failed", 0)
-        for attempt in range(1, self.max_attempts + 1):
+        for attempt in range(first, self.max_attempts + 1):
             self.attempt = outcome.attempts = attempt
             run_state.set_attempts(self.wave.number, attempt)
             if attempt > 1:
                 self._announce_retry(plan)
             result = self._attempt(plan)
+            self.adopting = False
             self.refresh(force=True)
             if self.ctx.stop.is_set() or result.ok:
                 outcome.state = "cancelled" if self.ctx.stop.is_set() else "completed"
@@ -227,14 +231,21 @@ class WaveRunner:
         for run in result.failed:
             agent = run.launch.agent
             same = self._choose_executor(agent, self.executors[agent.id]) == run.launch.executor
-            if not (run.state is AgentState.USAGE_LIMIT and same):
+            stuck = run.state is AgentState.USAGE_LIMIT and same
+            if not stuck and run.state is not AgentState.CANCELLED:  # a person stopped it
                 retry.append(agent)
         return RetryPlan(retry, plan.first_stage) if retry else None
 
     # -- launching --------------------------------------------------------------------------
     def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
         ctx, runs = self.ctx, []
+        panes = ctx.tmux.panes() if self.adopting else {}
         for agent in agents:
+            if self.adopting and (adopted := self._adopt(agent, panes)) is not None:
+                self.latest[agent.id] = adopted
+                if adopted.active:
+                    runs.append(adopted)
+                continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
             executor = history[-1] if previous is None else self._choose_executor(agent, history)
@@ -252,6 +263,8 @@ class WaveRunner:
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
+            elif self.adopting and launch.paths.output_log.exists():
+                archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
             runs.append(run)
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
@@ -268,6 +281,63 @@ class WaveRunner:
             on_change=self.refresh,
         ).run()
 
+    def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
+        """What a dead launcher left of this agent: a finished result that counts, a session
+        still running to wait on, or nothing (None: launch it). Nothing runs twice."""
+        ctx = self.ctx
+        paths = ctx.layout.agent(self.wave.number, agent.id)
+        try:
+            record = read_json(paths.launch_record)
+        except (OSError, ValueError):
+            record = {}
+        try:
+            status = read_status(paths.status)
+        except StatusUnreadable:
+            status = None
+        attempt = (
+            int(status.raw.get("attempt", self.attempt))
+            if status
+            else int(record.get("attempt", self.attempt))
+        )
+        executor = str(record.get("executor") or self.executors[agent.id][-1])
+        if executor not in self.executors[agent.id]:
+            self.executors[agent.id].append(executor)
+        launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, executor, ctx.path_env)
+        session = panes.get(launch.session)
+        if status is not None and (status.state is AgentState.COMPLETED or attempt == self.attempt):
+            run = AgentRun(
+                launch,
+                state=status.state,
+                code=status.code,
+                tries=status.tries,
+                rate_limited=status.rate_limited,
+                detail=status.detail or "",
+                launched_wall=float(record.get("launched_at", time.time())),
+                finished_wall=time.time(),
+            )
+        elif status is None and session is not None and record:
+            started = float(record.get("launched_at", time.time()))
+            run = AgentRun(
+                launch,
+                state=AgentState.RUNNING,
+                launched_wall=started,
+                pid=session.pid,
+                launched_mono=time.monotonic() - (time.time() - started),
+            )
+            run.deadline = run.launched_mono + launch.deadline_minutes * 60  # type: ignore[operator]
+        else:
+            return None
+        ctx.events.emit(
+            "agent_adopted",
+            self.wave.number,
+            agent.id,
+            attempt=attempt,
+            status=run.state.outcome,
+            session=launch.session,
+        )
+        ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
+        return run
+
     def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
         for candidate in agent.executor.fallbacks:
@@ -279,16 +349,26 @@ class WaveRunner:
         return history[-1]
 
     # -- start and end ----------------------------------------------------------------------
-    def _start(self, run_state: RunState) -> None:
+    def _start(self, run_state: RunState) -> int:
+        """Begin (or, resuming, rejoin) the wave; returns the number of its first attempt."""
         wave, ctx = self.wave, self.ctx
         wave_dir = ctx.layout.wave_dir(wave.number)
+        structlog.contextvars.bind_contextvars(wave=wave.number)
+        previous = run_state.wave(wave.number)
+        if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
+            self.adopting = True
+            first = max(1, int(previous.get("attempts") or 1))
+            run_state.transition(wave.number, "running", "resumed", attempts=first)
+            ctx.events.emit("wave_resumed", wave.number, attempt=first)
+            ctx.log.info("wave resumed", attempt=first)
+            return first
         if wave_dir.exists():  # keep the previous run's files, out of this run's way
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{stamp}"))
-        structlog.contextvars.bind_contextvars(wave=wave.number)
         run_state.transition(wave.number, "running", attempts=0)
         ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
         ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
+        return 1
 
     def _announce_retry(self, plan: RetryPlan) -> None:
         stage = self.wave.closure_stages()[plan.first_stage][0] if not plan.agents else None

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
-from . import attach, dashboard, init, lanes, later, launch, logs, status, validate
+from . import attach, dashboard, init, lanes, later, launch, logs, status, stop, validate
 
-COMMANDS = (launch, validate, status, attach, logs, dashboard, lanes, init, later)
+COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, lanes, init, later)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    raw = list(sys.argv[1:] if argv is None else argv)
+    args, unknown = parser.parse_known_args(raw)
+    args.raw_argv = raw
     if unknown and not getattr(args, "accepts_anything", False):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:

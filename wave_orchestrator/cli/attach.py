@@ -8,8 +8,8 @@ import shlex
 from typing import Any
 
 from ..definitions import AGENT_ID_RE
-from ..errors import NotSupportedYet, UsageError
-from ..layout import session_name, socket_name
+from ..errors import UsageError
+from ..layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 from .logs import find_agent_wave
 
@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--dashboard", action="store_true", help="attach to the dashboard session")
     p.add_argument(
+        "--launcher", action="store_true", help="attach to a detached launcher's session"
+    )
+    p.add_argument(
         "--print", action="store_true", help="print the tmux command instead of running it"
     )
     p.set_defaults(handler=run)
@@ -32,11 +35,14 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
     if args.dashboard:
-        raise NotSupportedYet("the dashboard session is not supported yet: use `wave status`")
-    if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
-        raise UsageError("give an agent id")
-    wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
-    target = session_name(wave, args.agent)
+        target = DASHBOARD_SESSION
+    elif args.launcher:
+        target = LAUNCHER_SESSION
+    else:
+        if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
+            raise UsageError("give an agent id, --dashboard or --launcher")
+        wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
+        target = session_name(wave, args.agent)
     argv = ["tmux", "-L", socket_name(lane, repo), "attach-session", "-t", f"={target}"]
     if args.print:
         print(shlex.join(argv))

@@ -8,7 +8,6 @@ from typing import Any
 from ..errors import NotSupportedYet
 
 PENDING = {
-    "stop": "stop a running launcher",
     "metrics": "per-run metrics report",
     "desk": "file claims for agents that share files",
 }

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from ..control import start_detached
 from ..definitions import EXECUTOR_IDS
 from ..dry_run import dry_run, format_table
-from ..errors import NotSupportedYet, UsageError
+from ..errors import UsageError
 from ..launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+from ..layout import socket_name
 from ..run_state import RunState
-from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane
+from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 OVERRIDES = (
     ("--timeout-minutes", "timeout_minutes", float),
@@ -40,12 +43,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--detach",
         action="store_true",
-        help="run the launcher in a tmux session (not supported yet)",
+        help="run the launcher in the lane's `launcher` tmux session and return",
     )
     p.add_argument(
         "--resume",
         action="store_true",
-        help="adopt a previous launcher's sessions (not supported yet)",
+        help="adopt a dead launcher's live sessions and finished agents",
     )
     p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard session")
     p.add_argument(
@@ -68,10 +71,6 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.detach:
-        raise NotSupportedYet("--detach is not supported yet")
-    if args.resume:
-        raise NotSupportedYet("--resume is not supported yet")
     repo, lane_name = repo_and_lane(args)
     opts = LaunchOptions(
         lane=lane_name,
@@ -83,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         no_dashboard=args.no_dashboard,
         executor=args.executor,
         overrides=_check_overrides(args),
+        resume=args.resume,
     )
     lane = prepare_lane(repo, opts)
     human = sys.stderr if args.json else sys.stdout
@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(result.to_json())
         return 0
+    if args.detach:
+        return _detach(args, repo, lane.name, human)
     launched = Launcher(lane, opts).run()
     if not launched.outcomes:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)
@@ -103,3 +105,21 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(launched.to_json())
     return launched.code
+
+
+def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
+    """Start this same launch in the lane's `launcher` session and return at once."""
+    raw = args.raw_argv[1:] if args.raw_argv[:1] == ["launch"] else args.raw_argv
+    passthrough = [a for a in raw if a not in ("--detach", "--json")]
+    launch_args = [*passthrough, "--lane", lane, "--repo", str(repo)]
+    layout = state_layout(repo, lane)
+    pid = start_detached(layout, repo, launch_args)
+    socket = socket_name(lane, repo)
+    print(f"launcher started in tmux session 'launcher' (pid {pid}, socket {socket})", file=human)
+    print(f"  watch:  wave dashboard --lane {lane}", file=human)
+    print(f"  status: wave status --lane {lane}", file=human)
+    print(f"  stop:   wave stop --lane {lane}", file=human)
+    print(f"  attach: wave attach --lane {lane} --launcher", file=human)
+    if args.json:
+        emit_json({"lane": lane, "pid": pid, "session": "launcher", "socket": socket})
+    return 0
