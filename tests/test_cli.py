@@ -28,28 +28,13 @@ def test_init_scaffolds_a_lane_that_validates(
 
 
 @pytest.mark.parametrize(
-    "command",
-    [
-        ["dashboard", "--once"],
-        ["stop", "--lane", "x", "--agent", "A1"],
-        ["metrics", "--json"],
-        ["desk", "claim", "src/a.py", "--intent", "edit"],
-    ],
+    "command", [["metrics", "--json"], ["desk", "claim", "src/a.py", "--intent", "edit"]]
 )
 def test_later_commands_say_not_supported_yet(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(command) == 2
     assert "not supported yet" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("flag", ["--detach", "--resume"])
-def test_detach_and_resume_not_supported_yet(
-    repo: Repo, flag: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
-    assert main(["launch", "--repo", str(repo.root), "--lane", "main", flag]) == 2
-    assert f"{flag} is not supported yet" in capsys.readouterr().err
 
 
 def test_lane_is_required_only_with_several_lanes(
