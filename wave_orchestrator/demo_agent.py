@@ -50,11 +50,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def simulated_rate_limit(agent: str) -> bool:
-    """True on the first try of this agent's attempt: the marker file remembers the try."""
-    state = Path(os.environ.get("WAVE_STATE_DIR", ".")) / "demo-agent"
-    state.mkdir(parents=True, exist_ok=True)
-    wave, attempt = os.environ.get("WAVE_NUMBER", "0"), os.environ.get("WAVE_ATTEMPT", "1")
-    marker = state / f"wave-{wave}-{agent}-attempt-{attempt}.rate-limited"
+    """True on the first try of this launch: a file next to the prompt remembers the try (a
+    new run of the wave starts with a fresh agent folder, so every run shows the retry)."""
+    folder = Path(os.environ.get("WAVE_PROMPT_FILE", "./prompt.md")).parent
+    attempt = os.environ.get("WAVE_ATTEMPT", "1")
+    marker = folder / f"demo-rate-limited-attempt-{attempt}"
     if marker.exists():
         return False
     marker.write_text("simulated 429 once\n")

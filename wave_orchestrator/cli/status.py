@@ -33,15 +33,35 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             snapshot = read_json(layout.dashboard(number))
         except (OSError, ValueError):
             snapshot = {}
-        agents = snapshot.get("agents", []) if isinstance(snapshot, dict) else []
-        waves.append({"wave": number, **entry, "agents": agents})
+        snapshot = snapshot if isinstance(snapshot, dict) else {}
+        agents = [dict(a) for a in snapshot.get("agents", [])]
+        last: dict[str, str] = {}
+        for event in snapshot.get("events", []):
+            if event.get("agent") and event.get("wave") == number:
+                last[event["agent"]] = f"{event['event']} at {str(event.get('at', ''))[11:23]}Z"
+        for a in agents:
+            a["last_event"] = last.get(a.get("id", ""))
+        waves.append(
+            {
+                "wave": number,
+                **entry,
+                "agents": agents,
+                "waiting_on": snapshot.get("waiting_on", [])
+                if entry.get("state") == "running"
+                else [],
+            }
+        )
     return {
         "lane": lane,
         "state_dir": str(layout.root),
         "launcher": {
             "alive": alive,
             **(
-                {"pid": lock.get("pid"), "started_at": lock.get("started_at")}
+                {
+                    "pid": lock.get("pid"),
+                    "started_at": lock.get("started_at"),
+                    "waiting_on": next((w["waiting_on"] for w in waves if w["waiting_on"]), []),
+                }
                 if lock and alive
                 else {}
             ),
@@ -69,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         else "not running"
     )
     print(f"lane {data['lane']}: launcher {alive}")
+    if launcher.get("waiting_on"):
+        print(f"  waiting on: {', '.join(launcher['waiting_on'])}")
     if not data["waves"]:
         print("no wave has run yet")
     for wave in data["waves"]:
@@ -80,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             elapsed = _elapsed(a.get("elapsed_ms"))
             print(
                 f"  {a['id']:<12} {a['state']:<16} attempt {a['attempt']}  tries {a['tries']}  "
-                f"elapsed {elapsed}  exit {code}  session {a['session']}"
+                f"elapsed {elapsed}  exit {code}  session {a['session']}  "
+                f"last event {a.get('last_event') or '-'}"
             )
     return 0
