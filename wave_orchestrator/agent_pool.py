@@ -24,6 +24,7 @@ from .watcher import AgentFolderWatcher
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
+SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
 
@@ -84,7 +85,7 @@ class AgentPool:
         stall_seconds: float,
         succeeded_before: Iterable[str] = (),
         stop: threading.Event | None = None,
-        on_change: Callable[[], None] = lambda: None,
+        on_change: Callable[[], bool | None] = lambda: None,
         keep_sessions: bool = False,
     ) -> None:
         self.runs = runs
@@ -97,6 +98,7 @@ class AgentPool:
         self.succeeded_before = set(succeeded_before)
         self.stop = stop or threading.Event()
         self.on_change = on_change
+        self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.keep_sessions = keep_sessions
         self.reaping: dict[str, tuple[int | None, float]] = {}
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
@@ -128,8 +130,10 @@ class AgentPool:
                     next_live = now + LIVENESS_SECONDS
                 self._check_deadlines(now)
                 self._reap(now)
-                if now >= next_refresh:
-                    self.on_change()
+                if now >= next_refresh or (
+                    self.refresh_due is not None and now >= self.refresh_due
+                ):
+                    self._changed()
                     next_refresh = now + REFRESH_SECONDS
                 wake = min([next_poll, next_live, *self._timers()])
                 got = watcher.get(min(1.0, wake - time.monotonic()))
@@ -139,9 +143,16 @@ class AgentPool:
             watcher.stop()
         self.log.debug("pool finished", wave=wave)
 
+    def _changed(self) -> None:
+        """Tell the dashboard; if it deferred the update, write it once the interval passed."""
+        deferred = self.on_change()
+        self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
+
     def _timers(self) -> list[float]:
         timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
         timers += [kill_at for _, kill_at in self.reaping.values()]
+        if self.refresh_due is not None:
+            timers.append(self.refresh_due)
         if any(
             r.state is AgentState.PENDING and self._deps_state(r) != (False, None)
             for r in self.runs
@@ -228,7 +239,7 @@ class AgentPool:
             attempt=launch.attempt,
             session=launch.session,
         )
-        self.on_change()
+        self._changed()
 
     # -- noticing ---------------------------------------------------------------------------
     def _on_file(self, agent_id: str, name: str) -> None:
@@ -258,7 +269,7 @@ class AgentPool:
         except (OSError, ValueError):
             if run.state is AgentState.RATE_LIMITED:
                 run.to(AgentState.RUNNING)
-                self.on_change()
+                self._changed()
             return
         if not isinstance(info, dict) or info.get("try", 0) <= run.seen_backoff_try:
             return
@@ -278,7 +289,7 @@ class AgentPool:
         self.log.info(
             f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{tries}", agent=run.id
         )
-        self.on_change()
+        self._changed()
 
     def _poll(self) -> None:
         for run in self.runs:
@@ -403,7 +414,7 @@ class AgentPool:
             code=run.code,
             detail=detail or None,
         )
-        self.on_change()
+        self._changed()
 
     def _record_launcher_outcome(self, run: AgentRun) -> None:
         """Outcomes the launcher decides (timeout, stall, ...) get a status file too, so that

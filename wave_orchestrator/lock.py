@@ -15,13 +15,18 @@ from .events import utc_now
 
 
 def pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie (killed, not yet reaped by its parent) is dead."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: trust kill(0)
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def read_lock(path: Path) -> dict[str, Any] | None:

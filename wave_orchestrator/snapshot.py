@@ -80,10 +80,11 @@ class SnapshotWriter:
         *,
         force: bool = False,
         **extra: Any,
-    ) -> None:
+    ) -> bool:
+        """Write the frame; returns True when it was deferred (written too recently)."""
         now = time.monotonic()
         if not force and now - self._last < MIN_INTERVAL:
-            return
+            return True
         self._last = now
         data = {
             **self.header,
@@ -94,3 +95,4 @@ class SnapshotWriter:
             "events": list(events),
         }
         write_json_atomic(self.path, data)
+        return False

@@ -125,9 +125,9 @@ class WaveRunner:
         self._end(outcome, run_state)
         return outcome
 
-    def refresh(self, force: bool = False, status: str = "running") -> None:
+    def refresh(self, force: bool = False, status: str = "running") -> bool:
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
-        self.snap.write(
+        return self.snap.write(
             runs,
             self.ctx.events.recent,
             force=force,

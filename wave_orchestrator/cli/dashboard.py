@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from typing import Any
 
@@ -38,8 +39,6 @@ def run(args: argparse.Namespace) -> int:
     if args.once:
         show_once(layout, args.wave, console)
         return 0
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person leaves it
         show_live(layout, args.wave, console)
-    except KeyboardInterrupt:
-        pass
     return 0

@@ -41,7 +41,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not report.stopped:
         raise WaveError(f"launcher pid {report.launcher_pid} did not stop within {args.timeout:g}s")
-    print(
-        f"stopped the launcher of lane {lane} (pid {report.launcher_pid}); the wave is recorded cancelled"
-    )
+    pid = report.launcher_pid
+    print(f"stopped the launcher of lane {lane} (pid {pid}); the wave is recorded cancelled")
     return 0
