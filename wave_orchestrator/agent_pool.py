@@ -87,6 +87,7 @@ class AgentPool:
         stop: threading.Event | None = None,
         on_change: Callable[[], bool | None] = lambda: None,
         keep_sessions: bool = False,
+        on_finish: Callable[[AgentRun], None] = lambda run: None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -100,6 +101,7 @@ class AgentPool:
         self.on_change = on_change
         self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.keep_sessions = keep_sessions
+        self.on_finish = on_finish
         self.reaping: dict[str, tuple[int | None, float]] = {}
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
@@ -414,6 +416,7 @@ class AgentPool:
             code=run.code,
             detail=detail or None,
         )
+        self.on_finish(run)
         self._changed()
 
     def _record_launcher_outcome(self, run: AgentRun) -> None:

@@ -127,6 +127,10 @@ class StateLayout:
         return self.root / "metrics.jsonl"
 
     @property
+    def desk(self) -> Path:
+        return self.root / "desk.sqlite3"
+
+    @property
     def launch_preview(self) -> Path:
         return self.base / "launch-preview.json"
 

@@ -51,7 +51,16 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
         "Print `[wave-phase] <coding|validating|deploying|finalizing>` as you move between phases."
     )
     if lane.shared_files or wave.shared:
-        lines.append("Other agents of this wave may edit the same files: keep your edits small.")
+        lines += [
+            "Other agents of this wave may edit the same files. Claim a file before you edit it,",
+            "and hand it over when you are done with it:",
+            "  wave desk claim PATH --intent 'what you will change'   (granted, held or queued)",
+            "  wave desk handover PATH --note 'what the next holder should know'",
+            "  wave desk mine                 (what you hold and wait for)",
+            "  wave desk wait --timeout 600   (returns when a file is handed to you, with its note)",
+            "`wave desk wait` is refused while you hold a file someone waits for: hand over first.",
+            "Everything you hold is handed over automatically when you finish.",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -16,6 +16,7 @@ import structlog
 
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .definitions import AgentDef, LaneDef, WaveDef
+from .desk import Desk
 from .events import EventLog
 from .executors import build_command
 from .fsutil import read_json
@@ -26,7 +27,7 @@ from .markers import parse_markers
 from .planner import plan_agent
 from .prompts import closure_briefing
 from .run_state import RunState
-from .snapshot import SnapshotWriter
+from .snapshot import SnapshotWriter, last_line, tail_text
 from .status import StatusUnreadable, last_try_output, read_status
 from .tmux import PaneInfo, TmuxServer
 
@@ -94,6 +95,8 @@ class WaveRunner:
         )
         self.attempt = 0
         self.adopting = False
+        shares = ctx.lane.shared_files or bool(wave.shared)
+        self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
@@ -279,6 +282,7 @@ class WaveRunner:
             keep_sessions=ctx.keep_sessions,
             stop=ctx.stop,
             on_change=self.refresh,
+            on_finish=self._on_finish,
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
@@ -338,6 +342,17 @@ class WaveRunner:
         ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
         return run
 
+    def _on_finish(self, run: AgentRun) -> None:
+        """Whatever finished agents leave to others: files it held on the desk."""
+        if self.desk is not None:
+            note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
+                tail_text(run.launch.paths.output_log)
+            )
+            for done in self.desk.release_all(run.id, note):
+                self.ctx.events.emit(
+                    "desk_handover", self.wave.number, run.id, path=done.path, to=done.to_agent
+                )
+
     def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
         for candidate in agent.executor.fallbacks:
@@ -366,6 +381,8 @@ class WaveRunner:
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{stamp}"))
         run_state.transition(wave.number, "running", attempts=0)
+        if self.desk is not None:
+            self.desk.reset()
         ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
         ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
         return 1

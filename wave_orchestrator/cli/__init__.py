@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
-from . import attach, dashboard, init, lanes, later, launch, logs, status, stop, validate
+from . import attach, dashboard, desk, init, lanes, later, launch, logs, status, stop, validate
 
-COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, lanes, init, later)
+COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, desk, lanes, init, later)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,6 @@ from ..errors import NotSupportedYet
 
 PENDING = {
     "metrics": "per-run metrics report",
-    "desk": "file claims for agents that share files",
 }
 
 

@@ -1,0 +1,152 @@
+"""`wave desk`: claim, hand over and wait for files shared by agents of one wave (SPEC 10).
+
+Agents learn who they are from their WAVE_* environment; a person passes --agent and --wave.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from ..definitions import AGENT_ID_RE
+from ..desk import Desk
+from ..errors import UsageError
+from ..fsutil import read_json
+from ._common import add_json, emit_json, repo_and_lane, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("desk", help="file claims for agents that share files")
+    desk = p.add_subparsers(dest="desk_command", metavar="ACTION", required=True)
+    claim = _action(desk, "claim", "claim a file before editing it", _claim)
+    claim.add_argument("path")
+    claim.add_argument("--intent", default="", help="what you are about to do with it")
+    handover = _action(desk, "handover", "pass a file you hold to the next in its queue", _handover)
+    handover.add_argument("path")
+    handover.add_argument("--note", required=True, help="what the next holder should know")
+    _action(desk, "mine", "what you hold and what you are queued for", _mine)
+    wait = _action(desk, "wait", "return when a file is handed to you", _wait)
+    wait.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 1)")
+    _action(desk, "status", "holders, queues and the handover log", _status, needs_agent=False)
+
+
+def _action(desk: Any, name: str, text: str, handler: Any, needs_agent: bool = True) -> Any:
+    p = desk.add_parser(name, help=text)
+    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
+    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="default: $WAVE_NUMBER, else the running wave"
+    )
+    if needs_agent:
+        p.add_argument(
+            "--agent",
+            metavar="ID",
+            default=os.environ.get("WAVE_AGENT_ID"),
+            help="default: $WAVE_AGENT_ID",
+        )
+    add_json(p)
+    p.set_defaults(handler=lambda args: handler(args, _open(args, needs_agent)))
+    return p
+
+
+def _open(args: argparse.Namespace, needs_agent: bool) -> Desk:
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    if needs_agent and (not args.agent or not AGENT_ID_RE.fullmatch(args.agent)):
+        raise UsageError("who are you? pass --agent ID (agents get $WAVE_AGENT_ID)")
+    wave = args.wave or _env_wave() or _running_wave(layout.run_state)
+    if wave is None:
+        raise UsageError("which wave? pass --wave N (agents get $WAVE_NUMBER)")
+    return Desk(layout.desk, repo, wave)
+
+
+def _env_wave() -> int | None:
+    value = os.environ.get("WAVE_NUMBER", "")
+    return int(value) if value.isdigit() else None
+
+
+def _running_wave(run_state: Path) -> int | None:
+    try:
+        waves = read_json(run_state).get("waves", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    numbers = [int(k) for k, v in waves.items() if isinstance(v, dict) and k.isdigit()]
+    running = [n for n in numbers if waves[str(n)].get("state") == "running"]
+    return max(running or numbers) if numbers else None
+
+
+def _claim(args: argparse.Namespace, desk: Desk) -> int:
+    result = desk.claim(args.agent, args.path, args.intent)
+    if args.json:
+        emit_json(result.__dict__)
+    elif result.outcome == "queued":
+        intent = f" ({result.holder_intent})" if result.holder_intent else ""
+        print(
+            f"queued {result.path}: held by {result.holder}{intent}; "
+            f"you are number {result.position} in the queue. "
+            "Run `wave desk wait` once you hold nothing others wait for."
+        )
+    else:
+        print(f"{result.outcome} {result.path}")
+    return 0
+
+
+def _handover(args: argparse.Namespace, desk: Desk) -> int:
+    done = desk.handover(args.agent, args.path, args.note)
+    if args.json:
+        emit_json(done.__dict__)
+    else:
+        print(
+            f"handed {done.path} to {done.to_agent}" if done.to_agent else f"released {done.path}"
+        )
+    return 0
+
+
+def _mine(args: argparse.Namespace, desk: Desk) -> int:
+    mine = desk.mine(args.agent)
+    if args.json:
+        emit_json(
+            {
+                "held": [{"path": p, "intent": i} for p, i in mine.held],
+                "queued": [{"path": p, "position": n, "holder": h} for p, n, h in mine.queued],
+            }
+        )
+        return 0
+    for path, intent in mine.held:
+        print(f"holding {path}" + (f" ({intent})" if intent else ""))
+    for path, position, holder in mine.queued:
+        print(f"queued  {path}: number {position}, held by {holder}")
+    if not mine.held and not mine.queued:
+        print("you hold no file and wait for none")
+    return 0
+
+
+def _wait(args: argparse.Namespace, desk: Desk) -> int:
+    got = desk.wait(args.agent, args.timeout)
+    if args.json:
+        emit_json(got.__dict__)
+    else:
+        print(f"granted {got.path} by {got.from_agent}: {got.note}")
+    return 0
+
+
+def _status(args: argparse.Namespace, desk: Desk) -> int:
+    data = desk.status()
+    if args.json:
+        emit_json(data)
+        return 0
+    print(f"desk of wave {data['wave']}:")
+    for h in data["holders"]:  # type: ignore[attr-defined]
+        print(f"  {h['path']}: held by {h['agent']}" + (f" ({h['intent']})" if h["intent"] else ""))
+        for q in data["queues"].get(h["path"], []):  # type: ignore[attr-defined]
+            print(
+                f"    {q['position']}. {q['agent']}" + (f" ({q['intent']})" if q["intent"] else "")
+            )
+    if not data["holders"]:
+        print("  no file is held")
+    for entry in data["handovers"]:  # type: ignore[attr-defined]
+        to = entry["to"] or "(released)"
+        print(f"  {entry['at'][11:19]} {entry['path']}: {entry['from']} -> {to}: {entry['note']}")
+    return 0
