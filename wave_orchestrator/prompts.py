@@ -57,7 +57,7 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
             "  wave desk claim PATH --intent 'what you will change'   (granted, held or queued)",
             "  wave desk handover PATH --note 'what the next holder should know'",
             "  wave desk mine                 (what you hold and wait for)",
-            "  wave desk wait --timeout 600   (returns when a file is handed to you, with its note)",
+            "  wave desk wait --timeout 600   (returns when a file is handed to you, with a note)",
             "`wave desk wait` is refused while you hold a file someone waits for: hand over first.",
             "Everything you hold is handed over automatically when you finish.",
         ]
