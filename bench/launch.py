@@ -77,7 +77,7 @@ def bench_launch(n: int) -> None:
         socket = f"wave-bench-{os.getpid()}-{n}"
         try:
             subprocess.run(
-                wave_cmd(root, "launch", "--lane", "bench"),
+                wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
                 env=env_for(socket),
                 check=True,
                 capture_output=True,
@@ -114,7 +114,7 @@ def bench_idle(n: int, seconds: float) -> None:
         make_repo(root, 1, n, "sleep 600")
         socket = f"wave-bench-idle-{os.getpid()}"
         proc = subprocess.Popen(
-            wave_cmd(root, "launch", "--lane", "bench"),
+            wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
             env=env_for(socket),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

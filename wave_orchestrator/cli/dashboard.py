@@ -7,9 +7,6 @@ import contextlib
 import os
 from typing import Any
 
-from rich.console import Console
-
-from ..dashboard import show_live, show_once
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 
 
@@ -31,6 +28,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # rich loads only here: other commands start faster without it.
+    from rich.console import Console
+
+    from ..dashboard import show_live, show_once
+
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     console = Console(
