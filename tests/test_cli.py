@@ -27,16 +27,6 @@ def test_init_scaffolds_a_lane_that_validates(
     assert (tmp_path / ".gitignore").read_text().count(".wave/") == 1
 
 
-@pytest.mark.parametrize(
-    "command", [["metrics", "--json"], ["desk", "claim", "src/a.py", "--intent", "edit"]]
-)
-def test_later_commands_say_not_supported_yet(
-    command: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(command) == 2
-    assert "not supported yet" in capsys.readouterr().err
-
-
 def test_lane_is_required_only_with_several_lanes(
     repo: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:

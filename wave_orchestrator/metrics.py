@@ -140,7 +140,10 @@ def aggregate(
     for record in records:
         if needle and not _matches(record, needle):
             continue
-        key = (display_model(record.get("model")), _display(record.get("reasoning")))
+        key: tuple[str, ...] = (
+            display_model(record.get("model")),
+            _display(record.get("reasoning")),
+        )
         if by == "model-role":
             key = (*key, _display(record.get("role")))
         groups.setdefault(key, []).append(record)

@@ -17,19 +17,22 @@ import structlog
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .definitions import AgentDef, LaneDef, WaveDef
 from .desk import Desk
-from .events import EventLog
-from .executors import build_command
-from .fsutil import read_json
+from .events import EventLog, utc_stamp
+from .executors import build_command, reasoning_for
+from .fsutil import append_jsonl
 from .gates import AgentResult, GateResult, judge_implementation, judge_stage
 from .layout import StateLayout
 from .lifecycle import AgentState
 from .markers import parse_markers
+from .metrics import metrics_record
 from .planner import plan_agent
 from .prompts import closure_briefing
+from .resume import adopt, read_leftover
 from .run_state import RunState
 from .snapshot import SnapshotWriter, last_line, tail_text
-from .status import StatusUnreadable, last_try_output, read_status
+from .status import last_try_output
 from .tmux import PaneInfo, TmuxServer
+from .usage import read_usage
 
 
 @dataclass
@@ -286,64 +289,56 @@ class WaveRunner:
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
-        """What a dead launcher left of this agent: a finished result that counts, a session
-        still running to wait on, or nothing (None: launch it). Nothing runs twice."""
-        ctx = self.ctx
-        paths = ctx.layout.agent(self.wave.number, agent.id)
-        try:
-            record = read_json(paths.launch_record)
-        except (OSError, ValueError):
-            record = {}
-        try:
-            status = read_status(paths.status)
-        except StatusUnreadable:
-            status = None
-        attempt = (
-            int(status.raw.get("attempt", self.attempt))
-            if status
-            else int(record.get("attempt", self.attempt))
+        """Carry on with what a dead launcher left of this agent (None: launch it)."""
+        ctx, history = self.ctx, self.executors[agent.id]
+        left = read_leftover(ctx.layout.agent(self.wave.number, agent.id), self.attempt)
+        executor = left.executor or history[-1]
+        if executor not in history:
+            history.append(executor)
+        launch = plan_agent(
+            ctx.lane, ctx.layout, self.wave, agent, left.attempt, executor, ctx.path_env
         )
-        executor = str(record.get("executor") or self.executors[agent.id][-1])
-        if executor not in self.executors[agent.id]:
-            self.executors[agent.id].append(executor)
-        launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, executor, ctx.path_env)
-        session = panes.get(launch.session)
-        if status is not None and (status.state is AgentState.COMPLETED or attempt == self.attempt):
-            run = AgentRun(
-                launch,
-                state=status.state,
-                code=status.code,
-                tries=status.tries,
-                rate_limited=status.rate_limited,
-                detail=status.detail or "",
-                launched_wall=float(record.get("launched_at", time.time())),
-                finished_wall=time.time(),
+        run = adopt(launch, left, self.attempt, panes.get(launch.session))
+        if run is not None:
+            ctx.events.emit(
+                "agent_adopted",
+                self.wave.number,
+                agent.id,
+                attempt=left.attempt,
+                status=run.state.outcome,
+                session=launch.session,
             )
-        elif status is None and session is not None and record:
-            started = float(record.get("launched_at", time.time()))
-            run = AgentRun(
-                launch,
-                state=AgentState.RUNNING,
-                launched_wall=started,
-                pid=session.pid,
-                launched_mono=time.monotonic() - (time.time() - started),
-            )
-            run.deadline = run.launched_mono + launch.deadline_minutes * 60  # type: ignore[operator]
-        else:
-            return None
-        ctx.events.emit(
-            "agent_adopted",
-            self.wave.number,
-            agent.id,
-            attempt=attempt,
-            status=run.state.outcome,
-            session=launch.session,
-        )
-        ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
+            ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
         return run
 
     def _on_finish(self, run: AgentRun) -> None:
-        """Whatever finished agents leave to others: files it held on the desk."""
+        """What a finished agent leaves behind: a metrics record, and the files it held."""
+        launch = run.launch
+        if run.launched_wall is not None:
+            text = (
+                launch.paths.output_log.read_text(errors="replace")
+                if launch.paths.output_log.exists()
+                else ""
+            )
+            usage = read_usage(
+                launch.executor, launch.agent.executor.settings_for(launch.executor), text
+            )
+            record = metrics_record(
+                lane=self.ctx.lane.name,
+                wave=self.wave.number,
+                agent=run.id,
+                role=launch.agent.role,
+                executor=launch.executor,
+                model=launch.model,
+                reasoning=reasoning_for(launch.agent.executor, launch.executor),
+                state=run.state.outcome,
+                started_at=utc_stamp(run.launched_wall),
+                duration_ms=run.duration_ms,
+                tries=run.tries,
+                rate_limited=run.rate_limited,
+                usage=usage,
+            )
+            append_jsonl(self.ctx.layout.metrics, record)
         if self.desk is not None:
             note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
                 tail_text(run.launch.paths.output_log)

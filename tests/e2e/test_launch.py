@@ -464,3 +464,48 @@ def test_agents_can_run_wave_against_their_own_lane(tmux_repo: Repo) -> None:
     assert seen["lane"] == "main" and seen["launcher"]["alive"] is True
     assert seen["state_dir"] == str(tmux_repo.state("main"))
     assert seen["waves"][0]["state"] == "running"
+
+
+def test_finished_attempts_are_recorded_as_metrics_with_tokens_and_cost(tmux_repo: Repo) -> None:
+    result_line = json.dumps(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "total_cost_usd": 0.25,
+            "usage": {
+                "input_tokens": 100,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 20,
+                "output_tokens": 30,
+            },
+        }
+    )
+    tmux_repo.fake("claude", f"cat > /dev/null; echo '{result_line}'\n")
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: K1, prompt: a, executor: {id: claude, model: anthropic/claude-sonnet-5, reasoning: high,
+             claude: {output_format: stream-json}}}
+          - {id: K2, prompt: b, executor: {id: claude, model: claude-sonnet-5, reasoning: high,
+             claude: {output_format: json}}}
+          - {id: L1, prompt: c, executor: {local: {command: "exit 1"}}}
+    """
+        },
+    )
+    assert tmux_repo.wave("launch", "--lane", "main").returncode == 1
+    records = [
+        json.loads(line)
+        for line in (tmux_repo.state("main") / "metrics.jsonl").read_text().splitlines()
+    ]
+    by_agent = {r["agent"]: r for r in records}
+    assert set(by_agent) == {"K1", "K2", "L1"}
+    assert by_agent["K1"]["cost_usd"] == 0.25 and by_agent["K1"]["input_tokens"] == 120
+    assert by_agent["K1"]["output_tokens"] == 30 and by_agent["K1"]["status"] == "success"
+    assert by_agent["L1"]["status"] == "failed" and "cost_usd" not in by_agent["L1"]
+    report = json.loads(tmux_repo.wave("metrics", "--lane", "main", "--json").stdout)
+    sonnet = next(g for g in report["groups"] if g["model"] == "claude-sonnet-5")
+    assert (sonnet["runs"], sonnet["successes"], sonnet["total_cost"]) == (2, 2, 0.5)

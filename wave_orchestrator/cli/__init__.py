@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
-from . import attach, dashboard, desk, init, lanes, later, launch, logs, status, stop, validate
+from . import attach, dashboard, desk, init, lanes, launch, logs, metrics, status, stop, validate
 
-COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, desk, lanes, init, later)
+COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, metrics, desk, lanes, init)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,10 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
-    args, unknown = parser.parse_known_args(raw)
+    args = parser.parse_args(raw)
     args.raw_argv = raw
-    if unknown and not getattr(args, "accepts_anything", False):
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:

@@ -1,0 +1,60 @@
+"""`wave metrics`: runs, success, timings, tokens and cost per model (SPEC 9)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..metrics import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
+from ..repository import find_repository, list_lanes, resolve_lane_name
+from ._common import add_json, add_repo, emit_json, state_layout
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "metrics", help="runs, success rate, durations, tokens and cost per model and reasoning"
+    )
+    add_repo(p)
+    p.add_argument("--lane", metavar="L", help="lane name (default: every lane of the repository)")
+    p.add_argument(
+        "--by", choices=BY_CHOICES, default="model", help="group per model, or per model and role"
+    )
+    p.add_argument(
+        "--sort",
+        choices=SORT_CHOICES,
+        default="runs",
+        help="runs, success and cost descending, avg ascending (fastest first)",
+    )
+    p.add_argument(
+        "--filter",
+        metavar="TEXT",
+        help="only runs whose agent, model, reasoning, role or status contains TEXT",
+    )
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = find_repository(getattr(args, "repo", None))
+    lane = getattr(args, "lane", None)
+    lanes = [resolve_lane_name(repo, lane)] if lane is not None else list_lanes(repo)
+    # WAVE_STATE_DIR can point every lane at one folder: read each file once
+    paths = list(dict.fromkeys(_metrics_path(repo, name) for name in lanes))
+    records = read_records(paths)
+    by = getattr(args, "by", "model")
+    filter_text = getattr(args, "filter", None)
+    groups = aggregate(records, by=by, sort=getattr(args, "sort", "runs"), filter_text=filter_text)
+    if getattr(args, "json", False):
+        emit_json({"groups": groups})
+    elif groups:
+        print(format_table(groups, by))
+    elif records and filter_text:
+        print(f"no runs match --filter {filter_text!r}")
+    else:
+        print("no runs recorded yet")
+    return 0
+
+
+def _metrics_path(repo: Path, lane: str) -> Path:
+    return state_layout(repo, lane).metrics.resolve()
