@@ -642,3 +642,44 @@ def test_parse_markers_of_nothing() -> None:
     assert found.get("verdict") is None
     prose = parse_markers("no markers here\nnot even [wave-verdict] pass mid-line\n")
     assert prose.last == {} and prose.invalid == []
+
+
+def test_markers_inside_machine_readable_output_are_found() -> None:
+    import json
+
+    codex = "\n".join(
+        [
+            json.dumps({"type": "thread.started", "thread_id": "t1"}),
+            json.dumps(
+                {
+                    "type": "item.completed",
+                    "item": {
+                        "id": "i1",
+                        "type": "agent_message",
+                        "text": "Done.\n[wave-eval] state=satisfied targets=2 benchmarks=1 regressions=0",
+                    },
+                }
+            ),
+            json.dumps(
+                {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}}
+            ),
+        ]
+    )
+    claude = json.dumps(
+        {
+            "type": "result",
+            "subtype": "success",
+            "result": "Review written.\n[wave-verdict] PASS detail=ok",
+        }
+    )
+    opencode = json.dumps(
+        {"type": "text", "part": {"type": "text", "text": "[wave-phase] validating"}}
+    )
+    found = parse_markers("\n".join([codex, "WARN plain stderr line", claude, opencode]))
+    assert found.get("eval").get("targets") == 2  # type: ignore[union-attr]
+    assert found.get("verdict").get("value") == "pass"  # type: ignore[union-attr]
+    assert found.get("phase").get("value") == "validating"  # type: ignore[union-attr]
+
+
+def test_a_torn_json_line_is_read_as_text() -> None:
+    assert parse_markers('{"type": "result", "result": "[wave-verdict] pass').get("verdict") is None

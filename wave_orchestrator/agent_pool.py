@@ -303,6 +303,7 @@ class AgentPool:
 
     def _check_stall(self, run: AgentRun) -> None:
         paths = run.launch.paths
+        # The wrapper touches the log when a rate-limit sleep ends, so the sleep is not silence.
         last = run.launched_wall or time.time()
         with contextlib.suppress(OSError):
             last = max(last, paths.output_log.stat().st_mtime)
@@ -343,7 +344,12 @@ class AgentPool:
 
     def _check_deadlines(self, now: float) -> None:
         for run in self.runs:
-            if run.active and run.deadline is not None and now >= run.deadline:
+            if (
+                run.active
+                and run.deadline is not None
+                and now >= run.deadline
+                and not self._check_status(run)
+            ):
                 self._stop(
                     run,
                     AgentState.TIMEOUT,

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 # Keys of each kind, in the order they must appear: (name, kind, required). A kind is a tuple
@@ -184,10 +186,39 @@ def _value(key: str, kind: tuple[str, ...] | str, raw: str) -> str | int | tuple
     return raw.lower()
 
 
+def _string_leaves(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _string_leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _string_leaves(item)
+
+
+def output_lines(text: str) -> Iterator[str]:
+    """The lines an agent printed. With machine-readable output (codex --json, claude json or
+    stream-json, opencode --format json) the agent's words sit inside JSON strings: those
+    strings are split into lines too, in order."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+            try:
+                event = json.loads(stripped)
+            except ValueError:
+                yield line
+                continue
+            for leaf in _string_leaves(event):
+                yield from leaf.splitlines()
+        else:
+            yield line
+
+
 def parse_markers(text: str) -> Markers:
     """Every marker in ``text``; when a kind appears more than once, the last one counts."""
     found = Markers()
-    for line in text.splitlines():
+    for line in output_lines(text):
         item = parse_line(line)
         if item is None:
             continue

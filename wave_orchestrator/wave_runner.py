@@ -157,9 +157,8 @@ class WaveRunner:
             )
             if not gate.passed:
                 named = {f.agent for f in gate.failures}
-                return AttemptResult(
-                    gate=gate, gate_agents=[a for a in plan.agents if a.id in named]
-                )
+                impl = self.wave.implementation_agents
+                return AttemptResult(gate=gate, gate_agents=[a for a in impl if a.id in named])
         return self._closure(plan.first_stage)
 
     def _closure(self, first_stage: int) -> AttemptResult:
@@ -230,6 +229,9 @@ class WaveRunner:
         """What the next attempt relaunches (SPEC 3.5), or None when nothing is safe to retry:
         an agent out of usage quota with no untried fallback would only fail again."""
         if result.failed_stage is not None:
+            members = self.wave.closure_stages()[result.failed_stage][1]
+            if any(self._stopped_by_person(a) for a in members):
+                return None  # a person stopped it: retrying would undo their decision
             return RetryPlan([], result.failed_stage)
         if result.gate_agents:
             return RetryPlan(result.gate_agents, plan.first_stage)
@@ -238,7 +240,7 @@ class WaveRunner:
             agent = run.launch.agent
             same = self._choose_executor(agent, self.executors[agent.id]) == run.launch.executor
             stuck = run.state is AgentState.USAGE_LIMIT and same
-            if not stuck and run.state is not AgentState.CANCELLED:  # a person stopped it
+            if not stuck and not self._stopped_by_person(agent):
                 retry.append(agent)
         return RetryPlan(retry, plan.first_stage) if retry else None
 
@@ -254,7 +256,8 @@ class WaveRunner:
                 continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
-            executor = history[-1] if previous is None else self._choose_executor(agent, history)
+            ran = previous is not None and previous.launched_wall is not None
+            executor = self._choose_executor(agent, history) if ran else history[-1]
             if executor != history[-1]:
                 history.append(executor)
             launch = plan_agent(
@@ -310,6 +313,10 @@ class WaveRunner:
             )
             ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
         return run
+
+    def _stopped_by_person(self, agent: AgentDef) -> bool:
+        run = self.latest.get(agent.id)
+        return run is not None and run.state is AgentState.CANCELLED
 
     def _on_finish(self, run: AgentRun) -> None:
         """What a finished agent leaves behind: a metrics record, and the files it held."""
@@ -367,14 +374,18 @@ class WaveRunner:
         previous = run_state.wave(wave.number)
         if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
             self.adopting = True
-            first = max(1, int(previous.get("attempts") or 1))
+            first = min(max(1, int(previous.get("attempts") or 1)), self.max_attempts)
             run_state.transition(wave.number, "running", "resumed", attempts=first)
             ctx.events.emit("wave_resumed", wave.number, attempt=first)
             ctx.log.info("wave resumed", attempt=first)
             return first
         if wave_dir.exists():  # keep the previous run's files, out of this run's way
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            wave_dir.rename(wave_dir.with_name(f"{wave_dir.name}.{stamp}"))
+            target, n = wave_dir.with_name(f"{wave_dir.name}.{stamp}"), 1
+            while target.exists():
+                n += 1
+                target = wave_dir.with_name(f"{wave_dir.name}.{stamp}-{n}")
+            wave_dir.rename(target)
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:
             self.desk.reset()

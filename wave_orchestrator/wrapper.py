@@ -81,6 +81,7 @@ while (( try < tries )); do
     printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | tee -a -- "$log"
     write_backoff "$delay_ms"
     sleep "$delay"
+    touch -- "$log"  # the sleep was not silence: stall detection counts from here
     rm -f -- "$agent_dir/backoff.json"
     continue
   fi
