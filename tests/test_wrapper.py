@@ -149,3 +149,48 @@ def test_status_file_is_written_by_rename(tmp_path: Path) -> None:
     run_wrapper(tmp_path, "exit 0\n")
     leftovers = [p.name for p in (tmp_path / "agents/A1").iterdir() if p.name.startswith(".")]
     assert leftovers == []
+
+
+def test_a_background_process_left_by_the_agent_does_not_hold_the_try_open(tmp_path: Path) -> None:
+    # A dev server started by the agent keeps the output open; the try ends when the CLI does.
+    code, status, log = run_wrapper(tmp_path, "(sleep 30 &); echo started a server; exit 0\n")
+    assert code == 0 and status["tries"] == 1
+    assert "started a server" in log
+
+
+def test_sigterm_stops_the_cli_and_writes_no_status(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    agent_dir = tmp_path / "agents" / "A1"
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "prompt.md").write_text("p\n")
+    spec = WrapperSpec(
+        lane="main",
+        wave=1,
+        agent="A1",
+        attempt=1,
+        repo=str(tmp_path),
+        agent_dir=str(agent_dir),
+        prompt_file=str(agent_dir / "prompt.md"),
+        prompt_sha256="0" * 64,
+        argv=["bash", "-c", "echo $$ > cli.pid; exec sleep 60"],
+        env={},
+        rate_limit=FAST,
+    )
+    (agent_dir / "run.sh").write_text(render_run_script(spec))
+    proc = subprocess.Popen(["bash", str(agent_dir / "run.sh")], stdout=subprocess.DEVNULL)
+    pid_file = tmp_path / "cli.pid"
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert not (agent_dir / "status.json").exists()
+    cli = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{cli}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (
+        not Path(f"/proc/{cli}").exists() or Path(f"/proc/{cli}/stat").read_text().split()[2] == "Z"
+    )

@@ -19,7 +19,7 @@ from .fsutil import read_json, write_json_atomic
 from .lifecycle import AgentState, check_transition
 from .planner import AgentLaunch, materialize
 from .status import StatusUnreadable, read_status
-from .tmux import TmuxServer, signal_process_group
+from .tmux import TmuxServer, process_group_alive, signal_process_group
 from .watcher import AgentFolderWatcher
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
@@ -319,7 +319,11 @@ class AgentPool:
         active = [r for r in self.runs if r.active]
         if not active:
             return
-        panes = self.tmux.panes()
+        try:
+            panes = self.tmux.panes(strict=True)
+        except TmuxError as exc:  # try again next round rather than fail every agent
+            self.log.warning("liveness check skipped", error=str(exc))
+            return
         for run in active:
             info = panes.get(run.launch.session)
             if info is not None:
@@ -373,7 +377,9 @@ class AgentPool:
         panes = self.tmux.panes()
         for session, (pid, kill_at) in list(self.reaping.items()):
             info = panes.get(session)
-            gone = info is None or info.dead
+            # Gone means every process of the group: the wrapper dies at once on SIGTERM,
+            # a CLI under it may take its time (or ignore the signal until SIGKILL).
+            gone = not process_group_alive(pid) if pid is not None else info is None or info.dead
             if not gone and now < kill_at:
                 continue
             if not gone and pid is not None:
@@ -445,6 +451,8 @@ class AgentPool:
             "outcome": run.state.value,
             "detail": run.detail,
         }
+        if run.state is AgentState.CANCELLED:
+            status["stopped_by"] = "launcher"  # `--resume` launches it again
         write_json_atomic(path, status)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -14,10 +16,17 @@ from pathlib import Path
 from .errors import LockHeld, UsageError, WaveError
 from .events import EventLog, utc_now
 from .fsutil import read_json, write_atomic, write_json_atomic
-from .layout import AGENT_SESSION_RE, LAUNCHER_SESSION, StateLayout, session_name, socket_name
-from .lock import lock_is_live, pid_alive, read_lock
+from .layout import (
+    AGENT_SESSION_RE,
+    DASHBOARD_SESSION,
+    LAUNCHER_SESSION,
+    StateLayout,
+    session_name,
+    socket_name,
+)
+from .lock import holder_text, live_lock
 from .run_state import RunState
-from .tmux import TmuxServer, signal_process_group
+from .tmux import TmuxServer, process_group_alive, signal_process_group
 
 KILL_GRACE_SECONDS = 10.0
 
@@ -38,13 +47,9 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
     The launcher gets this shell's whole environment (API keys included) through a small
     owner-only script, because a tmux session otherwise inherits the tmux server's.
     """
-    info = read_lock(layout.lock)
-    if lock_is_live(info):
-        assert info is not None
-        raise LockHeld(
-            f"another launcher is active on lane {layout.lane!r} (pid {info.get('pid')}, "
-            f"started {info.get('started_at')})"
-        )
+    info = live_lock(layout.lock)
+    if info is not None:
+        raise LockHeld(holder_text(layout.lane, info))
     tmux = TmuxServer(socket_name(layout.lane, repo))
     if tmux.has_session(LAUNCHER_SESSION):
         tmux.kill_sessions([LAUNCHER_SESSION])
@@ -72,8 +77,8 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
 
 
 def _live_pid(layout: StateLayout) -> int | None:
-    info = read_lock(layout.lock)
-    return int(info["pid"]) if info and lock_is_live(info) else None
+    info = live_lock(layout.lock)
+    return int(info["pid"]) if info and isinstance(info.get("pid"), int) else None
 
 
 # -- stop -----------------------------------------------------------------------------------
@@ -87,14 +92,14 @@ class StopReport:
 def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopReport:
     """SIGTERM the lane's launcher and wait for it to release the lock; with no launcher
     alive, stop the agent sessions a dead one left and record the wave cancelled."""
-    info = read_lock(layout.lock)
-    if lock_is_live(info):
-        assert info is not None
-        pid = int(info["pid"])
-        os.kill(pid, signal.SIGTERM)
-        done = wait_until(
-            lambda: not pid_alive(pid) and not lock_is_live(read_lock(layout.lock)), timeout
-        )
+    info = live_lock(layout.lock)
+    if info is not None:
+        pid = info.get("pid")
+        if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
+            raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        done = wait_until(lambda: live_lock(layout.lock) is None, timeout)
         return StopReport(pid, done, [])
     tmux = TmuxServer(socket_name(layout.lane, repo))
     orphans = sorted(
@@ -102,7 +107,8 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
     )
     for name in orphans:
         _stop_session(tmux, name)
-    tmux.kill_sessions([n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n)])
+    leftovers = [n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n) or n == DASHBOARD_SESSION]
+    tmux.kill_sessions(leftovers)
     state = RunState(layout.run_state, layout.lane)
     for key, entry in list(state.data["waves"].items()):
         if isinstance(entry, dict) and entry.get("state") == "running":
@@ -110,8 +116,6 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
                 int(key), "cancelled", "stopped by `wave stop` after the launcher died"
             )
             EventLog(layout.events).emit("wave_cancelled", int(key), reason="wave stop")
-    if info is not None:
-        layout.lock.unlink(missing_ok=True)
     return StopReport(None, True, orphans)
 
 
@@ -119,10 +123,10 @@ def _stop_session(tmux: TmuxServer, name: str) -> None:
     pane = tmux.panes().get(name)
     if pane is None or pane.pid is None or pane.dead:
         return
-    signal_process_group(pane.pid, signal.SIGTERM)
-    gone = wait_until(lambda: (p := tmux.panes().get(name)) is None or p.dead, KILL_GRACE_SECONDS)
-    if not gone:
-        signal_process_group(pane.pid, signal.SIGKILL)
+    pid = pane.pid
+    signal_process_group(pid, signal.SIGTERM)
+    if not wait_until(lambda: not process_group_alive(pid), KILL_GRACE_SECONDS):
+        signal_process_group(pid, signal.SIGKILL)
 
 
 def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
@@ -160,6 +164,7 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
             "finished_at": utc_now(),
             "outcome": "cancelled",
             "detail": "stopped by `wave stop --agent`",
+            "stopped_by": "person",
         },
     )
     _stop_session(tmux, name)

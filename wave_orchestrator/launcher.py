@@ -17,6 +17,7 @@ from typing import Any
 from .definitions import LaneDef, WaveDef
 from .errors import ExecutorMissing, LockHeld, TmuxError, UsageError
 from .events import EventLog
+from .fsutil import write_atomic
 from .lane_loader import load_lane
 from .layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from .lifecycle import AgentState
@@ -26,6 +27,7 @@ from .planner import agent_path_env, missing_programs, required_programs
 from .run_state import RunState
 from .tmux import TmuxServer
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
+from .wrapper import render_env_file
 
 
 @dataclass(frozen=True)
@@ -145,34 +147,44 @@ class Launcher:
             )
 
     def run(self) -> LaunchResult:
-        """Run the waves; a failed, blocked or interrupted wave is a result, not an exception."""
+        """Run the waves; a failed, blocked or interrupted wave is a result, not an exception.
+        Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
         lock = LaneLock(self.layout.lock, self.lane.name)
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
         self.first_wave = waves[0] if waves else None
-        lock.acquire()
-        try:
-            self.check_executors(waves)
-            self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-            if not self.opts.resume:
-                self._refuse_orphans(lock)
-        except BaseException:
-            lock.release()
-            raise
+        with self._signals():
+            lock.acquire()
+            try:
+                self.check_executors(waves)
+                self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
+                if not self.opts.resume:
+                    self._refuse_orphans(lock)
+            except BaseException:
+                lock.release()
+                raise
+            return self._run_holding_lock(lock, waves, run_state)
+
+    def _run_holding_lock(
+        self, lock: LaneLock, waves: list[WaveDef], run_state: RunState
+    ) -> LaunchResult:
+        assert self.tmux is not None
         configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
         self.log = get_logger(lane=self.lane.name)
         if lock.took_over is not None:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
         result = LaunchResult(self.lane.name)
+        write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
         self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
-        if not self.opts.no_dashboard and waves:
-            self._start_dashboard()
         try:
-            with self._signals():
-                for wave in waves:
-                    result.outcomes.append(self.run_wave(wave, run_state))
-                    if result.outcomes[-1].state != "completed":
-                        break
+            if not self.opts.no_dashboard and waves and not self.stop.is_set():
+                self._start_dashboard()
+            for wave in waves:
+                if self.stop.is_set():
+                    break
+                result.outcomes.append(self.run_wave(wave, run_state))
+                if result.outcomes[-1].state != "completed":
+                    break
             self._conclude(result)
             return result
         except BaseException:

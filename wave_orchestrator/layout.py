@@ -127,6 +127,12 @@ class StateLayout:
         return self.root / "metrics.jsonl"
 
     @property
+    def agent_env(self) -> Path:
+        """The launcher's environment, sourced by every run.sh: a tmux server started by an
+        earlier launcher would otherwise hand agents its own, older environment."""
+        return self.base / "agent-env.sh"
+
+    @property
     def desk(self) -> Path:
         return self.root / "desk.sqlite3"
 

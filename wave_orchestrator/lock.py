@@ -1,7 +1,15 @@
-"""``launcher.lock``: one launcher per lane (SPEC 3.6); a dead launcher's lock is taken over."""
+"""``launcher.lock``: one launcher per lane (SPEC 3.6).
+
+The lock is an ``flock`` held on the file for the launcher's whole life: the kernel drops it
+when the process dies, however it dies, so a dead launcher's lock is simply free (and taken
+over, with a warning) while two live launchers can never both hold it. The file's content,
+``{pid, host, started_at, argv}``, tells people who holds it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -14,21 +22,6 @@ from .errors import LockHeld
 from .events import utc_now
 
 
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` runs; a zombie (killed, not yet reaped by its parent) is dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc here: trust kill(0)
-    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
-
-
 def read_lock(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -37,12 +30,24 @@ def read_lock(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def lock_is_live(info: dict[str, Any] | None) -> bool:
-    if not info or not isinstance(info.get("pid"), int):
-        return False
-    if info.get("host") not in (None, socket.gethostname()):
-        return True  # another machine's launcher: we cannot tell, so respect it
-    return pid_alive(info["pid"])
+def live_lock(path: Path) -> dict[str, Any] | None:
+    """The holder's details while a launcher holds the lock, else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return read_lock(path) or {"pid": None, "started_at": "?"}
+    finally:
+        os.close(fd)  # closing drops the shared lock we may have taken
+    return None
+
+
+def holder_text(lane: str, info: dict[str, Any]) -> str:
+    return (f"another launcher is active on lane {lane!r} "
+            f"(pid {info.get('pid')}, started {info.get('started_at')})")  # fmt: skip
 
 
 @dataclass
@@ -50,38 +55,46 @@ class LaneLock:
     path: Path
     lane: str
     took_over: dict[str, Any] | None = None
+    fd: int | None = None
 
     def acquire(self) -> None:
-        """Create the lock exclusively; take over a dead launcher's lock; else raise LockHeld."""
+        """Take the lock, or raise LockHeld naming the launcher that holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        body = json.dumps(
-            {
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "started_at": utc_now(),
-                "argv": sys.argv,
-            }
-        )
-        for _ in range(3):
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                info = read_lock(self.path)
-                if lock_is_live(info):
-                    assert info is not None
-                    raise LockHeld(
-                        f"another launcher is active on lane {self.lane!r} "
-                        f"(pid {info.get('pid')}, started {info.get('started_at')})"
-                    ) from None
-                self.took_over = info or {}
-                self.path.unlink(missing_ok=True)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise LockHeld(holder_text(self.lane, read_lock(self.path) or {})) from None
+            if not self._still_named(fd):  # a releasing launcher unlinked it meanwhile
+                os.close(fd)
                 continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(body)
+            previous = os.read(fd, 65536)
+            if previous.strip():
+                with contextlib.suppress(ValueError):
+                    info = json.loads(previous)
+                    self.took_over = info if isinstance(info, dict) else {}
+            body = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                               "started_at": utc_now(), "argv": sys.argv})  # fmt: skip
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, body.encode(), 0)
+            self.fd = fd
             return
         raise LockHeld(f"could not take the lock {self.path} for lane {self.lane!r}")
 
+    def _still_named(self, fd: int) -> bool:
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(fd)
+        return (named.st_ino, named.st_dev) == (mine.st_ino, mine.st_dev)
+
     def release(self) -> None:
-        info = read_lock(self.path)
-        if info and info.get("pid") == os.getpid():
+        if self.fd is None:
+            return
+        if self._still_named(self.fd):
             self.path.unlink(missing_ok=True)
+        os.close(self.fd)
+        self.fd = None

@@ -55,6 +55,7 @@ class AgentLaunch:
     deadline_minutes: float
     rate_limit: RateLimitPolicy
     briefing: str = ""  # for closure agents: the wave's agents and their results
+    env_file: Path | None = None  # the launcher's environment (none in a dry run)
 
     @property
     def model(self) -> str | None:
@@ -130,6 +131,7 @@ def plan_agent(
         deadline_minutes=deadline,
         rate_limit=lane.defaults.rate_limit,
         briefing=briefing,
+        env_file=None if layout.dry_run else layout.agent_env,
     )
 
 
@@ -150,6 +152,7 @@ def materialize(launch: AgentLaunch) -> None:
         argv=launch.command.argv,
         env=launch.env,
         rate_limit=launch.rate_limit,
+        env_file=str(launch.env_file) if launch.env_file else None,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
     write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o700)

@@ -99,8 +99,12 @@ class TmuxServer:
             args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
         self._run(*args)
 
-    def panes(self) -> dict[str, PaneInfo]:
-        """Every session's first pane, in one cheap ``list-panes`` call; {} when no server."""
+    def panes(self, strict: bool = False) -> dict[str, PaneInfo]:
+        """Every session's first pane, in one cheap ``list-panes`` call; {} when no server runs.
+
+        With ``strict``, any other failure raises TmuxError: a liveness check must not read
+        a failed call as "every session is gone".
+        """
         result = self._server.cmd(
             "list-panes",
             "-a",
@@ -108,6 +112,9 @@ class TmuxServer:
             "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}",
         )
         if result.returncode != 0:
+            error = " ".join(result.stderr)
+            if strict and "no server running" not in error and "error connecting" not in error:
+                raise TmuxError(f"tmux list-panes failed on socket {self.socket}: {error}")
             return {}
         out: dict[str, PaneInfo] = {}
         for line in result.stdout:
@@ -157,3 +164,14 @@ def signal_process_group(pid: int, signum: int) -> bool:
         return False
     except PermissionError:
         return False
+
+
+def process_group_alive(pid: int) -> bool:
+    """Whether any process of the group led by ``pid`` is still there."""
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

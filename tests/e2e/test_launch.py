@@ -509,3 +509,24 @@ def test_finished_attempts_are_recorded_as_metrics_with_tokens_and_cost(tmux_rep
     report = json.loads(tmux_repo.wave("metrics", "--lane", "main", "--json").stdout)
     sonnet = next(g for g in report["groups"] if g["model"] == "claude-sonnet-5")
     assert (sonnet["runs"], sonnet["successes"], sonnet["total_cost"]) == (2, 2, 0.5)
+
+
+def test_agents_get_this_launchers_environment_not_the_tmux_servers(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: env, executor: {local: {command: "echo \\"$FOO\\" >> \\"$WAVE_REPO/foo\\""}}}
+    """
+        },
+    )
+    tmux_repo.env["FOO"] = "old"
+    assert tmux_repo.wave("launch", "--lane", "main", "--keep-sessions").returncode == 0
+    assert _sessions(tmux_repo)  # the tmux server, started with FOO=old, is still running
+    tmux_repo.env["FOO"] = "new"
+    assert tmux_repo.wave("launch", "--lane", "main").returncode == 0
+    assert (tmux_repo.root / "foo").read_text() == "old\nnew\n"
+    env_file = tmux_repo.state("main") / "agent-env.sh"
+    assert env_file.stat().st_mode & 0o077 == 0  # owner-only: it holds the launcher's secrets

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..fsutil import read_json
-from ..lock import lock_is_live, read_lock
+from ..lock import live_lock
 from ..run_state import RunState
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
@@ -22,8 +22,8 @@ def register(sub: Any) -> None:
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
-    lock = read_lock(layout.lock)
-    alive = lock_is_live(lock)
+    lock = live_lock(layout.lock)
+    alive = lock is not None
     state = RunState(layout.run_state, lane)
     waves = []
     for key in sorted(state.data["waves"], key=lambda k: int(k) if k.isdigit() else 0):
