@@ -91,3 +91,37 @@ def test_once_before_any_wave_says_so(repo: Repo, capsys: pytest.CaptureFixture[
     repo.lane("main", "closure: {required_roles: []}\n", {1: "agents: [{id: A1, prompt: x}]"})
     assert main(["dashboard", "--repo", str(repo.root), "--lane", "main", "--once"]) == 0
     assert "no wave has started yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"agents": None, "events": None, "stages": "implementation"},
+        {"agents": ["not a row", {"id": "A1"}], "events": [{"no": "event"}, 3]},
+        {},
+    ],
+)
+def test_odd_dashboard_files_render_without_crashing(data: dict) -> None:
+    text = frame(data, 80, 30)
+    assert "lane" in text and "recent events:" in text
+
+
+def test_status_survives_odd_state_files(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    repo.lane("main", "closure: {required_roles: []}\n", {1: "agents: [{id: A1, prompt: x}]"})
+    state = repo.state("main")
+    (state / "waves" / "wave-1").mkdir(parents=True)
+    (state / "run-state.json").write_text(
+        json.dumps(
+            {
+                "lane": "main",
+                "waves": {"1": {"state": "running"}, "x": {}, "2": "garbage"},
+                "history": [],
+            }
+        )
+    )
+    (state / "waves" / "wave-1" / "dashboard.json").write_text(
+        json.dumps({"agents": [{"id": "A1"}, "junk"], "events": [None, {"agent": "A1", "wave": 1}]})
+    )
+    assert main(["status", "--repo", str(repo.root), "--lane", "main"]) == 0
+    out = capsys.readouterr().out
+    assert "wave 1: running" in out and "A1" in out

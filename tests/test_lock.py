@@ -57,3 +57,33 @@ def test_release_leaves_someone_elses_lock(tmp_path: Path) -> None:
     path.write_text(json.dumps({"pid": 1, "host": socket.gethostname()}))
     LaneLock(path, "main").release()
     assert path.exists()
+
+
+def _try_lock(args: tuple[str, float]) -> bool:
+    import time
+
+    path, start = args
+    while time.time() < start:
+        pass
+    lock = LaneLock(Path(path), "main")
+    try:
+        lock.acquire()
+    except LockHeld:
+        return False
+    time.sleep(0.5)  # hold it while the others try
+    lock.release()
+    return True
+
+
+def test_only_one_of_many_simultaneous_launchers_gets_the_lock(tmp_path: Path) -> None:
+    import multiprocessing
+    import time
+
+    for trial in range(3):
+        path = tmp_path / f"lock-{trial}"
+        if trial == 2:  # a stale lock left by a dead launcher
+            path.write_text(json.dumps({"pid": dead_pid(), "host": socket.gethostname()}))
+        start = time.time() + 1.0
+        with multiprocessing.get_context("spawn").Pool(6) as pool:
+            won = pool.map(_try_lock, [(str(path), start)] * 6)
+        assert sum(won) == 1

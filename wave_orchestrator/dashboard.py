@@ -61,7 +61,7 @@ def _header(data: dict[str, Any]) -> Text:
 
 def _stages(data: dict[str, Any]) -> Text:
     line = Text("stages: ")
-    for i, stage in enumerate(data.get("stages", [])):
+    for i, stage in enumerate(_dicts(data.get("stages"))):
         if i:
             line.append(" → ", "dim")
         state = stage.get("state", "pending")
@@ -123,10 +123,15 @@ def _order(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(agents, key=lambda a: rank.get(str(a.get("state")), 1))
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dict items of a list: a half-written or hand-edited file must not crash the view."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def render(data: dict[str, Any], width: int = 80, height: int = 40) -> RenderableType:
     """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
-    agents = list(data.get("agents", []))
-    events = list(data.get("events", []))[-5:]
+    agents = _dicts(data.get("agents"))
+    events = _dicts(data.get("events"))[-5:]
     rows = max(3, height - CHROME_ROWS)
     shown, hidden = (
         (agents, [])
@@ -152,8 +157,11 @@ def current_wave(layout: StateLayout) -> int | None:
         waves = read_json(layout.run_state).get("waves", {})
     except (OSError, ValueError, AttributeError):
         waves = {}
+    waves = waves if isinstance(waves, dict) else {}
     running = [
-        int(k) for k, v in waves.items() if isinstance(v, dict) and v.get("state") == "running"
+        int(k)
+        for k, v in waves.items()
+        if k.isdigit() and isinstance(v, dict) and v.get("state") == "running"
     ]
     if running:
         return max(running)

@@ -53,6 +53,8 @@ def adopt(
 ) -> AgentRun | None:
     """The run to carry on with, or None when the agent must be launched."""
     status = left.status
+    if status is not None and status.raw.get("stopped_by") == "launcher":
+        return None  # the launcher was stopped, not the agent: it runs again
     if status is not None and (
         status.state is AgentState.COMPLETED or left.attempt == current_attempt
     ):

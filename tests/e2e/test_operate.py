@@ -211,3 +211,63 @@ def test_stop_one_agent_counts_as_cancelled_and_is_not_retried(tmux_repo: Repo) 
     assert len(events(tmux_repo, "agent_launched")) == 2  # no relaunch
     assert int((tmux_repo.root / "runs" / "slow").read_text()) == 1
     assert not alive(int((tmux_repo.root / "pids" / "slow").read_text()))
+
+
+def test_resume_after_wave_stop_finishes_the_wave_without_redoing_work(tmux_repo: Repo) -> None:
+    command = json.dumps(AGENT.format(seconds=0.2))
+    slow = json.dumps(
+        AGENT.format(
+            seconds='$([ "$(cat $WAVE_REPO/runs/$WAVE_AGENT_ID)" = 1 ] && echo 60 || echo 0.2)'
+        )
+    )
+    tmux_repo.lane(
+        "main",
+        LANE.format(retries=0, stagger=0),
+        {
+            1: (
+                "agents:\n"
+                f"  - {{id: quick, prompt: work, executor: {{local: {{command: {command}}}}}}}\n"
+                f"  - {{id: slow, prompt: work, executor: {{local: {{command: {slow}}}}}}}\n"
+            )
+        },
+    )
+    assert tmux_repo.wave("launch", "--lane", "main", "--detach").returncode == 0
+    wait_for(
+        lambda: [e for e in events(tmux_repo, "agent_finished") if e["agent"] == "quick"],
+        20,
+        what="quick to finish",
+    )
+    wait_for(lambda: (tmux_repo.root / "runs" / "slow").exists(), 20, what="slow to start")
+    assert tmux_repo.wave("stop", "--lane", "main").returncode == 0
+    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "cancelled"
+    resumed = tmux_repo.wave("launch", "--lane", "main", "--resume", "--no-dashboard")
+    assert resumed.returncode == 0, resumed.stderr
+    assert int((tmux_repo.root / "runs" / "quick").read_text()) == 1  # its result counted
+    assert int((tmux_repo.root / "runs" / "slow").read_text()) == 2  # stopped, so it ran again
+    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "completed"
+    assert (tmux_repo.agent_dir("main", 1, "slow") / "attempt-1.interrupted.log").exists()
+
+
+def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmux_repo: Repo) -> None:
+    stubborn = json.dumps(
+        'mkdir -p "$WAVE_REPO/pids"; '
+        "python3 -c 'import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+        'open(os.environ["WAVE_REPO"] + "/pids/A1", "w").write(str(os.getpid())); time.sleep(300)\''
+    )
+    tmux_repo.lane(
+        "main",
+        LANE.format(retries=0, stagger=0),
+        {
+            1: (
+                f"agents:\n  - {{id: A1, prompt: work, executor: {{local: {{command: {stubborn}}}}}}}\n"
+            )
+        },
+    )
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    wait_for(lambda: (tmux_repo.root / "pids" / "A1").exists(), 20, what="the agent")
+    pid = int((tmux_repo.root / "pids" / "A1").read_text())
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)  # SIGTERM is ignored: the launcher waits out the grace, then SIGKILLs
+    assert proc.returncode == 143
+    assert not alive(pid)

@@ -110,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
 def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
     """Start this same launch in the lane's `launcher` session and return at once."""
     raw = args.raw_argv[1:] if args.raw_argv[:1] == ["launch"] else args.raw_argv
-    passthrough = [a for a in raw if a not in ("--detach", "--json")]
+    # argparse accepts abbreviations (`--det`): drop those too, or the child detaches again.
+    dropped = ("--detach", "--json")
+    passthrough = [a for a in raw if not (len(a) > 2 and any(d.startswith(a) for d in dropped))]
     launch_args = [*passthrough, "--lane", lane, "--repo", str(repo)]
     layout = state_layout(repo, lane)
     pid = start_detached(layout, repo, launch_args)

@@ -26,19 +26,23 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     alive = lock is not None
     state = RunState(layout.run_state, lane)
     waves = []
-    for key in sorted(state.data["waves"], key=lambda k: int(k) if k.isdigit() else 0):
-        entry = dict(state.data["waves"][key])
-        number = int(key)
+    numbered = {
+        int(k): v for k, v in state.data["waves"].items() if k.isdigit() and isinstance(v, dict)
+    }
+    for number in sorted(numbered):
+        entry = dict(numbered[number])
         try:
             snapshot = read_json(layout.dashboard(number))
         except (OSError, ValueError):
             snapshot = {}
         snapshot = snapshot if isinstance(snapshot, dict) else {}
-        agents = [dict(a) for a in snapshot.get("agents", [])]
+        agents = [dict(a) for a in _dicts(snapshot.get("agents")) if "id" in a]
         last: dict[str, str] = {}
-        for event in snapshot.get("events", []):
+        for event in _dicts(snapshot.get("events")):
             if event.get("agent") and event.get("wave") == number:
-                last[event["agent"]] = f"{event['event']} at {str(event.get('at', ''))[11:23]}Z"
+                last[str(event["agent"])] = (
+                    f"{event.get('event')} at {str(event.get('at', ''))[11:23]}Z"
+                )
         for a in agents:
             a["last_event"] = last.get(a.get("id", ""))
         waves.append(
@@ -68,6 +72,10 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         },
         "waves": waves,
     }
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _elapsed(ms: Any) -> str:
@@ -101,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
             code = "-" if a.get("exit_code") is None else a["exit_code"]
             elapsed = _elapsed(a.get("elapsed_ms"))
             print(
-                f"  {a['id']:<12} {a['state']:<16} attempt {a['attempt']}  tries {a['tries']}  "
-                f"elapsed {elapsed}  exit {code}  session {a['session']}  "
+                f"  {a['id']:<12} {a.get('state', '?'):<16} "
+                f"attempt {a.get('attempt', '?')}  tries {a.get('tries', '?')}  "
+                f"elapsed {elapsed}  exit {code}  session {a.get('session', '?')}  "
                 f"last event {a.get('last_event') or '-'}"
             )
     return 0
