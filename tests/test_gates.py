@@ -796,3 +796,38 @@ def test_judge_stage_reports_only_the_agents_that_did_not_succeed(tmp_path: Path
     )
     # S1's blocked marker is not read: the stage failed on S2 first.
     assert only_failure(gate, "agent-timeout", "S2") == "timeout"
+
+
+def test_a_report_left_over_from_an_earlier_run_does_not_count(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from wave_orchestrator.definitions import AgentDef, ExecutorSpec
+    from wave_orchestrator.gates import AgentResult, judge_cont_qa
+    from wave_orchestrator.markers import parse_markers
+
+    agent = AgentDef(
+        id="QA",
+        title="qa",
+        role="cont-qa",
+        executor=ExecutorSpec(id="local"),
+        prompt="p",
+        owns=("r/qa.md",),
+    )
+    report = tmp_path / "r" / "qa.md"
+    report.parent.mkdir()
+    report.write_text("Verdict: PASS\n")
+    old = time.time() - 3600
+    os.utime(report, (old, old))
+    markers = parse_markers(
+        "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass"
+    )
+    stale = judge_cont_qa(
+        [AgentResult(agent, "success", 0, markers, tmp_path, launched_at=time.time())]
+    )
+    assert [f.code for f in stale.failures] == ["missing-cont-qa-verdict", "missing-cont-qa-report"]
+    report.write_text("Verdict: PASS\n")  # written by this run
+    fresh = judge_cont_qa(
+        [AgentResult(agent, "success", 0, markers, tmp_path, launched_at=time.time() - 5)]
+    )
+    assert fresh.passed

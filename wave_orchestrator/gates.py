@@ -21,12 +21,22 @@ class AgentResult:
     code: int | None
     markers: Markers
     repo: Path
+    launched_at: float | None = None  # epoch seconds; a report older than this is stale
 
     @property
     def report_file(self) -> Path | None:
         """A closure agent's report: its first owned path that names a file (SPEC 7.2)."""
         owned = next((p for p in self.agent.owns if not p.endswith("/")), None)
         return self.repo / owned if owned else None
+
+    def report_written(self) -> bool:
+        """The report exists and was written by this run, not left over from an earlier one."""
+        report = self.report_file
+        try:
+            mtime = report.stat().st_mtime if report else None
+        except OSError:
+            return False
+        return mtime is not None and (self.launched_at is None or mtime >= self.launched_at - 1)
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,7 @@ def judge_security(results: Sequence[AgentResult]) -> GateResult:
     for r in results:
         m = _marker(r, "security", gate, "missing-wave-security")
         report = r.report_file
-        if report is None or not report.exists():
+        if not r.report_written():
             gate.fail(
                 "missing-security-report",
                 f"report file {report or '(no owned file)'} does not exist",
@@ -198,7 +208,7 @@ def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
                     gate.fail(f"gate-{dim}-{m.get(dim)}", m.detail or m.line, r.agent.id)
         _judge_verdict(r, gate)
         report = r.report_file
-        if report is None or not report.exists():
+        if not r.report_written():
             gate.fail(
                 "missing-cont-qa-report",
                 f"report file {report or '(no owned file)'} does not exist",
@@ -223,7 +233,11 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
     if isinstance(found, InvalidMarker):
         gate.fail(found.code, f"{found.reason}: {found.line}", r.agent.id)
         return
-    word = str(found.get("value")) if found else _report_verdict(r.report_file)
+    word = (
+        str(found.get("value"))
+        if found
+        else _report_verdict(r.report_file if r.report_written() else None)
+    )
     detail = (found.detail if found else "") or f"verdict {word}"
     verdict = VERDICTS.get(word or "")
     if verdict is None:

@@ -204,7 +204,12 @@ class WaveRunner:
         run = self.latest[agent.id]
         text = last_try_output(run.launch.paths) if run.launched_wall else ""
         return AgentResult(
-            agent, run.state.outcome, run.code, parse_markers(text), self.ctx.lane.repo
+            agent,
+            run.state.outcome,
+            run.code,
+            parse_markers(text),
+            self.ctx.lane.repo,
+            launched_at=run.launched_wall,
         )
 
     def _rows(self) -> list[dict[str, Any]]:

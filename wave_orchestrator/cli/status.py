@@ -6,8 +6,11 @@ import argparse
 from typing import Any
 
 from ..fsutil import read_json
+from ..layout import StateLayout
+from ..lifecycle import TERMINAL
 from ..lock import live_lock
 from ..run_state import RunState
+from ..status import StatusUnreadable, read_status
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 
@@ -45,6 +48,8 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 )
         for a in agents:
             a["last_event"] = last.get(a.get("id", ""))
+            if not alive and a.get("state") not in FINAL:
+                a["state"] = _settled_state(layout, number, str(a["id"]))
         waves.append(
             {
                 "wave": number,
@@ -72,6 +77,18 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         },
         "waves": waves,
     }
+
+
+FINAL = {s.value for s in TERMINAL}
+
+
+def _settled_state(layout: StateLayout, wave: int, agent: str) -> str:
+    """With no launcher alive, the dashboard's "running" is stale: ask the status file."""
+    try:
+        status = read_status(layout.agent(wave, agent).status)
+    except (StatusUnreadable, ValueError):
+        return "status-unreadable"
+    return status.state.value if status else "orphaned"
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
