@@ -132,7 +132,7 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
     agents = _dicts(data.get("agents"))
     events = _dicts(data.get("events"))[-5:]
-    rows = max(3, height - CHROME_ROWS)
+    rows = max(1, height - CHROME_ROWS)
     shown, hidden = (
         (agents, [])
         if len(agents) <= rows

@@ -285,7 +285,7 @@ def judge_stage(stage: str, results: Sequence[AgentResult]) -> GateResult:
         if r.status != "success":
             gate.fail(
                 f"agent-{r.status}",
-                f"exited {r.code}" if r.code is not None else r.status,
+                f"exited {r.code}" if r.status == "failed" and r.code is not None else r.status,
                 r.agent.id,
             )
     return gate if gate.failures else CLOSURE_JUDGES[stage](results)

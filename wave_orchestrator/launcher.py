@@ -257,7 +257,7 @@ class Launcher:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         try:
             yield
         finally:

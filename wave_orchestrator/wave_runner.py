@@ -112,7 +112,7 @@ class WaveRunner:
         for attempt in range(first, self.max_attempts + 1):
             self.attempt = outcome.attempts = attempt
             run_state.set_attempts(self.wave.number, attempt)
-            if attempt > 1:
+            if attempt > first:  # a resumed attempt is not a retry
                 self._announce_retry(plan)
             result = self._attempt(plan)
             self.adopting = False

@@ -166,15 +166,20 @@ def test_wave_stop_stops_a_detached_launcher_cleanly(tmux_repo: Repo) -> None:
     assert events(tmux_repo, "wave_cancelled")
 
 
-def test_sigterm_to_a_foreground_launcher(tmux_repo: Repo) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
+)
+def test_a_signal_to_a_foreground_launcher_cancels_cleanly(
+    tmux_repo: Repo, signum: int, code: int
+) -> None:
     lane(tmux_repo, ["A1", "A2"], seconds=60)
     proc = tmux_repo.spawn("launch", "--lane", "main")
     wait_for(lambda: len(list((tmux_repo.root / "pids").glob("*"))) == 2, 20, what="agents")
     began = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     proc.wait(timeout=15)
     assert time.monotonic() - began < 15
-    assert proc.returncode == 143
+    assert proc.returncode == code
     wait_for(lambda: not any(alive(p) for p in agent_pids(tmux_repo)), 5, what="agents to be gone")
     assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "cancelled"
     assert not (tmux_repo.state("main") / "launcher.lock").exists()

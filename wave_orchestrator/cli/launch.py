@@ -113,7 +113,13 @@ def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
     # argparse accepts abbreviations (`--det`): drop those too, or the child detaches again.
     dropped = ("--detach", "--json")
     passthrough = [a for a in raw if not (len(a) > 2 and any(d.startswith(a) for d in dropped))]
-    launch_args = [*passthrough, "--lane", lane, "--repo", str(repo)]
+    launch_args = [
+        *_without_options(passthrough, ("--lane", "--repo")),
+        "--lane",
+        lane,
+        "--repo",
+        str(repo),
+    ]
     layout = state_layout(repo, lane)
     pid = start_detached(layout, repo, launch_args)
     socket = socket_name(lane, repo)
@@ -125,3 +131,16 @@ def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
     if args.json:
         emit_json({"lane": lane, "pid": pid, "session": "launcher", "socket": socket})
     return 0
+
+
+def _without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """``argv`` minus the given options and their values (both `--x v` and `--x=v`)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        elif not any(arg.startswith(f"{n}=") for n in names):
+            out.append(arg)
+    return out

@@ -48,7 +48,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 )
         for a in agents:
             a["last_event"] = last.get(a.get("id", ""))
-            if not alive and a.get("state") not in FINAL:
+            if not alive and a.get("state") not in FINAL and a.get("state") != "pending":
                 a["state"] = _settled_state(layout, number, str(a["id"]))
         waves.append(
             {
