@@ -44,12 +44,34 @@ def last_phase(text: str) -> str | None:
     return phase
 
 
-def agent_row(run: AgentRun) -> dict[str, Any]:
+class OutputCache:
+    """Last line and phase of each agent's log, read again only when the log changed: the
+    snapshot is rewritten on every state change, and re-reading every log each time would
+    slow down noticing the next agent that finishes."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int], str, str | None]] = {}
+
+    def read(self, path: Path) -> tuple[str, str | None]:
+        try:
+            st = path.stat()
+        except OSError:
+            return "", None
+        key = (st.st_size, st.st_mtime_ns)
+        cached = self._seen.get(path)
+        if cached is None or cached[0] != key:
+            tail = tail_text(path)
+            cached = (key, last_line(tail), last_phase(tail))
+            self._seen[path] = cached
+        return cached[1], cached[2]
+
+
+def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     launch = run.launch
-    tail = tail_text(launch.paths.output_log) if run.launched_wall else ""
+    line, phase = cache.read(launch.paths.output_log) if run.launched_wall else ("", None)
     state = run.state.value
     if run.state is AgentState.RUNNING:
-        state = last_phase(tail) or state
+        state = phase or state
     return {
         "id": run.id,
         "role": launch.agent.role,
@@ -60,7 +82,7 @@ def agent_row(run: AgentRun) -> dict[str, Any]:
         "tries": run.tries,
         "exit_code": run.code,
         "elapsed_ms": run.duration_ms,
-        "last_line": last_line(tail),
+        "last_line": line,
         "session": launch.session,
         "detail": run.detail or None,
     }
@@ -72,6 +94,7 @@ class SnapshotWriter:
         self.header = header
         self.started_at = utc_now()
         self._last = 0.0
+        self._outputs = OutputCache()
 
     def write(
         self,
@@ -91,7 +114,7 @@ class SnapshotWriter:
             **extra,
             "started_at": self.started_at,
             "updated_at": utc_now(),
-            "agents": [agent_row(r) for r in runs],
+            "agents": [agent_row(r, self._outputs) for r in runs],
             "events": list(events),
         }
         write_json_atomic(self.path, data)

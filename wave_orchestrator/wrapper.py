@@ -73,8 +73,7 @@ while (( try < tries )); do
   shower=$!
   wait "$cli"
   code=$?
-  kill "$shower" 2>/dev/null
-  wait "$shower" 2>/dev/null
+  kill "$shower" 2>/dev/null  # not waited for: the pane's copy must not delay the status
   cli='' shower=
   (( code == 0 )) && break
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
