@@ -146,3 +146,21 @@ def test_twenty_processes_claim_at_once(tmp_path: Path) -> None:
         assert done.to_agent == expected
         holder = expected
     assert desk.handover(holder, "shared.py", "last").to_agent is None
+
+
+def test_a_handover_is_not_delivered_once_the_file_moved_on(desk: Desk) -> None:
+    desk.claim("A", "x")
+    desk.claim("B", "x")
+    desk.handover("A", "x", "x is yours")
+    assert desk.claim("B", "x").outcome == "held"  # B learned it from claim, not from wait
+    desk.handover("B", "x", "done with x")
+    desk.claim("C", "y")
+    desk.claim("B", "y")
+    with pytest.raises(DeskTimeout):  # the old handover of x is not news any more
+        desk.wait("B", timeout=0.2, interval=0.05)
+
+
+def test_parent_steps_are_collapsed(desk: Desk) -> None:
+    assert desk.claim("A", "sub/../a.py").path == "a.py"
+    with pytest.raises(UsageError):
+        desk.claim("A", "sub/..")

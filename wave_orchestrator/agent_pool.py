@@ -113,7 +113,8 @@ class AgentPool:
             return
         wave = self.runs[0].launch.wave.number
         watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
-        watcher.start()
+        if not watcher.start():
+            self.log.warning("file events unavailable (inotify limit?): polling only")
         next_poll = next_live = next_refresh = time.monotonic()
         try:
             while any(not r.state.terminal for r in self.runs) or self.reaping:

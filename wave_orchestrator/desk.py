@@ -38,6 +38,10 @@ class DeskRefused(WaveError):
     exit_code = 2
 
 
+class DeskBroken(WaveError):
+    """The desk's database cannot be read or written (corrupt, or not a database)."""
+
+
 class DeskTimeout(WaveError):
     exit_code = 1
 
@@ -75,11 +79,17 @@ class Desk:
         self.wave = wave
         db_path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.closing(self._connect()) as db:
-            db.executescript(SCHEMA)
+            try:
+                db.executescript(SCHEMA)
+            except sqlite3.Error as exc:
+                raise DeskBroken(f"the desk {self.db_path} cannot be used: {exc}") from exc
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
-        db.execute("PRAGMA busy_timeout = 60000")
+        try:
+            db = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
+            db.execute("PRAGMA busy_timeout = 60000")
+        except sqlite3.Error as exc:
+            raise DeskBroken(f"the desk {self.db_path} cannot be opened: {exc}") from exc
         return db
 
     @contextlib.contextmanager
@@ -90,6 +100,10 @@ class Desk:
             db.execute("BEGIN IMMEDIATE")
             yield db
             db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise DeskBroken(f"the desk {self.db_path} failed: {exc}") from exc
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
@@ -103,7 +117,7 @@ class Desk:
         if not raw.strip() or "\x00" in raw:
             raise UsageError("give a file path")
         given = Path(raw).expanduser()
-        absolute = given if given.is_absolute() else self.repo / given
+        absolute = Path(os.path.normpath(given if given.is_absolute() else self.repo / given))
         resolved = Path(os.path.realpath(absolute.parent)) / absolute.name
         if resolved == self.repo or not resolved.is_relative_to(self.repo):
             raise UsageError(f"{raw!r} is not a file inside the repository {self.repo}")
@@ -231,16 +245,21 @@ class Desk:
         return list(out.items())
 
     def take_handover(self, agent: str) -> Handover | None:
-        """The oldest handover to ``agent`` not yet delivered, marked delivered."""
+        """The oldest handover to ``agent`` not yet delivered, of a file it still holds."""
         with self._tx() as db:
             row = db.execute(
-                "SELECT id, path, from_agent, note, at FROM handovers WHERE wave=? AND to_agent=? "
-                "AND delivered=0 ORDER BY id LIMIT 1",
+                "SELECT h.id, h.path, h.from_agent, h.note, h.at FROM handovers h "
+                "JOIN holders o ON o.wave=h.wave AND o.path=h.path AND o.agent=h.to_agent "
+                "WHERE h.wave=? AND h.to_agent=? AND h.delivered=0 ORDER BY h.id DESC LIMIT 1",
                 (self.wave, agent),
             ).fetchone()
             if row is None:
                 return None
-            db.execute("UPDATE handovers SET delivered=1 WHERE id=?", (row[0],))
+            # Older undelivered handovers of the same file are superseded by this one.
+            db.execute(
+                "UPDATE handovers SET delivered=1 WHERE wave=? AND to_agent=? AND path=? AND id<=?",
+                (self.wave, agent, row[1], row[0]),
+            )
             return Handover(row[1], row[2], agent, row[3], row[4])
 
     def wait(self, agent: str, timeout: float | None = None, interval: float = 0.2) -> Handover:
@@ -256,6 +275,9 @@ class Desk:
             if got is not None:
                 return got
             if not self.mine(agent).queued:
+                got = self.take_handover(agent)  # it may have come while we looked
+                if got is not None:
+                    return got
                 raise DeskRefused("nothing to wait for: you are not queued for any file")
             if deadline is not None and time.monotonic() >= deadline:
                 raise DeskTimeout(f"no file was handed to {agent} within {timeout:g}s")

@@ -46,8 +46,10 @@ def live_lock(path: Path) -> dict[str, Any] | None:
 
 
 def holder_text(lane: str, info: dict[str, Any]) -> str:
-    return (f"another launcher is active on lane {lane!r} "
-            f"(pid {info.get('pid')}, started {info.get('started_at')})")  # fmt: skip
+    return (
+        f"another launcher is active on lane {lane!r} "
+        f"(pid {info.get('pid')}, started {info.get('started_at')})"
+    )
 
 
 @dataclass
@@ -75,8 +77,14 @@ class LaneLock:
                 with contextlib.suppress(ValueError):
                     info = json.loads(previous)
                     self.took_over = info if isinstance(info, dict) else {}
-            body = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                               "started_at": utc_now(), "argv": sys.argv})  # fmt: skip
+            body = json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "started_at": utc_now(),
+                    "argv": sys.argv,
+                }
+            )
             os.ftruncate(fd, 0)
             os.pwrite(fd, body.encode(), 0)
             self.fd = fd

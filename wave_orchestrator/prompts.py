@@ -53,11 +53,11 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
     if lane.shared_files or wave.shared:
         lines += [
             "Other agents of this wave may edit the same files. Claim a file before you edit it,",
-            "and hand it over when you are done with it:",
+            "and hand it over when you are done with it (paths are relative to the repository):",
             "  wave desk claim PATH --intent 'what you will change'   (granted, held or queued)",
             "  wave desk handover PATH --note 'what the next holder should know'",
             "  wave desk mine                 (what you hold and wait for)",
-            "  wave desk wait --timeout 600   (returns when a file is handed to you, with a note)",
+            "  wave desk wait --timeout 100   (a file handed to you, with its note; exit 1: again)",
             "`wave desk wait` is refused while you hold a file someone waits for: hand over first.",
             "Everything you hold is handed over automatically when you finish.",
         ]

@@ -39,7 +39,9 @@ class AgentFolderWatcher:
         self.events: queue.Queue[tuple[str, str]] = queue.Queue()
         self._observer: Observer | None = None  # type: ignore[valid-type]
 
-    def start(self) -> None:
+    def start(self) -> bool:
+        """Start watching; False when the system allows no more watches (the inotify limit):
+        the launcher's polling still notices everything, a little later."""
         self.agents_dir.mkdir(parents=True, exist_ok=True)
         observer = Observer()
         observer.schedule(
@@ -49,8 +51,12 @@ class AgentFolderWatcher:
             event_filter=[FileCreatedEvent, FileMovedEvent],
         )
         observer.daemon = True
-        observer.start()
+        try:
+            observer.start()
+        except OSError:
+            return False
         self._observer = observer
+        return True
 
     def stop(self) -> None:
         if self._observer is not None:

@@ -17,6 +17,7 @@ import structlog
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .definitions import AgentDef, LaneDef, WaveDef
 from .desk import Desk
+from .errors import WaveError
 from .events import EventLog, utc_stamp
 from .executors import build_command, reasoning_for
 from .fsutil import append_jsonl
@@ -258,6 +259,10 @@ class WaveRunner:
                 self.latest[agent.id] = adopted
                 if adopted.active:
                     runs.append(adopted)
+                elif self.desk is not None:  # it finished while no launcher watched
+                    self.desk.release_all(
+                        agent.id, f"{agent.id} finished ({adopted.state.outcome})"
+                    )
                 continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
@@ -324,7 +329,14 @@ class WaveRunner:
         return run is not None and run.state is AgentState.CANCELLED
 
     def _on_finish(self, run: AgentRun) -> None:
-        """What a finished agent leaves behind: a metrics record, and the files it held."""
+        """What a finished agent leaves behind: a metrics record, and the files it held.
+        Neither may stop the launcher: a failure here is logged and the wave goes on."""
+        try:
+            self._record_and_release(run)
+        except (OSError, WaveError) as exc:
+            self.ctx.log.warning("after-finish bookkeeping failed", agent=run.id, error=str(exc))
+
+    def _record_and_release(self, run: AgentRun) -> None:
         launch = run.launch
         if run.launched_wall is not None:
             text = (
@@ -346,8 +358,8 @@ class WaveRunner:
                 state=run.state.outcome,
                 started_at=utc_stamp(run.launched_wall),
                 duration_ms=run.duration_ms,
-                tries=run.tries,
-                rate_limited=run.rate_limited,
+                tries=max(run.tries, run.seen_backoff_try + 1),
+                rate_limited=max(run.rate_limited, run.seen_backoff_try),
                 usage=usage,
             )
             append_jsonl(self.ctx.layout.metrics, record)

@@ -63,17 +63,20 @@ trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "
 trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
 touch -- "$log"
 started_at=$(now)
-code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0
+code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
 while (( try < tries )); do
   try=$(( try + 1 ))
   offset=$(stat -c %s -- "$log")
   "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
-  tail -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
+  # Polling, not inotify: a wave of many agents must not use up the inotify instances.
+  tail ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
   shower=$!
   wait "$cli"
   code=$?
-  kill "$shower" 2>/dev/null  # not waited for: the pane's copy must not delay the status
+  # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
+  ( sleep 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
+  showers+=("$shower")
   cli='' shower=
   (( code == 0 )) && break
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
@@ -110,6 +113,8 @@ printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries"
   "$agent_json" "$wave" "$lane_json" "$attempt" "$code" "$try" "$rate_limited" \
   "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$extra" > "$tmp" \
   && mv -f -- "$tmp" "$agent_dir/status.json"
+# Stay until the pane shows the last output: a person who attaches later reads it there.
+for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
 exit "$code"
 """
 

@@ -530,3 +530,25 @@ def test_agents_get_this_launchers_environment_not_the_tmux_servers(tmux_repo: R
     assert (tmux_repo.root / "foo").read_text() == "old\nnew\n"
     env_file = tmux_repo.state("main") / "agent-env.sh"
     assert env_file.stat().st_mode & 0o077 == 0  # owner-only: it holds the launcher's secrets
+
+
+def test_a_finished_agents_pane_still_shows_its_last_output(
+    tmux_repo: Repo, server: libtmux.Server
+) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {
+            1: """
+        agents:
+          - {id: A1, prompt: talk, executor: {local: {command: "seq 1 200; echo FINAL-LINE"}}}
+    """
+        },
+    )
+    assert tmux_repo.wave("launch", "--lane", "main", "--keep-sessions").returncode == 0
+
+    def shown() -> bool:  # the pane catches up within the wrapper's polling interval
+        return "FINAL-LINE" in "\n".join(server.cmd("capture-pane", "-p", "-t", "=w1-A1:").stdout)
+
+    wait_for(shown, 5, what="the pane to show the last line")
+    assert "FINAL-LINE" in (tmux_repo.agent_dir("main", 1, "A1") / "output.log").read_text()
