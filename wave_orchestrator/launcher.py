@@ -229,7 +229,7 @@ class Launcher:
         orphans = sorted(
             name
             for name, pane in self.tmux.panes().items()
-            if AGENT_SESSION_RE.fullmatch(name) and not pane.dead
+            if AGENT_SESSION_RE.fullmatch(name) and not pane.dead and not self._finished(name)
         )
         if orphans:
             who = f"launcher pid {lock.took_over.get('pid')}" if lock.took_over else "a launcher"
@@ -238,6 +238,11 @@ class Launcher:
                 f"session(s) running on lane {self.lane.name!r} ({', '.join(orphans[:5])}): "
                 "adopt them with `wave launch --resume` or stop them with `wave stop`"
             )
+
+    def _finished(self, session: str) -> bool:
+        """An agent that wrote its status is done, even if its pane is still closing."""
+        number, _, agent = session[1:].partition("-")
+        return self.layout.agent(int(number), agent).status.exists()
 
     def _conclude(self, result: LaunchResult) -> None:
         last = result.outcomes[-1] if result.outcomes else None
