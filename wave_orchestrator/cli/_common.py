@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,10 +50,6 @@ def state_layout(repo: Path, lane: str) -> StateLayout:
 def emit_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
     sys.stdout.write("\n")
-
-
-def use_colour() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 def relative(path: Path, repo: Path) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from ..definitions import AGENT_ID_RE
 from ..errors import UsageError
 from ..layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
+from ..tmux import TmuxServer
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 from .logs import find_agent_wave
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("give an agent id, --dashboard or --launcher")
         wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
         target = session_name(wave, args.agent)
-    argv = ["tmux", "-L", socket_name(lane, repo), "attach-session", "-t", f"={target}"]
+    argv = TmuxServer(socket_name(lane, repo)).attach_argv(target)
     if args.print:
         print(shlex.join(argv))
         return 0
