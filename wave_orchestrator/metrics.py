@@ -68,13 +68,15 @@ def metrics_record(
     tries: int,
     rate_limited: int,
     usage: Usage,
+    record_id: str | None = None,
 ) -> dict[str, Any]:
-    """The SPEC 9 record of one finished attempt; unknown tokens, cost and ``stalled`` left out."""
+    """The SPEC 9 record of one finished attempt; unknown tokens, cost and ``stalled`` left out.
+    A ``record_id`` derived from the launch lets a resumed launcher see what is recorded."""
     word = str(state)
     if word not in _STATUS_OF_STATE:
         raise ValueError(f"not a final agent state: {word!r}")
     record: dict[str, Any] = {
-        "id": uuid.uuid4().hex,
+        "id": record_id or uuid.uuid4().hex,
         "lane": lane,
         "wave": wave,
         "agent": agent,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from .agent_pool import AgentRun
 from .fsutil import read_json
@@ -66,7 +67,7 @@ def adopt(
             rate_limited=status.rate_limited,
             detail=status.detail or "",
             launched_wall=left.launched_at or time.time(),
-            finished_wall=time.time(),
+            finished_wall=_epoch(status.finished_at) or time.time(),
         )
     if status is None and pane is not None and left.launched_at is not None:
         started_mono = time.monotonic() - (time.time() - left.launched_at)
@@ -80,3 +81,13 @@ def adopt(
         run.deadline = started_mono + launch.deadline_minutes * 60
         return run
     return None
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a status file's UTC stamp (None when absent or odd)."""
+    if not stamp:
+        return None
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

@@ -20,7 +20,7 @@ from .desk import Desk
 from .errors import WaveError
 from .events import EventLog, utc_stamp
 from .executors import build_command, reasoning_for
-from .fsutil import append_jsonl
+from .fsutil import append_jsonl, read_jsonl
 from .gates import AgentResult, GateResult, judge_implementation, judge_stage
 from .layout import StateLayout
 from .lifecycle import AgentState
@@ -259,10 +259,9 @@ class WaveRunner:
                 self.latest[agent.id] = adopted
                 if adopted.active:
                     runs.append(adopted)
-                elif self.desk is not None:  # it finished while no launcher watched
-                    self.desk.release_all(
-                        agent.id, f"{agent.id} finished ({adopted.state.outcome})"
-                    )
+                else:  # it finished while no launcher watched: record it, free its files
+                    recorded = {str(r.get("id")) for r in read_jsonl(self.ctx.layout.metrics)}
+                    self._record_and_release(adopted, recorded)
                 continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
@@ -336,9 +335,13 @@ class WaveRunner:
         except (OSError, WaveError) as exc:
             self.ctx.log.warning("after-finish bookkeeping failed", agent=run.id, error=str(exc))
 
-    def _record_and_release(self, run: AgentRun) -> None:
+    def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
+        """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
         launch = run.launch
-        if run.launched_wall is not None:
+        record_id = f"{self.ctx.lane.name}:{self.wave.number}:{run.id}:{launch.attempt}:" + (
+            f"{int((run.launched_wall or 0) * 1000)}"
+        )
+        if run.launched_wall is not None and (recorded is None or record_id not in recorded):
             text = (
                 launch.paths.output_log.read_text(errors="replace")
                 if launch.paths.output_log.exists()
@@ -361,6 +364,7 @@ class WaveRunner:
                 tries=max(run.tries, run.seen_backoff_try + 1),
                 rate_limited=max(run.rate_limited, run.seen_backoff_try),
                 usage=usage,
+                record_id=record_id,
             )
             append_jsonl(self.ctx.layout.metrics, record)
         if self.desk is not None:

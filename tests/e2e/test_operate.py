@@ -137,6 +137,10 @@ def test_kill_9_then_resume_runs_every_agent_exactly_once(tmux_repo: Repo) -> No
     assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "completed"
     adopted = {e["agent"] for e in events(tmux_repo, "agent_adopted")}
     assert launched_before <= adopted
+    # One metrics record per finished attempt: none lost while no launcher ran, none doubled.
+    metrics = tmux_repo.state("main") / "metrics.jsonl"
+    records = [json.loads(line)["agent"] for line in metrics.read_text().splitlines()]
+    assert sorted(records) == ids
 
 
 def test_wave_stop_stops_a_detached_launcher_cleanly(tmux_repo: Repo) -> None:
