@@ -215,6 +215,39 @@ def output_lines(text: str) -> Iterator[str]:
             yield line
 
 
+TEXT_KEYS = frozenset({"text", "result", "message"})
+
+
+def _text_fields(value: object) -> Iterator[str]:
+    """The prose in an event: strings under text/result/message keys, not ids or types."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in TEXT_KEYS and isinstance(item, str):
+                yield item
+            else:
+                yield from _text_fields(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _text_fields(item)
+
+
+def readable_lines(text: str) -> Iterator[str]:
+    """What a person would read of the output: plain lines as they are, and of each JSON
+    event only its prose (so the last line of a claude or codex JSON log is words, not ids)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+            try:
+                event = json.loads(stripped)
+            except ValueError:
+                yield line
+                continue
+            for field in _text_fields(event):
+                yield from field.splitlines()
+        else:
+            yield line
+
+
 def parse_markers(text: str) -> Markers:
     """Every marker in ``text``; when a kind appears more than once, the last one counts."""
     found = Markers()

@@ -12,7 +12,7 @@ from .agent_pool import AgentRun
 from .events import utc_now
 from .fsutil import write_json_atomic
 from .lifecycle import AgentState
-from .markers import ANSI_RE, Marker, parse_line
+from .markers import ANSI_RE, Marker, parse_line, readable_lines
 
 MIN_INTERVAL = 0.25
 
@@ -28,9 +28,9 @@ def tail_text(path: Path, limit: int = 4096) -> str:
 
 
 def last_line(text: str) -> str:
-    lines = [
-        ln.strip() for ln in ANSI_RE.sub("", text).replace("\r", "\n").splitlines() if ln.strip()
-    ]
+    """The last non-empty line a person would read (prose only, for JSON output)."""
+    plain = ANSI_RE.sub("", text).replace("\r", "\n")
+    lines = [ln.strip() for ln in readable_lines(plain) if ln.strip()]
     return lines[-1][:200] if lines else ""
 
 
