@@ -87,6 +87,7 @@ class AgentPool:
         stop: threading.Event | None = None,
         on_change: Callable[[], bool | None] = lambda: None,
         keep_sessions: bool = False,
+        max_running: int = 500,
         on_finish: Callable[[AgentRun], None] = lambda run: None,
     ) -> None:
         self.runs = runs
@@ -101,6 +102,7 @@ class AgentPool:
         self.on_change = on_change
         self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.keep_sessions = keep_sessions
+        self.max_running = max_running
         self.on_finish = on_finish
         self.reaping: dict[str, tuple[int | None, float]] = {}
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
@@ -156,7 +158,7 @@ class AgentPool:
         timers += [kill_at for _, kill_at in self.reaping.values()]
         if self.refresh_due is not None:
             timers.append(self.refresh_due)
-        if any(
+        if not self._full() and any(
             r.state is AgentState.PENDING and self._deps_state(r) != (False, None)
             for r in self.runs
         ):
@@ -194,11 +196,16 @@ class AgentPool:
                 continue
             if not ready:
                 continue
-            if time.monotonic() < self.next_launch:
+            if time.monotonic() < self.next_launch or self._full():
                 return
             self._launch(run)
             self.next_launch = time.monotonic() + self.stagger
             return
+
+    def _full(self) -> bool:
+        """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
+        server near its descriptor limit hangs; later agents wait for a free place."""
+        return sum(1 for r in self.runs if r.active) + len(self.reaping) >= self.max_running
 
     def _launch(self, run: AgentRun) -> None:
         launch = run.launch

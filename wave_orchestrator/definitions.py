@@ -60,6 +60,7 @@ class LaneDefaults:
     max_retries_per_wave: int = 1
     launch_stagger_ms: float = 1200
     stall_minutes: float = 0
+    max_running: int = 500  # agents running at once; the others wait for a free place
     rate_limit: RateLimitPolicy = field(default_factory=RateLimitPolicy)
 
 

@@ -43,6 +43,7 @@ DEFAULTS_KEYS = (
     "max_retries_per_wave",
     "launch_stagger_ms",
     "stall_minutes",
+    "max_running",
     "rate_limit",
 )
 RATE_LIMIT_KEYS = (
@@ -134,6 +135,7 @@ class LaneLoader:
             ),
             launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
             stall_minutes=num("stall_minutes", base.stall_minutes),
+            max_running=int(num("max_running", base.max_running, integer=True, positive=True)),
             rate_limit=self._rate_limit(ck, raw.get("rate_limit")),
         )
 

@@ -295,6 +295,7 @@ class WaveRunner:
             stall_seconds=ctx.lane.defaults.stall_minutes * 60,
             succeeded_before=succeeded,
             keep_sessions=ctx.keep_sessions,
+            max_running=ctx.lane.defaults.max_running,
             stop=ctx.stop,
             on_change=self.refresh,
             on_finish=self._on_finish,

@@ -166,3 +166,23 @@ def test_auto_next_starts_at_the_first_wave_not_completed(tmux_repo: Repo) -> No
     }
     third = tmux_repo.wave("launch", "--lane", "main", "--auto-next")
     assert third.returncode == 0 and "every selected wave is already completed" in third.stdout
+
+
+def test_max_running_caps_agents_running_at_once(tmux_repo: Repo) -> None:
+    lane = LANE.format(stall=0) + "  max_running: 2\n"
+    rows = "\n".join(
+        f"  - {{id: A{i}, prompt: w, executor: {{local: {{command: 'sleep 0.5'}}}}}}"
+        for i in range(5)
+    )
+    tmux_repo.lane("main", lane, {1: f"agents:\n{rows}\n"})
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    running, peak = 0, 0
+    for e in tmux_repo.events("main"):
+        if e["event"] == "agent_launched":
+            running += 1
+            peak = max(peak, running)
+        elif e["event"] == "agent_finished":
+            running -= 1
+    assert peak == 2
+    assert len(events(tmux_repo, "agent_launched")) == 5
