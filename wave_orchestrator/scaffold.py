@@ -16,6 +16,7 @@ defaults:
   max_retries_per_wave: 1        # wave attempts = this + 1
   launch_stagger_ms: 1200        # pause between two agent launches
   stall_minutes: 0               # 0 = off; else stop an agent silent this long
+  max_running: 500               # agents of a wave running at once
   rate_limit:
     retries: 2                   # tries = retries + 1
     base_delay_seconds: 20
