@@ -72,3 +72,23 @@ def test_unknown_flags_of_built_commands_are_usage_errors(
         main(["lanes", "--bogus"])
     assert exc.value.code == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("executor", ["codex", "claude", "opencode", "local"])
+def test_init_lane_validates_for_every_executor(tmp_path: Path, executor: str) -> None:
+    assert main(["init", "--repo", str(tmp_path), "--executor", executor]) == 0
+    assert main(["validate", "--repo", str(tmp_path), "--lane", "main"]) == 0
+
+
+def test_attach_to_an_ended_session_says_why(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
+    (repo.state("main") / "waves" / "wave-1" / "agents" / "A1").mkdir(parents=True)
+    monkey = pytest.MonkeyPatch()
+    monkey.setenv("WAVE_TMUX_SOCKET", repo.env["WAVE_TMUX_SOCKET"])
+    try:
+        assert main(["attach", "--repo", str(repo.root), "--lane", "main", "A1"]) == 2
+    finally:
+        monkey.undo()
+    assert "agent sessions end with their wave" in capsys.readouterr().err

@@ -641,3 +641,20 @@ def test_cli_validate_valid_lane_exits_0(
     assert code == 0
     assert "lane closure-roles: valid, 3 wave(s)" in out
     assert not (tmp_path / ".wave").exists()
+
+
+def test_a_key_typo_does_not_hide_rules_across_agents(tmp_path: Path) -> None:
+    write_lane(
+        tmp_path,
+        "typo",
+        {
+            "lane.yaml": "closure: {required_roles: []}\n",
+            "waves/wave-1.yaml": (
+                "agents:\n"
+                "  - {id: A1, promt: One., prompt: One., depends_on: [B9]}\n"
+                "  - {id: A1, prompt: Two.}\n"
+            ),
+        },
+    )
+    fields = {p.field for p in problems_of(tmp_path, "typo")}
+    assert {"agents[0].promt", "agents[0].depends_on[0]", "agents[1].id"} <= fields

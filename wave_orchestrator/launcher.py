@@ -72,8 +72,11 @@ def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None)
     if (opts.auto_next or opts.resume) and run_state is not None:
         waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
     if not waves and not (opts.auto_next or opts.resume):
+        first = opts.start_wave if opts.start_wave is not None else "the first"
+        last = opts.end_wave if opts.end_wave is not None else "the last"
+        numbers = ", ".join(str(w.number) for w in lane.waves)
         raise UsageError(
-            f"no waves of lane {lane.name!r} in the range {opts.start_wave}..{opts.end_wave}"
+            f"no waves of lane {lane.name!r} from {first} to {last} (waves: {numbers})"
         )
     return waves
 

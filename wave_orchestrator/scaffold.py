@@ -6,7 +6,7 @@ from pathlib import Path
 
 LANE_YAML = """\
 # lane.yaml - settings for every wave of this lane. Every key is optional; the values shown
-# are the defaults. Reference: docs/lanes.md
+# are the defaults. Reference: docs/lanes.md in the wave repository
 description: "{description}"
 # state_dir: null                # default <repository>/.wave/<lane>
 # shared_files: false            # true: agents of a wave may own the same paths
@@ -33,8 +33,14 @@ defaults:
 #   implement-fast: {{executor: codex, model: gpt-5-codex, budget: {{minutes: 45}}}}
 """
 
+LOCAL_EXECUTOR = """\
+executors:
+  local:
+    command: [my-agent]          # the program to run: it reads its prompt on stdin
+"""
+
 WAVE_YAML = """\
-# wave-1.yaml - the agents of wave 1 run in parallel. Reference: docs/lanes.md
+# wave-1.yaml - the agents of wave 1 run in parallel (docs/lanes.md in the wave repository)
 wave: 1
 title: First wave
 agents:
@@ -60,9 +66,10 @@ def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
     lane_dir = repo / "lanes" / lane
     written = []
     (lane_dir / "waves").mkdir(parents=True)
-    (lane_dir / "lane.yaml").write_text(
-        LANE_YAML.format(description=f"{lane} lane", executor=executor)
-    )
+    text = LANE_YAML.format(description=f"{lane} lane", executor=executor)
+    if executor == "local":  # a local agent is whatever program you name: the lane must say which
+        text += LOCAL_EXECUTOR
+    (lane_dir / "lane.yaml").write_text(text)
     (lane_dir / "waves" / "wave-1.yaml").write_text(WAVE_YAML)
     written += [lane_dir / "lane.yaml", lane_dir / "waves" / "wave-1.yaml"]
     ignore = repo / ".gitignore"

@@ -165,7 +165,6 @@ class WaveLoader:
         raw = ck.mapping(item, p, AGENT_KEYS)
         if raw is None:
             return None
-        before = len(ck.problems)
         agent_id = (
             ck.string(raw.get("id"), (*p, "id"), pattern=AGENT_ID_RE, what="an agent id")
             if "id" in raw
@@ -202,7 +201,9 @@ class WaveLoader:
             else None
         )
         spec = resolve_executor(ck, raw, p, self.lane.settings)
-        if len(ck.problems) > before or agent_id is None or spec is None:
+        # An agent with other problems is still built, so the rules across agents see it;
+        # the lane stays invalid because its problems are recorded.
+        if agent_id is None or spec is None:
             return None
         return AgentDef(
             id=agent_id,

@@ -325,8 +325,11 @@ class WaveRunner:
         return run
 
     def _stopped_by_person(self, agent: AgentDef) -> bool:
+        """Cancelled by `wave stop --agent`, or waiting on an agent that was: not retried."""
         run = self.latest.get(agent.id)
-        return run is not None and run.state is AgentState.CANCELLED
+        if run is not None and run.state is AgentState.CANCELLED:
+            return True
+        return any(self._stopped_by_person(self.wave.agent(dep)) for dep in agent.depends_on)
 
     def _on_finish(self, run: AgentRun) -> None:
         """What a finished agent leaves behind: a metrics record, and the files it held.
@@ -421,7 +424,9 @@ class WaveRunner:
         self.ctx.events.emit(
             "wave_retry", self.wave.number, attempt=self.attempt, agents=agents, stage=stage
         )
-        self.ctx.log.info("wave retry", attempt=self.attempt, agents=agents or None, stage=stage)
+        self.ctx.log.info(
+            "wave retry", attempt=self.attempt, agents=", ".join(agents) or None, stage=stage
+        )
 
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
         ctx, wave = self.ctx, self.wave

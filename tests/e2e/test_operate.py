@@ -280,3 +280,29 @@ def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmux_repo: Repo
     proc.wait(timeout=30)  # SIGTERM is ignored: the launcher waits out the grace, then SIGKILLs
     assert proc.returncode == 143
     assert not alive(pid)
+
+
+def test_stopping_an_agent_others_depend_on_blocks_without_a_wasted_retry(tmux_repo: Repo) -> None:
+    command = json.dumps(AGENT.format(seconds=60))
+    tmux_repo.lane(
+        "main",
+        LANE.format(retries=1, stagger=0),
+        {
+            1: (
+                "agents:\n"
+                f"  - {{id: A1, prompt: work, executor: {{local: {{command: {command}}}}}}}\n"
+                f"  - {{id: A2, prompt: after, depends_on: [A1], executor: {{local: {{command: {command}}}}}}}\n"
+            )
+        },
+    )
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: (tmux_repo.root / "pids" / "A1").exists(), 20, what="A1 to start")
+        assert tmux_repo.wave("stop", "--lane", "main", "--agent", "A1").returncode == 0
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4
+    assert events(tmux_repo, "wave_retry") == []
+    assert not (tmux_repo.root / "pids" / "A2").exists()

@@ -44,8 +44,14 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("give an agent id, --dashboard or --launcher")
         wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
         target = session_name(wave, args.agent)
-    argv = TmuxServer(socket_name(lane, repo)).attach_argv(target)
+    server = TmuxServer(socket_name(lane, repo))
+    argv = server.attach_argv(target)
     if args.print:
         print(shlex.join(argv))
         return 0
+    if not server.has_session(target):
+        raise UsageError(
+            f"no tmux session {target!r} on lane {lane!r}: agent sessions end with their wave "
+            "(launch with --keep-sessions to keep them); `wave logs` shows the output"
+        )
     os.execvp("tmux", argv)
