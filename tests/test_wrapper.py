@@ -14,6 +14,31 @@ from wave_orchestrator.wrapper import WrapperSpec, render_run_script
 FAST = RateLimitPolicy(retries=2, base_delay_seconds=0.01, max_delay_seconds=0.02, jitter_seconds=0)
 
 
+def write_wrapper(
+    tmp_path: Path, argv: list[str], env: dict[str, str], policy: RateLimitPolicy = FAST
+) -> Path:
+    """Render run.sh for agent A1 of wave 1 with ``argv`` as its CLI; returns the script."""
+    agent_dir = tmp_path / "agents" / "A1"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "prompt.md").write_text("the prompt\n")
+    spec = WrapperSpec(
+        lane="main",
+        wave=1,
+        agent="A1",
+        attempt=1,
+        repo=str(tmp_path),
+        agent_dir=str(agent_dir),
+        prompt_file=str(agent_dir / "prompt.md"),
+        prompt_sha256="ab" * 32,
+        argv=argv,
+        env=env,
+        rate_limit=policy,
+    )
+    script = agent_dir / "run.sh"
+    script.write_text(render_run_script(spec))
+    return script
+
+
 def run_wrapper(
     tmp_path: Path,
     agent_body: str,
@@ -29,22 +54,9 @@ def run_wrapper(
         'echo $n > "$TRY_FILE"\n' + textwrap.dedent(agent_body)
     )
     cli.chmod(0o755)
-    (agent_dir / "prompt.md").write_text("the prompt\n")
-    spec = WrapperSpec(
-        lane="main",
-        wave=1,
-        agent="A1",
-        attempt=1,
-        repo=str(tmp_path),
-        agent_dir=str(agent_dir),
-        prompt_file=str(agent_dir / "prompt.md"),
-        prompt_sha256="ab" * 32,
-        argv=[str(cli)],
-        env={"TRY_FILE": str(tmp_path / "tries"), **(env or {})},
-        rate_limit=policy,
+    script = write_wrapper(
+        tmp_path, [str(cli)], {"TRY_FILE": str(tmp_path / "tries"), **(env or {})}, policy
     )
-    script = agent_dir / "run.sh"
-    script.write_text(render_run_script(spec))
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
     status = json.loads((agent_dir / "status.json").read_text())
     return proc.returncode, status, (agent_dir / "output.log").read_text()
@@ -163,22 +175,7 @@ def test_sigterm_stops_the_cli_and_writes_no_status(tmp_path: Path) -> None:
     import time
 
     agent_dir = tmp_path / "agents" / "A1"
-    agent_dir.mkdir(parents=True)
-    (agent_dir / "prompt.md").write_text("p\n")
-    spec = WrapperSpec(
-        lane="main",
-        wave=1,
-        agent="A1",
-        attempt=1,
-        repo=str(tmp_path),
-        agent_dir=str(agent_dir),
-        prompt_file=str(agent_dir / "prompt.md"),
-        prompt_sha256="0" * 64,
-        argv=["bash", "-c", "echo $$ > cli.pid; exec sleep 60"],
-        env={},
-        rate_limit=FAST,
-    )
-    (agent_dir / "run.sh").write_text(render_run_script(spec))
+    write_wrapper(tmp_path, ["bash", "-c", "echo $$ > cli.pid; exec sleep 60"], {})
     proc = subprocess.Popen(["bash", str(agent_dir / "run.sh")], stdout=subprocess.DEVNULL)
     pid_file = tmp_path / "cli.pid"
     deadline = time.monotonic() + 10

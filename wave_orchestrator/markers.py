@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 # Keys of each kind, in the order they must appear: (name, kind, required). A kind is a tuple
@@ -197,10 +197,9 @@ def _string_leaves(value: object) -> Iterator[str]:
             yield from _string_leaves(item)
 
 
-def output_lines(text: str) -> Iterator[str]:
-    """The lines an agent printed. With machine-readable output (codex --json, claude json or
-    stream-json, opencode --format json) the agent's words sit inside JSON strings: those
-    strings are split into lines too, in order."""
+def _lines(text: str, strings: Callable[[object], Iterator[str]]) -> Iterator[str]:
+    """Plain lines as they are; of a line holding one JSON event, the ``strings`` chosen from
+    it, split into lines, in order. A torn JSON line is read as text."""
     for line in text.splitlines():
         stripped = line.strip()
         if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
@@ -209,10 +208,17 @@ def output_lines(text: str) -> Iterator[str]:
             except ValueError:
                 yield line
                 continue
-            for leaf in _string_leaves(event):
-                yield from leaf.splitlines()
+            for string in strings(event):
+                yield from string.splitlines()
         else:
             yield line
+
+
+def output_lines(text: str) -> Iterator[str]:
+    """The lines an agent printed. With machine-readable output (codex --json, claude json or
+    stream-json, opencode --format json) the agent's words sit inside JSON strings: every
+    string of an event counts."""
+    return _lines(text, _string_leaves)
 
 
 TEXT_KEYS = frozenset({"text", "result", "message"})
@@ -234,18 +240,7 @@ def _text_fields(value: object) -> Iterator[str]:
 def readable_lines(text: str) -> Iterator[str]:
     """What a person would read of the output: plain lines as they are, and of each JSON
     event only its prose (so the last line of a claude or codex JSON log is words, not ids)."""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-            try:
-                event = json.loads(stripped)
-            except ValueError:
-                yield line
-                continue
-            for field in _text_fields(event):
-                yield from field.splitlines()
-        else:
-            yield line
+    return _lines(text, _text_fields)
 
 
 def parse_markers(text: str) -> Markers:
