@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from ..layout import StateLayout, resolve_state_dir
-from ..repository import find_repository, resolve_lane_name
+from ..definitions.repository import find_repository, resolve_lane_name
+from ..state.layout import StateLayout, resolve_state_dir
 
 
 def add_repo(parser: argparse.ArgumentParser) -> None:

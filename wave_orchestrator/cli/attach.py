@@ -7,10 +7,10 @@ import os
 import shlex
 from typing import Any
 
-from ..definitions import AGENT_ID_RE
 from ..errors import UsageError
-from ..layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
-from ..tmux import TmuxServer
+from ..names import AGENT_ID_RE
+from ..runtime.placement.tmux import TmuxServer
+from ..state.layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 from .logs import find_agent_wave
 

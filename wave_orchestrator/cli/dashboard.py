@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     # rich loads only here: other commands start faster without it.
     from rich.console import Console
 
-    from ..dashboard import show_live, show_once
+    from ..dashboard.render import show_live, show_once
 
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..definitions import AGENT_ID_RE
-from ..desk import Desk
+from ..desk.claims import Desk
 from ..errors import UsageError
-from ..fsutil import read_json
+from ..names import AGENT_ID_RE
+from ..state.fsutil import read_json
 from ._common import add_json, emit_json, repo_and_lane, state_layout
 
 

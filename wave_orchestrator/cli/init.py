@@ -6,9 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..definitions import EXECUTOR_IDS, LANE_NAME_RE
+from ..definitions.model import EXECUTOR_IDS
+from ..definitions.scaffold import scaffold
 from ..errors import UsageError
-from ..scaffold import scaffold
+from ..names import LANE_NAME_RE
 
 
 def register(sub: Any) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..definitions import WAVE_FILE_RE
-from ..repository import find_repository, list_lanes
-from ..run_state import RunState
+from ..definitions.model import WAVE_FILE_RE
+from ..definitions.repository import find_repository, list_lanes
+from ..state.run_state import RunState
 from ._common import add_json, add_repo, emit_json, state_layout
 
 

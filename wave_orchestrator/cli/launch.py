@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..control import start_detached
-from ..definitions import EXECUTOR_IDS
-from ..dry_run import dry_run, format_table
+from ..definitions.model import EXECUTOR_IDS
 from ..errors import UsageError
-from ..launcher import Launcher, LaunchOptions, prepare_lane, select_waves
-from ..layout import socket_name
-from ..run_state import RunState
+from ..runtime.control import start_detached
+from ..runtime.dry_run import dry_run, format_table
+from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+from ..state.layout import socket_name
+from ..state.run_state import RunState
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 OVERRIDES = (

@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any
 
-from ..definitions import AGENT_ID_RE
 from ..errors import UsageError
-from ..layout import StateLayout
+from ..names import AGENT_ID_RE
+from ..state.layout import StateLayout
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 
 

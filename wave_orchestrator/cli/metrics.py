@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..metrics import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
-from ..repository import find_repository, list_lanes, resolve_lane_name
+from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
+from ..metrics.report import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
 from ._common import add_json, add_repo, emit_json, state_layout
 
 

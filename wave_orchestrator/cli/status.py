@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..fsutil import read_json
-from ..layout import StateLayout
-from ..lifecycle import TERMINAL
-from ..lock import live_lock
-from ..run_state import RunState
-from ..status import StatusUnreadable, read_status
+from ..runtime.lock import live_lock
+from ..state.fsutil import read_json
+from ..state.layout import StateLayout
+from ..state.lifecycle import TERMINAL
+from ..state.run_state import RunState
+from ..state.status import StatusUnreadable, read_status
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..control import stop_agent, stop_launcher
-from ..definitions import AGENT_ID_RE
 from ..errors import UsageError, WaveError
+from ..names import AGENT_ID_RE
+from ..runtime.control import stop_agent, stop_launcher
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 
 

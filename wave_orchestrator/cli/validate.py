@@ -6,8 +6,8 @@ import argparse
 from collections import Counter
 from typing import Any
 
+from ..definitions.lane_loader import load_lane
 from ..errors import LaneInvalid
-from ..lane_loader import load_lane
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane
 
 

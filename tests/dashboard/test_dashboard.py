@@ -1,0 +1,127 @@
+"""The dashboard frame, rendered from fixed dashboard.json files (SPEC 8)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import Repo
+from rich.console import Console
+
+from wave_orchestrator.cli import main
+from wave_orchestrator.dashboard.render import elapsed, render
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "dashboard"
+
+
+def frame(data: dict, width: int, height: int) -> str:
+    console = Console(
+        width=width, height=height, no_color=True, highlight=False, record=True, file=io.StringIO()
+    )
+    console.print(render(data, width, height))
+    return console.export_text()
+
+
+def test_once_matches_the_fixture(
+    repo: Repo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.lane("main", "closure: {required_roles: []}\n", {1: "agents: [{id: A1, prompt: x}]"})
+    wave_dir = repo.state("main") / "waves" / "wave-3"
+    wave_dir.mkdir(parents=True)
+    shutil.copy(FIXTURES / "wave-3.json", wave_dir / "dashboard.json")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    args = [
+        "dashboard",
+        "--repo",
+        str(repo.root),
+        "--lane",
+        "main",
+        "--once",
+        "--width",
+        "80",
+        "--height",
+        "30",
+    ]
+    assert main(args) == 0
+    assert capsys.readouterr().out == (FIXTURES / "wave-3.80x30.txt").read_text()
+
+
+def test_two_hundred_agents_fit_80_columns_with_a_summary() -> None:
+    data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
+    text = frame(data, 80, 30)
+    lines = text.splitlines()
+    assert len(lines) <= 30 and all(len(line) <= 80 for line in lines)
+    summary = next(line for line in lines if line.startswith("… and "))
+    hidden = int(summary.split()[2])
+    shown = [line.split()[0] for line in lines if line.startswith("agent") and line[5:8].isdigit()]
+    assert hidden + len(shown) == 200
+    # Agents that need attention come first: every timed-out agent is on screen.
+    assert all(f"agent{i:03d}" in shown for i in range(3, 40, 5))
+    assert "40 timeout" not in summary and "completed" in summary
+
+
+def test_wide_terminals_show_role_and_executor() -> None:
+    data = json.loads((FIXTURES / "wave-3.json").read_text())
+    wide, narrow = frame(data, 200, 40), frame(data, 80, 40)
+    assert "executor" in wide.splitlines()[2] and "opencode" in wide
+    assert "executor" not in narrow.splitlines()[2]
+    for agent in data["agents"]:
+        assert agent["id"] in wide and agent["state"] in wide and agent["id"] in narrow
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (None, "-"),
+        (0, "0m00s"),
+        (499, "0m00s"),
+        (500, "0m01s"),
+        (125_000, "2m05s"),
+        (3_600_000, "1h00m"),
+    ],
+)
+def test_elapsed_rounds_half_up(ms: int | None, text: str) -> None:
+    assert elapsed(ms) == text
+
+
+def test_once_before_any_wave_says_so(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    repo.lane("main", "closure: {required_roles: []}\n", {1: "agents: [{id: A1, prompt: x}]"})
+    assert main(["dashboard", "--repo", str(repo.root), "--lane", "main", "--once"]) == 0
+    assert "no wave has started yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"agents": None, "events": None, "stages": "implementation"},
+        {"agents": ["not a row", {"id": "A1"}], "events": [{"no": "event"}, 3]},
+        {},
+    ],
+)
+def test_odd_dashboard_files_render_without_crashing(data: dict) -> None:
+    text = frame(data, 80, 30)
+    assert "lane" in text and "recent events:" in text
+
+
+def test_status_survives_odd_state_files(repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    repo.lane("main", "closure: {required_roles: []}\n", {1: "agents: [{id: A1, prompt: x}]"})
+    state = repo.state("main")
+    (state / "waves" / "wave-1").mkdir(parents=True)
+    (state / "run-state.json").write_text(
+        json.dumps(
+            {
+                "lane": "main",
+                "waves": {"1": {"state": "running"}, "x": {}, "2": "garbage"},
+                "history": [],
+            }
+        )
+    )
+    (state / "waves" / "wave-1" / "dashboard.json").write_text(
+        json.dumps({"agents": [{"id": "A1"}, "junk"], "events": [None, {"agent": "A1", "wave": 1}]})
+    )
+    assert main(["status", "--repo", str(repo.root), "--lane", "main"]) == 0
+    out = capsys.readouterr().out
+    assert "wave 1: running" in out and "A1" in out

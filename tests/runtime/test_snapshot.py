@@ -1,0 +1,36 @@
+"""What dashboard.json says of an agent's output: the last line a person would read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wave_orchestrator.runtime.snapshot import last_line, last_phase
+
+USAGE = Path(__file__).parents[1] / "fixtures" / "usage"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("claude-stream-json.jsonl", "All 3 tests pass."),
+        ("claude-json.json", "Hello"),
+        ("codex-one-turn.jsonl", "Hello"),
+        ("opencode-one-step.jsonl", "Hello"),
+        ("claude-text.log", "All 3 tests pass."),
+    ],
+)
+def test_last_line_of_json_output_is_prose(fixture: str, expected: str) -> None:
+    assert last_line((USAGE / fixture).read_text()) == expected
+
+
+def test_last_line_strips_colour_and_progress() -> None:
+    assert last_line("one\n\x1b[32mtwo\x1b[0m\n50%\r100% done\n\n") == "100% done"
+    assert last_line("") == ""
+
+
+def test_last_phase_is_the_latest_phase_marker() -> None:
+    text = "[wave-phase] coding\nwork\n  - [wave-phase] validating\n[wave-phase] bogus\n"
+    assert last_phase(text) == "validating"
+    assert last_phase("no phases here") is None

@@ -1,0 +1,96 @@
+"""What each agent reads on stdin: standing role prompt, harness preamble, then its own task."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..definitions.model import AgentDef, LaneDef, WaveDef
+
+CLOSURE_MARKER_HINTS = {
+    "cont-eval": "[wave-eval] state=<satisfied|needs-more-work|blocked> "
+    "targets=N benchmarks=N regressions=N",
+    "security": "[wave-security] state=<clear|concerns|blocked> findings=N approvals=N",
+    "integration": "[wave-integration] state=<ready-for-doc-closure|needs-more-work> "
+    "claims=N conflicts=N blockers=N",
+    "documentation": "[wave-doc-closure] state=<closed|no-change|delta>",
+    "cont-qa": "[wave-gate] architecture=P integration=P durability=P live=P docs=P  and  "
+    "[wave-verdict] <pass|concerns|blocked>",
+}
+
+
+def _bullets(items: tuple[str, ...]) -> str:
+    return "\n".join(f"  - {item}" for item in items) if items else "  - (none)"
+
+
+def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int) -> str:
+    """The short part `wave` adds so an agent knows who it is and what it must leave behind."""
+    lines = [
+        "## wave harness",
+        f"You are agent {agent.id} ({agent.title}) with role {agent.role} in wave {wave.number} "
+        f"({wave.title}) of lane {lane.name}, attempt {attempt}.",
+        "Paths you own (change nothing else):",
+        _bullets(agent.owns),
+        "Deliverables that must exist when you finish:",
+        _bullets(agent.deliverables),
+    ]
+    if agent.exit_contract is not None:
+        c = agent.exit_contract
+        lines.append(
+            "When done, print one line: [wave-proof] "
+            f"completion={c.completion} durability={c.durability} proof={c.proof} state=<met|gap>"
+        )
+        if c.doc_impact != "none":
+            lines.append(
+                "and one line: [wave-doc-delta] state=<none|owned|shared-plan> [paths=a,b]"
+            )
+    if agent.role in CLOSURE_MARKER_HINTS:
+        lines.append(
+            f"When done, print your verdict as one line: {CLOSURE_MARKER_HINTS[agent.role]}"
+        )
+    lines.append(
+        "Print `[wave-phase] <coding|validating|deploying|finalizing>` as you move between phases."
+    )
+    if lane.shared_files or wave.shared:
+        lines += [
+            "Other agents of this wave may edit the same files. Claim a file before you edit it,",
+            "and hand it over when you are done with it (paths are relative to the repository):",
+            "  wave desk claim PATH --intent 'what you will change'   (granted, held or queued)",
+            "  wave desk handover PATH --note 'what the next holder should know'",
+            "  wave desk mine                 (what you hold and wait for)",
+            "  wave desk wait --timeout 100   (a file handed to you, with its note; exit 1: again)",
+            "`wave desk wait` is refused while you hold a file someone waits for: hand over first.",
+            "Everything you hold is handed over automatically when you finish.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:
+    """What a closure agent reviews: every agent of the wave, its result, deliverables, log."""
+    lines = ["## the wave so far"]
+    if wave.commit_message:
+        lines.append(f"Commit message: {wave.commit_message}")
+    for row in rows:
+        agent: AgentDef = row["agent"]
+        code = "" if row["code"] is None else f", exit {row['code']}"
+        lines.append(f"- {agent.id} ({agent.role}, {agent.title}): {row['status']}{code}")
+        if agent.deliverables:
+            lines.append(f"  deliverables: {', '.join(agent.deliverables)}")
+        if agent.owns:
+            lines.append(f"  owns: {', '.join(agent.owns)}")
+        if row["log"]:
+            lines.append(f"  log: {row['log']}")
+    return "\n".join(lines) + "\n"
+
+
+def compose_prompt(
+    lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int, briefing: str = ""
+) -> str:
+    parts = []
+    standing = lane.role_prompts.get(agent.role)
+    if standing:
+        parts.append(standing.rstrip("\n") + "\n")
+    parts.append(harness_preamble(lane, wave, agent, attempt))
+    if briefing:
+        parts.append(briefing)
+    parts.append("## task\n" + agent.prompt)
+    return "\n".join(parts)

@@ -1,0 +1,168 @@
+"""Generates each agent's ``run.sh``: the rate-limit retry loop of SPEC 5 and the status file.
+
+Every value is passed through ``shlex.quote`` into a fixed template, so nothing from a YAML file
+can change the script's structure. The script is plain bash a person can read and rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..definitions.model import RateLimitPolicy
+
+q = shlex.quote
+
+
+@dataclass(frozen=True)
+class WrapperSpec:
+    lane: str
+    wave: int
+    agent: str
+    attempt: int
+    repo: str
+    agent_dir: str
+    prompt_file: str
+    prompt_sha256: str
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    rate_limit: RateLimitPolicy
+    env_file: str | None = None
+
+
+def _array(name: str, items: Sequence[str], flag: str | None = None) -> str:
+    parts = []
+    for item in items:
+        if flag:
+            parts.append(flag)
+        parts.append(q(item))
+    return f"{name}=({' '.join(parts)})"
+
+
+_BODY = r"""
+now() { date -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
+# The output of the current try only: from the size the log had when the try began.
+try_output() { tail -c "+$(( $1 + 1 ))" -- "$log"; }
+try_matches() {  # try_matches OFFSET -e PATTERN...   (no pipefail: grep -q may end tail early)
+  local offset=$1; shift
+  try_output "$offset" | LC_ALL=C.UTF-8 grep -Eiq "$@"
+}
+seconds() { if (( $1 % 1000 == 0 )); then echo $(( $1 / 1000 )); else printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )); fi; }
+write_backoff() {
+  local tmp="$agent_dir/.backoff.json.$$"
+  printf '{"try": %d, "tries": %d, "delay_ms": %d, "until_ms": %d}\n' \
+    "$try" "$tries" "$1" $(( $(date +%s%3N) + $1 )) > "$tmp" && mv -f -- "$tmp" "$agent_dir/backoff.json"
+}
+
+# The CLI writes straight to the log (a pipe would keep the try open while any background
+# process the agent left holds it); `tail` shows the same output in the pane for people.
+cli='' shower=''
+trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
+trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
+touch -- "$log"
+started_at=$(now)
+code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
+while (( try < tries )); do
+  try=$(( try + 1 ))
+  offset=$(stat -c %s -- "$log")
+  "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
+  cli=$!
+  # Polling, not inotify: a wave of many agents must not use up the inotify instances.
+  tail ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
+  shower=$!
+  wait "$cli"
+  code=$?
+  # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
+  ( sleep 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
+  showers+=("$shower")
+  cli='' shower=
+  (( code == 0 )) && break
+  if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
+    usage_limit=1
+    detail=$(try_output "$offset" | LC_ALL=C.UTF-8 grep -Eio -m1 \
+      'resets [^)]*\)|resets in [0-9a-z ]+|try again at [0-9:]+ ?[ap]m|try again later' | head -n 1)
+    break
+  fi
+  if (( ${#rate_patterns[@]} )) && try_matches "$offset" "${rate_patterns[@]}"; then
+    rate_limited=$(( rate_limited + 1 ))
+    (( try < tries )) || break
+    shift_by=$(( try - 1 < 30 ? try - 1 : 30 ))
+    delay_ms=$(( base_ms << shift_by ))
+    (( delay_ms > max_ms )) && delay_ms=$max_ms
+    (( jitter_s > 0 )) && delay_ms=$(( delay_ms + (RANDOM % jitter_s) * 1000 ))
+    delay=$(seconds "$delay_ms")
+    printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | tee -a -- "$log"
+    write_backoff "$delay_ms"
+    sleep "$delay"
+    touch -- "$log"  # the sleep was not silence: stall detection counts from here
+    rm -f -- "$agent_dir/backoff.json"
+    continue
+  fi
+  break
+done
+
+finished_at=$(now)
+detail=${detail//[^A-Za-z0-9 :.,()\/+-]/}
+extra=''
+[[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail}\""
+(( usage_limit )) && extra="$extra, \"usage_limit\": true"
+tmp="$agent_dir/.status.json.$$"
+printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
+  "$agent_json" "$wave" "$lane_json" "$attempt" "$code" "$try" "$rate_limited" \
+  "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$extra" > "$tmp" \
+  && mv -f -- "$tmp" "$agent_dir/status.json"
+# Stay until the pane shows the last output: a person who attaches later reads it there.
+for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
+exit "$code"
+"""
+
+
+def render_env_file(env: Mapping[str, str]) -> str:
+    """The launcher's environment as `export` lines (names bash cannot take are left out)."""
+    lines = ["# Generated by wave: the launcher's environment, for its agents' run.sh."]
+    skip = {"TMUX", "TMUX_PANE", "PWD", "OLDPWD", "SHLVL", "_"}
+    for name, value in sorted(env.items()):
+        if name.isidentifier() and name.isascii() and name not in skip:
+            lines.append(f"export {name}={q(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_run_script(spec: WrapperSpec) -> str:
+    rl = spec.rate_limit
+    head = [
+        "#!/usr/bin/env bash",
+        f"# Generated by wave: lane {spec.lane}, wave {spec.wave}, agent {spec.agent}, "
+        f"attempt {spec.attempt}.",
+        "# Safe to rerun by hand: it appends to output.log and rewrites status.json.",
+        "set -u",
+        f"cd -- {q(spec.repo)} || exit 97",
+    ]
+    if spec.env_file:
+        head.append(
+            f"[[ -r {q(spec.env_file)} ]] && source {q(spec.env_file)}  # the launcher's environment"
+        )
+    head += [
+        "unset TMUX TMUX_PANE",
+    ]
+    head += [f"export {name}={q(value)}" for name, value in spec.env.items()]
+    head += [
+        "",
+        f"agent_dir={q(spec.agent_dir)}",
+        'log="$agent_dir/output.log"',
+        f"prompt_file={q(spec.prompt_file)}",
+        f"prompt_sha256={q(spec.prompt_sha256)}",
+        f"agent_json={q(json.dumps(spec.agent))}",
+        f"lane_json={q(json.dumps(spec.lane))}",
+        f"wave={spec.wave}",
+        f"attempt={spec.attempt}",
+        _array("argv", spec.argv),
+        f"tries={rl.tries}",
+        f"base_ms={round(rl.base_delay_seconds * 1000)}",
+        f"max_ms={round(rl.max_delay_seconds * 1000)}",
+        f"jitter_s={int(rl.jitter_seconds)}",
+        _array("rate_patterns", rl.patterns, "-e"),
+        _array("usage_patterns", rl.usage_limit_patterns, "-e"),
+    ]
+    return "\n".join(head) + "\n" + _BODY

@@ -1,0 +1,291 @@
+"""Where gates are judged (SPEC 7.2, 7.3): the implementation gate over deliverables and exit
+contracts, and one closure gate per stage over the markers its agents printed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..definitions.model import AgentDef
+from .markers import DOC_LEVELS, GATE_DIMENSIONS, PROOF_LEVELS, InvalidMarker, Marker, Markers
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What a gate needs to know about one finished agent."""
+
+    agent: AgentDef
+    status: str  # the agent_finished status word: success, failed, timeout, ...
+    code: int | None
+    markers: Markers
+    repo: Path
+    launched_at: float | None = None  # epoch seconds; a report older than this is stale
+
+    @property
+    def report_file(self) -> Path | None:
+        """A closure agent's report: its first owned path that names a file (SPEC 7.2)."""
+        owned = next((p for p in self.agent.owns if not p.endswith("/")), None)
+        return self.repo / owned if owned else None
+
+    def report_written(self) -> bool:
+        """The report exists and was written by this run, not left over from an earlier one."""
+        report = self.report_file
+        try:
+            mtime = report.stat().st_mtime if report else None
+        except OSError:
+            return False
+        return mtime is not None and (self.launched_at is None or mtime >= self.launched_at - 1)
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    code: str
+    detail: str
+    agent: str | None = None
+
+
+@dataclass
+class GateResult:
+    stage: str
+    failures: list[GateFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def fail(self, code: str, detail: str, agent: str | None = None) -> None:
+        self.failures.append(GateFailure(code, detail, agent))
+
+    @property
+    def code(self) -> str | None:
+        return self.failures[0].code if self.failures else None
+
+    @property
+    def detail(self) -> str:
+        return "; ".join(f"{f.agent}: {f.detail}" if f.agent else f.detail for f in self.failures)
+
+
+def _marker(result: AgentResult, kind: str, gate: GateResult, missing: str) -> Marker | None:
+    """The agent's last marker of ``kind``; records ``missing`` or invalid-<kind>-marker."""
+    found = result.markers.get(kind)
+    if isinstance(found, InvalidMarker):
+        gate.fail(found.code, f"{found.reason}: {found.line}", result.agent.id)
+        return None
+    if found is None:
+        gate.fail(
+            missing, f"no [wave-{kind}] marker in the output of its last try", result.agent.id
+        )
+    return found
+
+
+def _level(levels: Sequence[str], value: object) -> int:
+    return levels.index(str(value)) if str(value) in levels else -1
+
+
+# -- implementation gate (7.3) ------------------------------------------------------------------
+def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("implementation")
+    for result in results:
+        agent = result.agent
+        for deliverable in agent.deliverables:
+            if not (result.repo / deliverable).exists():
+                gate.fail("missing-deliverable", f"{deliverable} does not exist", agent.id)
+        contract = agent.exit_contract
+        if contract is None:
+            continue
+        proof = _marker(result, "proof", gate, "missing-wave-proof")
+        if proof is not None:
+            if proof.get("state") == "gap":
+                gate.fail(
+                    "wave-proof-gap", proof.detail or "the agent reported state=gap", agent.id
+                )
+            for key, code in (
+                ("completion", "completion-gap"),
+                ("durability", "durability-gap"),
+                ("proof", "proof-level-gap"),
+            ):
+                want = getattr(contract, key)
+                if _level(PROOF_LEVELS[key], proof.get(key)) < _level(PROOF_LEVELS[key], want):
+                    gate.fail(
+                        code, f"{key}={proof.get(key)} is below the contract's {want}", agent.id
+                    )
+        if contract.doc_impact != "none":
+            delta = _marker(result, "doc-delta", gate, "missing-doc-delta")
+            if delta is not None and _level(DOC_LEVELS, delta.get("state")) < _level(
+                DOC_LEVELS, contract.doc_impact
+            ):
+                gate.fail(
+                    "doc-impact-gap",
+                    f"doc delta state={delta.get('state')} is below "
+                    f"the contract's {contract.doc_impact}",
+                    agent.id,
+                )
+    return gate
+
+
+# -- closure gates (7.2) ------------------------------------------------------------------------
+def judge_cont_eval(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("cont-eval")
+    for r in results:
+        m = _marker(r, "eval", gate, "missing-wave-eval")
+        if m is None:
+            continue
+        state = m.get("state")
+        if state == "needs-more-work":
+            gate.fail(
+                "cont-eval-needs-more-work", m.detail or "evaluation needs more work", r.agent.id
+            )
+        elif state == "blocked":
+            gate.fail("cont-eval-blocked", m.detail or "evaluation is blocked", r.agent.id)
+        if m.get("regressions") != 0:
+            gate.fail("cont-eval-regressions", f"regressions={m.get('regressions')}", r.agent.id)
+        for count, ids in (("targets", "target_ids"), ("benchmarks", "benchmark_ids")):
+            listed = m.get(ids)
+            if isinstance(listed, tuple) and len(listed) != m.get(count):
+                gate.fail(
+                    "cont-eval-count-mismatch",
+                    f"{count}={m.get(count)} but {ids} lists {len(listed)}",
+                    r.agent.id,
+                )
+    return gate
+
+
+def judge_security(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("security")
+    for r in results:
+        m = _marker(r, "security", gate, "missing-wave-security")
+        report = r.report_file
+        if not r.report_written():
+            gate.fail(
+                "missing-security-report",
+                f"report file {report or '(no owned file)'} does not exist",
+                r.agent.id,
+            )
+        if m is None:
+            continue
+        state = m.get("state")
+        if state == "clear" and (m.get("findings") or m.get("approvals")):
+            gate.fail(
+                "invalid-security-clear-state",
+                f"state=clear with findings={m.get('findings')} approvals={m.get('approvals')}",
+                r.agent.id,
+            )
+        elif state == "blocked":
+            gate.fail("security-blocked", m.detail or "the reviewer blocked the wave", r.agent.id)
+        elif state == "concerns":
+            gate.warnings.append(f"{r.agent.id}: security concerns: {m.detail or m.line}")
+    return gate
+
+
+def judge_integration(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("integration")
+    for r in results:
+        m = _marker(r, "integration", gate, "missing-wave-integration")
+        if m is not None and m.get("state") != "ready-for-doc-closure":
+            gate.fail("integration-needs-more-work", m.detail or m.line, r.agent.id)
+    return gate
+
+
+def judge_documentation(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("documentation")
+    for r in results:
+        m = _marker(r, "doc-closure", gate, "missing-doc-closure")
+        if m is not None and m.get("state") not in ("closed", "no-change"):
+            gate.fail("doc-closure-open", m.detail or m.line, r.agent.id)
+    return gate
+
+
+def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
+    gate = GateResult("cont-qa")
+    for r in results:
+        m = _marker(r, "gate", gate, "missing-wave-gate")
+        if m is not None:
+            for dim in GATE_DIMENSIONS:
+                if m.get(dim) != "pass":
+                    gate.fail(f"gate-{dim}-{m.get(dim)}", m.detail or m.line, r.agent.id)
+        _judge_verdict(r, gate)
+        report = r.report_file
+        if not r.report_written():
+            gate.fail(
+                "missing-cont-qa-report",
+                f"report file {report or '(no owned file)'} does not exist",
+                r.agent.id,
+            )
+    return gate
+
+
+VERDICTS = {
+    "pass": "pass",
+    "concerns": "concerns",
+    "hold": "concerns",
+    "blocked": "blocked",
+    "fail": "blocked",
+}
+
+
+def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
+    """From `[wave-verdict]`, or else the last `Verdict:` line of the report file. Only a
+    clear pass passes: a verdict word we cannot read is no verdict."""
+    found = r.markers.get("verdict")
+    if isinstance(found, InvalidMarker):
+        gate.fail(found.code, f"{found.reason}: {found.line}", r.agent.id)
+        return
+    word = (
+        str(found.get("value"))
+        if found
+        else _report_verdict(r.report_file if r.report_written() else None)
+    )
+    detail = (found.detail if found else "") or f"verdict {word}"
+    verdict = VERDICTS.get(word or "")
+    if verdict is None:
+        seen = f" (unrecognised verdict {word!r})" if word else ""
+        gate.fail(
+            "missing-cont-qa-verdict",
+            "no [wave-verdict] marker and no `Verdict: PASS|CONCERNS|BLOCKED` line "
+            f"in the report{seen}",
+            r.agent.id,
+        )
+    elif verdict == "concerns":
+        gate.fail("cont-qa-concerns", detail, r.agent.id)
+    elif verdict == "blocked":
+        gate.fail("cont-qa-blocked", detail, r.agent.id)
+
+
+def _report_verdict(report: Path | None) -> str | None:
+    """The first word of the last `Verdict:` line (markdown emphasis and punctuation ignored)."""
+    try:
+        text = report.read_text(encoding="utf-8", errors="replace") if report else ""
+    except OSError:
+        return None
+    verdict = None
+    for line in text.splitlines():
+        head, sep, value = line.strip().lstrip("*#-> ").partition(":")
+        if sep and head.strip("*_ ").lower() == "verdict":
+            words = re.findall(r"[A-Za-z]+", value)
+            verdict = words[0].lower() if words else ""
+    return verdict
+
+
+CLOSURE_JUDGES: dict[str, Callable[[Sequence[AgentResult]], GateResult]] = {
+    "cont-eval": judge_cont_eval,
+    "security": judge_security,
+    "integration": judge_integration,
+    "documentation": judge_documentation,
+    "cont-qa": judge_cont_qa,
+}
+
+
+def judge_stage(stage: str, results: Sequence[AgentResult]) -> GateResult:
+    """A closure stage: an agent that did not succeed fails it before its marker is read."""
+    gate = GateResult(stage)
+    for r in results:
+        if r.status != "success":
+            gate.fail(
+                f"agent-{r.status}",
+                f"exited {r.code}" if r.status == "failed" and r.code is not None else r.status,
+                r.agent.id,
+            )
+    return gate if gate.failures else CLOSURE_JUDGES[stage](results)

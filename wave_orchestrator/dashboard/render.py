@@ -1,0 +1,217 @@
+"""The live dashboard (SPEC 8): renders a wave's ``dashboard.json`` with rich. It only reads
+the file the launcher keeps current, so it can run anywhere, any number of times."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from ..state.fsutil import read_json
+from ..state.layout import StateLayout
+
+STATE_STYLES = {
+    "pending": "dim",
+    "launching": "cyan",
+    "running": "cyan",
+    "coding": "cyan",
+    "validating": "blue",
+    "deploying": "blue",
+    "finalizing": "blue",
+    "rate-limited": "yellow",
+    "completed": "green",
+    "failed": "bold red",
+    "timeout": "red",
+    "stalled": "red",
+    "session-missing": "red",
+    "usage-limit": "red",
+    "status-unreadable": "red",
+    "cancelled": "magenta",
+}
+STAGE_MARKS = {"pending": "·", "running": "…", "passed": "✓", "failed": "✗"}
+# Rows the frame keeps for everything but agents: header, stages, table chrome, events.
+CHROME_ROWS = 12
+
+
+def elapsed(ms: Any) -> str:
+    if not isinstance(ms, int):
+        return "-"
+    s = int(ms / 1000 + 0.5)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def _header(data: dict[str, Any]) -> Text:
+    status = str(data.get("status", "?"))
+    head = Text()
+    head.append(
+        f"lane {data.get('lane')}  wave {data.get('wave')}: {data.get('title', '')}", "bold"
+    )
+    head.append(f"  [{status}]", STATE_STYLES.get(status, "bold"))
+    head.append(f"  attempt {data.get('attempt', '?')}/{data.get('max_attempts', '?')}")
+    head.append(f"  updated {str(data.get('updated_at', ''))[11:19]}Z", "dim")
+    return head
+
+
+def _stages(data: dict[str, Any]) -> Text:
+    line = Text("stages: ")
+    for i, stage in enumerate(_dicts(data.get("stages"))):
+        if i:
+            line.append(" → ", "dim")
+        state = stage.get("state", "pending")
+        style = {"passed": "green", "failed": "red", "running": "cyan"}.get(state, "dim")
+        line.append(f"{stage.get('stage')} {STAGE_MARKS.get(state, '?')}", style)
+    return line
+
+
+def _table(agents: list[dict[str, Any]], width: int) -> Table:
+    wide = width >= 120
+    table = Table(expand=True, show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("agent", no_wrap=True, min_width=6)
+    if wide:
+        table.add_column("role", no_wrap=True)
+        table.add_column("executor", no_wrap=True)
+    table.add_column("state", no_wrap=True, min_width=9)
+    table.add_column("att", justify="right", no_wrap=True)
+    table.add_column("try", justify="right", no_wrap=True)
+    table.add_column("elapsed", justify="right", no_wrap=True)
+    table.add_column("exit", justify="right", no_wrap=True)
+    table.add_column("last output", overflow="ellipsis", no_wrap=True, ratio=1)
+    for a in agents:
+        state = str(a.get("state", "?"))
+        code = a.get("exit_code")
+        cells: list[RenderableType] = [str(a.get("id"))]
+        if wide:
+            cells += [str(a.get("role", "")), str(a.get("executor", ""))]
+        cells += [
+            Text(state, STATE_STYLES.get(state, "")),
+            str(a.get("attempt", "")),
+            str(a.get("tries", "")),
+            elapsed(a.get("elapsed_ms")),
+            "-" if code is None else str(code),
+            Text(str(a.get("last_line") or a.get("detail") or ""), "dim"),
+        ]
+        table.add_row(*cells)
+    return table
+
+
+def _summary(hidden: list[dict[str, Any]]) -> Text:
+    counts = Counter(str(a.get("state")) for a in hidden)
+    parts = ", ".join(f"{n} {state}" for state, n in counts.most_common())
+    return Text(f"… and {len(hidden)} more agents: {parts}", "italic")
+
+
+def _order(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Active and failed agents first, so a short screen shows what needs attention."""
+    rank = {
+        "failed": 0,
+        "timeout": 0,
+        "stalled": 0,
+        "session-missing": 0,
+        "usage-limit": 0,
+        "status-unreadable": 0,
+        "completed": 3,
+        "pending": 2,
+        "cancelled": 3,
+    }
+    return sorted(agents, key=lambda a: rank.get(str(a.get("state")), 1))
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dict items of a list: a half-written or hand-edited file must not crash the view."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def render(data: dict[str, Any], width: int = 80, height: int = 40) -> RenderableType:
+    """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
+    agents = _dicts(data.get("agents"))
+    events = _dicts(data.get("events"))[-5:]
+    rows = max(1, height - CHROME_ROWS)
+    shown, hidden = (
+        (agents, [])
+        if len(agents) <= rows
+        else (_order(agents)[: rows - 1], _order(agents)[rows - 1 :])
+    )
+    parts: list[RenderableType] = [_header(data), _stages(data), _table(shown, width)]
+    if hidden:
+        parts.append(_summary(hidden))
+    parts.append(Text("recent events:", "bold"))
+    for e in events:
+        who = f" {e['agent']}" if e.get("agent") else ""
+        extra = e.get("status") or e.get("stage") or ""
+        parts.append(
+            Text(f"  {str(e.get('at', ''))[11:19]} {e.get('event')}{who} {extra}".rstrip(), "dim")
+        )
+    return Group(*parts)
+
+
+def current_wave(layout: StateLayout) -> int | None:
+    """The wave the run state says is running, else the highest wave with a dashboard file."""
+    try:
+        waves = read_json(layout.run_state).get("waves", {})
+    except (OSError, ValueError, AttributeError):
+        waves = {}
+    waves = waves if isinstance(waves, dict) else {}
+    running = [
+        int(k)
+        for k, v in waves.items()
+        if k.isdigit() and isinstance(v, dict) and v.get("state") == "running"
+    ]
+    if running:
+        return max(running)
+    found = [
+        int(p.parent.name.removeprefix("wave-"))
+        for p in layout.base.glob("waves/wave-*/dashboard.json")
+        if p.parent.name.removeprefix("wave-").isdigit()
+    ]
+    return max(found) if found else None
+
+
+def load_frame(layout: StateLayout, wave: int | None) -> dict[str, Any] | None:
+    number = wave if wave is not None else current_wave(layout)
+    if number is None:
+        return None
+    try:
+        data = read_json(layout.dashboard(number))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def frames(
+    layout: StateLayout, wave: int | None, interval: float = 0.5
+) -> Iterator[dict[str, Any] | None]:
+    last: tuple[Path | None, float] = (None, 0.0)
+    while True:
+        number = wave if wave is not None else current_wave(layout)
+        path = layout.dashboard(number) if number is not None else None
+        try:
+            stamp = path.stat().st_mtime if path else 0.0
+        except OSError:
+            stamp = 0.0
+        if (path, stamp) != last:
+            last = (path, stamp)
+            yield load_frame(layout, number)
+        time.sleep(interval)
+
+
+def waiting_text(layout: StateLayout) -> Text:
+    return Text(f"lane {layout.lane}: no wave has started yet (state dir {layout.root})", "dim")
+
+
+def show_once(layout: StateLayout, wave: int | None, console: Console) -> None:
+    data = load_frame(layout, wave)
+    console.print(render(data, console.width, console.height) if data else waiting_text(layout))
+
+
+def show_live(layout: StateLayout, wave: int | None, console: Console) -> None:
+    with Live(waiting_text(layout), console=console, screen=False, auto_refresh=False) as live:
+        for data in frames(layout, wave):
+            frame = render(data, console.width, console.height) if data else waiting_text(layout)
+            live.update(frame, refresh=True)

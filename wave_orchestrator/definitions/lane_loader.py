@@ -1,0 +1,263 @@
+"""Where lane and wave files are parsed and validated (SPEC 1) into frozen definitions.
+
+Everything is checked before anything is built, and every problem is reported at once with the
+file, line and column of the YAML node that breaks the rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import LaneInvalid, LaneProblem
+from ..names import LANE_NAME_RE
+from ..state.layout import resolve_state_dir
+from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
+from .model import (
+    CLOSURE_ORDER,
+    EXECUTOR_IDS,
+    ROLES,
+    WAVE_FILE_RE,
+    LaneDef,
+    LaneDefaults,
+    RateLimitPolicy,
+    WaveDef,
+)
+from .schema import Checker
+from .wave_loader import LaneContext, WaveLoader, normalise_repo_path, parse_file, read_inside
+from .yaml_source import FieldPath, Located
+
+LANE_KEYS = (
+    "description",
+    "state_dir",
+    "shared_files",
+    "defaults",
+    "closure",
+    "role_prompts",
+    "executors",
+    "profiles",
+)
+DEFAULTS_KEYS = (
+    "executor",
+    "timeout_minutes",
+    "max_retries_per_wave",
+    "launch_stagger_ms",
+    "stall_minutes",
+    "max_running",
+    "rate_limit",
+)
+RATE_LIMIT_KEYS = (
+    "retries",
+    "base_delay_seconds",
+    "max_delay_seconds",
+    "jitter_seconds",
+    "patterns",
+    "usage_limit_patterns",
+)
+
+
+class LaneLoader:
+    """Loads one lane; ``load()`` returns a LaneDef or raises LaneInvalid with every problem."""
+
+    def __init__(self, repo: Path, name: str, default_executor: str | None = None) -> None:
+        self.repo = repo
+        self.name = name
+        self.lane_dir = repo / "lanes" / name
+        self.default_executor = default_executor
+        self.problems: list[LaneProblem] = []
+
+    def display(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.repo))
+        except ValueError:
+            return str(path)
+
+    # -- lane.yaml ---------------------------------------------------------------------------
+    def load(self) -> LaneDef:
+        lane_file = self.lane_dir / "lane.yaml"
+        doc = parse_file(lane_file, self.display(lane_file), self.problems)
+        ck = Checker(self.display(lane_file), doc or Located(None), self.problems)
+        if not LANE_NAME_RE.fullmatch(self.name):
+            ck.error((), f"invalid lane name {self.name!r}", f"to match {LANE_NAME_RE.pattern}")
+        raw = ck.mapping(doc.data if doc else None, (), LANE_KEYS) or {}
+        description = ck.string(raw.get("description", ""), ("description",)) or ""
+        shared_files = bool(ck.boolean(raw.get("shared_files", False), ("shared_files",)))
+        defaults = self._defaults(ck, raw.get("defaults"))
+        required = self._required_roles(ck, raw.get("closure"))
+        role_prompts = self._role_prompts(ck, raw.get("role_prompts"))
+        lane_settings = check_lane_executors(ck, raw.get("executors"))
+        if self.default_executor is not None:
+            defaults = LaneDefaults(**{**defaults.__dict__, "executor": self.default_executor})
+        profiles = check_profiles(ck, raw.get("profiles"), defaults.executor)
+        state_dir = self._state_dir(ck, raw.get("state_dir"))
+        waves = self._waves(ck, defaults, required, shared_files, lane_settings, profiles)
+        if self.problems:
+            raise LaneInvalid(self.problems)
+        return LaneDef(
+            name=self.name,
+            repo=self.repo,
+            path=self.lane_dir,
+            state_dir=state_dir,
+            description=description,
+            shared_files=shared_files,
+            defaults=defaults,
+            required_roles=tuple(required),
+            role_prompts=role_prompts,
+            waves=tuple(waves),
+        )
+
+    def _state_dir(self, ck: Checker, value: Any) -> Path:
+        text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")
+        return resolve_state_dir(self.repo, self.name, text)
+
+    def _defaults(self, ck: Checker, value: Any) -> LaneDefaults:
+        raw = ck.mapping(value, ("defaults",), DEFAULTS_KEYS) or {}
+        base = LaneDefaults()
+        p: FieldPath = ("defaults",)
+        executor = base.executor
+        if "executor" in raw:
+            executor = (
+                ck.string(raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS, noun="executor")
+                or executor
+            )
+
+        def num(key: str, default: float, **kw: Any) -> float:
+            if key not in raw:
+                return default
+            got = ck.number(raw[key], (*p, key), **kw)
+            return default if got is None else got
+
+        return LaneDefaults(
+            executor=executor,
+            timeout_minutes=num("timeout_minutes", base.timeout_minutes, positive=True),
+            max_retries_per_wave=int(
+                num("max_retries_per_wave", base.max_retries_per_wave, integer=True)
+            ),
+            launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
+            stall_minutes=num("stall_minutes", base.stall_minutes),
+            max_running=int(num("max_running", base.max_running, integer=True, positive=True)),
+            rate_limit=self._rate_limit(ck, raw.get("rate_limit")),
+        )
+
+    def _rate_limit(self, ck: Checker, value: Any) -> RateLimitPolicy:
+        p: FieldPath = ("defaults", "rate_limit")
+        raw = ck.mapping(value, p, RATE_LIMIT_KEYS) or {}
+        base = RateLimitPolicy()
+        values: dict[str, Any] = {}
+        for key, integer in (
+            ("retries", True),
+            ("base_delay_seconds", False),
+            ("max_delay_seconds", False),
+            ("jitter_seconds", False),
+        ):
+            if key in raw:
+                got = ck.number(raw[key], (*p, key), integer=integer)
+                if got is not None:
+                    values[key] = int(got) if integer else got
+        for key in ("patterns", "usage_limit_patterns"):
+            if key in raw:
+                got_list = ck.regex_list(raw[key], (*p, key))
+                if got_list is not None:
+                    values[key] = tuple(got_list)
+        policy = RateLimitPolicy(**{**base.__dict__, **values})
+        if policy.max_delay_seconds < policy.base_delay_seconds:
+            ck.error(
+                (*p, "max_delay_seconds"),
+                f"max_delay_seconds ({policy.max_delay_seconds}) is less than base_delay_seconds "
+                f"({policy.base_delay_seconds})",
+                "max_delay_seconds >= base_delay_seconds",
+            )
+        return policy
+
+    def _required_roles(self, ck: Checker, value: Any) -> list[str]:
+        raw = ck.mapping(value, ("closure",), ("required_roles",)) or {}
+        if "required_roles" not in raw:
+            return ["cont-qa"]  # a wave is done only when a cont-qa agent says so
+        got = ck.string_list(
+            raw["required_roles"], ("closure", "required_roles"), choices=CLOSURE_ORDER, noun="role"
+        )
+        return got or []
+
+    def _role_prompts(self, ck: Checker, value: Any) -> dict[str, str]:
+        raw = ck.mapping(value, ("role_prompts",), ROLES) or {}
+        out: dict[str, str] = {}
+        for role, rel in raw.items():
+            if role not in ROLES or rel is None:
+                continue
+            where = ("role_prompts", role)
+            text = ck.string(rel, where, what="a path relative to the lane folder")
+            norm = normalise_repo_path(text) if text is not None else None
+            if text is not None and norm is None:
+                ck.error(
+                    where,
+                    f"path {text!r} is absolute or leaves the lane folder",
+                    "a path relative to the lane folder",
+                )
+            if norm is None:
+                continue
+            try:
+                out[role] = read_inside(self.lane_dir, norm)
+            except (OSError, ValueError) as exc:
+                ck.error(where, f"cannot use {text!r}: {exc}", "a readable file in the lane folder")
+        return out
+
+    # -- waves -------------------------------------------------------------------------------
+    def _waves(
+        self,
+        lane_ck: Checker,
+        defaults: LaneDefaults,
+        required: list[str],
+        shared_files: bool,
+        lane_settings: dict[str, dict[str, Any]],
+        profiles: dict[str, SettingsLayer],
+    ) -> list[WaveDef]:
+        ctx = LaneContext(
+            repo=self.repo,
+            display=self.display,
+            problems=self.problems,
+            settings=LaneSettings(defaults.executor, lane_settings, profiles),
+            required_roles=required,
+            shared_files=shared_files,
+        )
+        waves_dir = self.lane_dir / "waves"
+        files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []
+        seen: dict[int, Path] = {}
+        waves: list[WaveDef] = []
+        for path in files:
+            match = WAVE_FILE_RE.fullmatch(path.name)
+            if not match:
+                if path.suffix in (".yaml", ".yml"):
+                    self.problems.append(
+                        LaneProblem(
+                            self.display(path), 1, 1, "", "file name must match wave-<n>.yaml"
+                        )
+                    )
+                continue
+            number = int(match.group(1))
+            if number in seen:
+                self.problems.append(
+                    LaneProblem(
+                        self.display(path),
+                        1,
+                        1,
+                        "",
+                        f"wave {number} is defined twice (also in {self.display(seen[number])})",
+                    )
+                )
+                continue
+            seen[number] = path
+            wave = WaveLoader(ctx, path, number).load()
+            if wave is not None:
+                waves.append(wave)
+        if not seen:
+            lane_ck.error(
+                (),
+                f"lane {self.name!r} has no waves",
+                f"files {self.display(waves_dir)}/wave-<n>.yaml",
+            )
+        return sorted(waves, key=lambda w: w.number)
+
+
+def load_lane(repo: Path, name: str, *, default_executor: str | None = None) -> LaneDef:
+    """Load and validate the whole lane; raises LaneInvalid listing every problem."""
+    return LaneLoader(repo, name, default_executor).load()

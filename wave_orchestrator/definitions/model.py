@@ -1,0 +1,158 @@
+"""Validated lane definitions: frozen, typed, and the only shape the rest of `wave` sees."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+WAVE_FILE_RE = re.compile(r"^wave-(\d+)\.yaml$")
+
+IMPLEMENTATION_ROLES = ("implementation", "infra", "deploy", "research")
+# The closure sweep runs these stages in exactly this order (SPEC 3.4).
+CLOSURE_ORDER = ("cont-eval", "security", "integration", "documentation", "cont-qa")
+ROLES = IMPLEMENTATION_ROLES + CLOSURE_ORDER
+EXECUTOR_IDS = ("claude", "codex", "local", "opencode")
+
+DEFAULT_RATE_LIMIT_PATTERNS = (
+    "429 Too Many Requests",
+    "exceeded retry limit",
+    "rate limit",
+    "Request rejected \\(429\\)",
+    "temporarily limiting requests",
+    "529 Overloaded",
+    '"statusCode":429',
+)
+DEFAULT_USAGE_LIMIT_PATTERNS = (
+    "You.ve hit your [a-z' ]*limit",
+    "usage limit reached",
+    "Quota exceeded",
+    "out of usage credits",
+)
+
+
+def is_closure_role(role: str) -> bool:
+    return role in CLOSURE_ORDER
+
+
+@dataclass(frozen=True)
+class RateLimitPolicy:
+    retries: int = 2
+    base_delay_seconds: float = 20
+    max_delay_seconds: float = 180
+    jitter_seconds: float = 5
+    patterns: tuple[str, ...] = DEFAULT_RATE_LIMIT_PATTERNS
+    usage_limit_patterns: tuple[str, ...] = DEFAULT_USAGE_LIMIT_PATTERNS
+
+    @property
+    def tries(self) -> int:
+        return self.retries + 1
+
+
+@dataclass(frozen=True)
+class LaneDefaults:
+    executor: str = "codex"
+    timeout_minutes: float = 240
+    max_retries_per_wave: int = 1
+    launch_stagger_ms: float = 1200
+    stall_minutes: float = 0
+    max_running: int = 500  # agents running at once; the others wait for a free place
+    rate_limit: RateLimitPolicy = field(default_factory=RateLimitPolicy)
+
+
+@dataclass(frozen=True)
+class ExitContract:
+    completion: str = "integrated"
+    durability: str = "none"
+    proof: str = "unit"
+    doc_impact: str = "owned"
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """An agent's executor after merging built-ins → lane → profile → agent (SPEC 4).
+
+    ``settings`` holds the merged per-executor blocks for every executor id, so a fallback
+    executor launches with its own settings.
+    """
+
+    id: str
+    model: str | None = None
+    reasoning: str | None = None
+    budget_minutes: float | None = None
+    budget_turns: int | None = None
+    fallbacks: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def settings_for(self, executor_id: str) -> Mapping[str, Any]:
+        return self.settings.get(executor_id, {})
+
+
+@dataclass(frozen=True)
+class AgentDef:
+    id: str
+    title: str
+    role: str
+    executor: ExecutorSpec
+    prompt: str
+    owns: tuple[str, ...] = ()
+    deliverables: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    exit_contract: ExitContract | None = None
+    prompt_file: str | None = None
+
+    @property
+    def is_closure(self) -> bool:
+        return is_closure_role(self.role)
+
+
+@dataclass(frozen=True)
+class WaveDef:
+    number: int
+    title: str
+    path: Path
+    agents: tuple[AgentDef, ...]
+    commit_message: str | None = None
+    shared: tuple[str, ...] = ()
+
+    @property
+    def implementation_agents(self) -> tuple[AgentDef, ...]:
+        return tuple(a for a in self.agents if not a.is_closure)
+
+    def closure_stages(self) -> list[tuple[str, tuple[AgentDef, ...]]]:
+        """Closure agents grouped by stage in sweep order; stages with no agent are skipped."""
+        stages = []
+        for role in CLOSURE_ORDER:
+            members = tuple(a for a in self.agents if a.role == role)
+            if members:
+                stages.append((role, members))
+        return stages
+
+    def agent(self, agent_id: str) -> AgentDef:
+        for a in self.agents:
+            if a.id == agent_id:
+                return a
+        raise KeyError(agent_id)
+
+
+@dataclass(frozen=True)
+class LaneDef:
+    name: str
+    repo: Path
+    path: Path
+    state_dir: Path
+    description: str = ""
+    shared_files: bool = False
+    defaults: LaneDefaults = field(default_factory=LaneDefaults)
+    required_roles: tuple[str, ...] = ()
+    role_prompts: Mapping[str, str] = field(default_factory=dict)
+    waves: tuple[WaveDef, ...] = ()
+
+    def wave(self, number: int) -> WaveDef:
+        for w in self.waves:
+            if w.number == number:
+                return w
+        raise KeyError(number)

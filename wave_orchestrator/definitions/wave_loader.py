@@ -1,0 +1,359 @@
+"""Where one wave file is validated (SPEC 1.2 and 1.3): agents, prompts, owned paths,
+deliverables, depends_on, closure roles; every problem located in the file."""
+
+from __future__ import annotations
+
+import posixpath
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import LaneProblem
+from ..names import AGENT_ID_RE
+from .executor_settings import LaneSettings, resolve_executor
+from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, WaveDef
+from .schema import Checker
+from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
+
+AGENT_KEYS = (
+    "id",
+    "title",
+    "role",
+    "profile",
+    "executor",
+    "prompt",
+    "prompt_file",
+    "owns",
+    "deliverables",
+    "exit_contract",
+    "depends_on",
+)
+WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared")
+CONTRACT_LEVELS = {
+    "completion": ("contract", "integrated", "authoritative", "live"),
+    "durability": ("none", "ephemeral", "durable"),
+    "proof": ("unit", "integration", "live"),
+    "doc_impact": ("none", "owned", "shared-plan"),
+}
+
+
+def parse_file(path: Path, display: str, problems: list[LaneProblem]) -> Located | None:
+    """Parse one YAML file, turning syntax and read errors into located problems."""
+    try:
+        return load_located(path)
+    except YamlSyntaxError as exc:
+        problems.append(LaneProblem(display, exc.line, exc.column, "", str(exc)))
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(LaneProblem(display, 1, 1, "", f"cannot read file: {exc}"))
+    return None
+
+
+def _hostile_char(c: str) -> bool:
+    """Control, format and line/paragraph-separator characters have no place in a path."""
+    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def read_inside(base: Path, rel: str) -> str:
+    """Read ``base/rel``, refusing a symlink (or anything) that resolves outside ``base``."""
+    target = (base / rel).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise PermissionError(f"{rel!r} resolves outside {base}")
+    text = target.read_text(encoding="utf-8")
+    if not text.strip():
+        raise ValueError(f"{rel!r} is empty")
+    return text
+
+
+def normalise_repo_path(raw: str) -> str | None:
+    """A repository-relative POSIX path, or None when it is absolute, escapes, or is hostile."""
+    if not raw or raw.startswith(("/", "~")) or any(_hostile_char(c) for c in raw):
+        return None
+    trailing = raw.endswith("/")
+    norm = posixpath.normpath(raw)
+    if norm == ".." or norm.startswith("../") or norm == ".":
+        return None
+    return norm + "/" if trailing else norm
+
+
+def paths_overlap(a: str, b: str) -> bool:
+    """Two owned paths overlap when equal or when one is a folder holding the other."""
+    if a.rstrip("/") == b.rstrip("/"):
+        return True
+    return (a.endswith("/") and b.startswith(a)) or (b.endswith("/") and a.startswith(b))
+
+
+@dataclass
+class LaneContext:
+    """What every wave of a lane is checked against, and where its problems are collected."""
+
+    repo: Path
+    display: Callable[[Path], str]
+    problems: list[LaneProblem]
+    settings: LaneSettings
+    required_roles: list[str]
+    shared_files: bool
+
+
+class WaveLoader:
+    """Validates one wave file against the lane it belongs to."""
+
+    def __init__(self, lane: LaneContext, path: Path, number: int) -> None:
+        self.lane = lane
+        self.path = path
+        self.number = number
+
+    def load(self) -> WaveDef | None:
+        display = self.lane.display(self.path)
+        doc = parse_file(self.path, display, self.lane.problems)
+        if doc is None:
+            return None
+        ck = self.ck = Checker(display, doc, self.lane.problems)
+        raw = ck.mapping(doc.data, (), WAVE_KEYS)
+        if raw is None:
+            return None
+        if "wave" in raw:
+            got = ck.number(raw["wave"], ("wave",), integer=True)
+            if got is not None and got != self.number:
+                ck.error(
+                    ("wave",),
+                    f"wave: {got} disagrees with the file name (wave {self.number})",
+                    f"wave: {self.number}",
+                )
+        title = ck.string(raw.get("title", f"Wave {self.number}"), ("title",)) or ""
+        commit = None
+        if raw.get("commit_message") is not None:
+            commit = ck.string(raw["commit_message"], ("commit_message",))
+        shared = [
+            self._owned(p, ("shared", i))
+            for i, p in enumerate(ck.string_list(raw.get("shared"), ("shared",)) or [])
+        ]
+        agents_raw = raw.get("agents")
+        if not isinstance(agents_raw, list) or not agents_raw:
+            if agents_raw is None or isinstance(agents_raw, list):
+                ck.error(("agents",), "a wave needs at least one agent", "a list of agents")
+            else:
+                ck.wrong_type(("agents",), agents_raw, "a list of agents")
+            return None
+        loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := self._agent(item, i))]
+        # Wave-level rules run on the agents that loaded, so their errors show up now too.
+        self._check_wave_rules(loaded, [s for s in shared if s], agents_raw)
+        if len(loaded) != len(agents_raw):
+            return None
+        agents = [a for _, a in loaded]
+        return WaveDef(
+            number=self.number,
+            title=title,
+            path=self.path,
+            agents=tuple(agents),
+            commit_message=commit,
+            shared=tuple(s for s in shared if s),
+        )
+
+    def _owned(self, raw: str, path: FieldPath) -> str | None:
+        norm = normalise_repo_path(raw)
+        if norm is None:
+            self.ck.error(
+                path,
+                f"path {raw!r} is absolute, escapes the repository or has control characters",
+                "a path relative to the repository",
+            )
+        return norm
+
+    def _agent(self, item: Any, i: int) -> AgentDef | None:
+        ck, p = self.ck, ("agents", i)
+        raw = ck.mapping(item, p, AGENT_KEYS)
+        if raw is None:
+            return None
+        agent_id = (
+            ck.string(raw.get("id"), (*p, "id"), pattern=AGENT_ID_RE, what="an agent id")
+            if "id" in raw
+            else None
+        )
+        if "id" not in raw:
+            ck.error(p, "missing id", "an agent id matching " + AGENT_ID_RE.pattern)
+        role = (
+            ck.string(raw.get("role", "implementation"), (*p, "role"), choices=ROLES, noun="role")
+            or "implementation"
+        )
+        title = ck.string(raw.get("title", agent_id or ""), (*p, "title")) or ""
+        prompt, prompt_file = self._prompt(raw, p)
+        owns = [
+            self._owned(x, (*p, "owns", j))
+            for j, x in enumerate(ck.string_list(raw.get("owns"), (*p, "owns")) or [])
+        ]
+        deliverables = ck.string_list(raw.get("deliverables"), (*p, "deliverables")) or []
+        clean_owns = [o for o in owns if o]
+        for j, d in enumerate(deliverables):
+            norm = self._owned(d, (*p, "deliverables", j))
+            if norm and not any(
+                paths_overlap(norm, o) and (o.endswith("/") or o == norm) for o in clean_owns
+            ):
+                ck.error(
+                    (*p, "deliverables", j),
+                    f"deliverable {d!r} is outside the agent's owned paths",
+                    "a path inside owns: " + ", ".join(clean_owns or ["(none)"]),
+                )
+        depends = ck.string_list(raw.get("depends_on"), (*p, "depends_on")) or []
+        contract = (
+            self._contract(raw.get("exit_contract"), (*p, "exit_contract"))
+            if raw.get("exit_contract") is not None
+            else None
+        )
+        spec = resolve_executor(ck, raw, p, self.lane.settings)
+        # An agent with other problems is still built, so the rules across agents see it;
+        # the lane stays invalid because its problems are recorded.
+        if agent_id is None or spec is None:
+            return None
+        return AgentDef(
+            id=agent_id,
+            title=title,
+            role=role,
+            executor=spec,
+            prompt=prompt,
+            prompt_file=prompt_file,
+            owns=tuple(clean_owns),
+            deliverables=tuple(normalise_repo_path(d) or d for d in deliverables),
+            depends_on=tuple(depends),
+            exit_contract=contract,
+        )
+
+    def _prompt(self, raw: Mapping[str, Any], p: FieldPath) -> tuple[str, str | None]:
+        ck = self.ck
+        if "prompt" in raw and "prompt_file" in raw:
+            ck.error(
+                (*p, "prompt_file"),
+                "give prompt or prompt_file, not both",
+                "one of prompt, prompt_file",
+                key=True,
+            )
+            return "", None
+        if "prompt" in raw:
+            text = ck.string(raw["prompt"], (*p, "prompt"))
+            if text is not None and not text.strip():
+                ck.error((*p, "prompt"), "empty prompt", "the agent's task as text")
+            return text or "", None
+        if "prompt_file" in raw:
+            rel = ck.string(raw["prompt_file"], (*p, "prompt_file"))
+            norm = self._owned(rel, (*p, "prompt_file")) if rel is not None else None
+            if norm is None:
+                return "", None
+            try:
+                return read_inside(self.lane.repo, norm), norm
+            except (OSError, ValueError) as exc:
+                ck.error(
+                    (*p, "prompt_file"),
+                    f"cannot use {rel!r}: {exc}",
+                    "a readable, non-empty file in the repository",
+                )
+                return "", None
+        ck.error(p, "missing prompt", "prompt or prompt_file")
+        return "", None
+
+    def _contract(self, value: Any, p: FieldPath) -> ExitContract | None:
+        raw = self.ck.mapping(value, p, tuple(CONTRACT_LEVELS))
+        if raw is None:
+            return None
+        levels = {
+            k: self.ck.string(v, (*p, k), choices=CONTRACT_LEVELS[k])
+            for k, v in raw.items()
+            if k in CONTRACT_LEVELS
+        }
+        return ExitContract(**{k: v for k, v in levels.items() if v is not None})
+
+    def _check_wave_rules(
+        self, loaded: list[tuple[int, AgentDef]], shared: list[str], raw_items: list[Any]
+    ) -> None:
+        """Rules across agents. ``loaded`` keeps each agent's index in the file; ids and roles of
+        agents that failed to load still count, so their absence is not reported twice."""
+        ck = self.ck
+        raw_ids = {item.get("id") for item in raw_items if isinstance(item, dict)}
+        raw_roles = {item.get("role") for item in raw_items if isinstance(item, dict)}
+        closure_ids = {a.id for _, a in loaded if a.is_closure}
+        index: dict[str, int] = {}
+        for i, a in loaded:
+            if a.id in index:
+                ck.error(
+                    ("agents", i, "id"),
+                    f"duplicate agent id {a.id!r} (also agents[{index[a.id]}])",
+                    "ids unique in the wave",
+                )
+            index.setdefault(a.id, i)
+        for i, a in loaded:
+            for j, dep in enumerate(a.depends_on):
+                if dep == a.id:
+                    ck.error(
+                        ("agents", i, "depends_on", j),
+                        "an agent cannot depend on itself",
+                        "another agent of this wave",
+                    )
+                elif dep not in raw_ids:
+                    ck.error(
+                        ("agents", i, "depends_on", j),
+                        f"unknown agent {dep!r}",
+                        "one of: " + ", ".join(x for x in index if x != a.id),
+                    )
+                elif dep in closure_ids and not a.is_closure:
+                    ck.error(
+                        ("agents", i, "depends_on", j),
+                        f"{dep!r} is a closure agent, which runs after every implementation agent",
+                        "an implementation agent of this wave",
+                    )
+        self._check_cycles(loaded, index)
+        for role in CLOSURE_ORDER:
+            members = [i for i, a in loaded if a.role == role]
+            if role in self.lane.required_roles and not members and role not in raw_roles:
+                ck.error(
+                    ("agents",),
+                    f"no agent with the required closure role {role!r}",
+                    "closure.required_roles: " + ", ".join(self.lane.required_roles),
+                )
+            if role != "security" and len(members) > 1:
+                ck.error(
+                    ("agents", members[1], "role"),
+                    f"more than one {role!r} agent",
+                    f"at most one {role} agent per wave",
+                )
+        if not self.lane.shared_files:
+            self._check_ownership(loaded, shared)
+
+    def _check_cycles(self, loaded: list[tuple[int, AgentDef]], index: dict[str, int]) -> None:
+        graph = {a.id: [d for d in a.depends_on if d in index and d != a.id] for _, a in loaded}
+        state: dict[str, int] = {}
+
+        def visit(node: str, trail: list[str]) -> list[str] | None:
+            state[node] = 1
+            for nxt in graph[node]:
+                if state.get(nxt) == 1:
+                    return [*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt]
+                if nxt not in state and (cycle := visit(nxt, [*trail, nxt])):
+                    return cycle
+            state[node] = 2
+            return None
+
+        for _, a in loaded:
+            if a.id not in state and (cycle := visit(a.id, [a.id])):
+                self.ck.error(
+                    ("agents", index[cycle[0]], "depends_on"),
+                    "depends_on forms a cycle: " + " -> ".join(cycle),
+                    "no cycles",
+                )
+                return
+
+    def _check_ownership(self, loaded: list[tuple[int, AgentDef]], shared: list[str]) -> None:
+        claimed: list[tuple[str, int, str]] = []
+        for i, a in loaded:
+            for j, path in enumerate(a.owns):
+                if any(paths_overlap(path, s) for s in shared):
+                    continue
+                for other_path, other_i, other_id in claimed:
+                    if other_i != i and paths_overlap(path, other_path):
+                        self.ck.error(
+                            ("agents", i, "owns", j),
+                            f"{path!r} is also owned by {other_id} ({other_path!r})",
+                            "each path owned by one agent, or shared_files: true, "
+                            "or the path listed in the wave's shared:",
+                        )
+                        break
+                claimed.append((path, i, a.id))

@@ -1,0 +1,12 @@
+"""The names that reach file paths and tmux: lane names and agent ids.
+
+They sit below every other layer because the state layout, the lane loader and the command line
+all refuse a bad name with the same rule before it becomes a path or a session name.
+"""
+
+from __future__ import annotations
+
+import re
+
+LANE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+AGENT_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")

@@ -1,0 +1,477 @@
+"""Where a set of agents is launched and waited on: stagger, depends_on, file events with a
+polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (SPEC 3.2 to 3.3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TmuxError
+from ..state.events import EventLog, utc_stamp
+from ..state.fsutil import read_json, write_json_atomic
+from ..state.lifecycle import AgentState, check_transition
+from ..state.status import StatusUnreadable, read_status
+from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
+from .planner import AgentLaunch, materialize
+from .watcher import AgentFolderWatcher
+
+POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
+LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
+SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
+REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
+KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
+
+
+@dataclass
+class AgentRun:
+    """One attempt of one agent, as the launcher tracks it."""
+
+    launch: AgentLaunch
+    state: AgentState = AgentState.PENDING
+    launched_mono: float | None = None
+    launched_wall: float | None = None
+    deadline: float | None = None
+    finished_wall: float | None = None
+    code: int | None = None
+    tries: int = 0
+    rate_limited: int = 0
+    detail: str = ""
+    pid: int | None = None
+    seen_backoff_try: int = 0
+    executors: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.launch.agent.id
+
+    @property
+    def active(self) -> bool:
+        return self.state in (AgentState.RUNNING, AgentState.RATE_LIMITED)
+
+    def to(self, state: AgentState) -> None:
+        check_transition(self.state, state)
+        self.state = state
+
+    @property
+    def duration_ms(self) -> int:
+        if self.launched_wall is None:
+            return 0
+        end = self.finished_wall or time.time()
+        return int((end - self.launched_wall) * 1000)
+
+
+def describe_budget(minutes: float) -> str:
+    return f"{minutes:g}m" if minutes >= 1 else f"{minutes * 60:g}s"
+
+
+class AgentPool:
+    """Runs ``runs`` until every one is finished; returns nothing, the runs carry the results."""
+
+    def __init__(
+        self,
+        runs: list[AgentRun],
+        tmux: TmuxServer,
+        events: EventLog,
+        log: Any,
+        *,
+        stagger_seconds: float,
+        stall_seconds: float,
+        succeeded_before: Iterable[str] = (),
+        stop: threading.Event | None = None,
+        on_change: Callable[[], bool | None] = lambda: None,
+        keep_sessions: bool = False,
+        max_running: int = 500,
+        on_finish: Callable[[AgentRun], None] = lambda run: None,
+    ) -> None:
+        self.runs = runs
+        self.by_id = {r.id: r for r in runs}
+        self.tmux = tmux
+        self.events = events
+        self.log = log
+        self.stagger = stagger_seconds
+        self.stall = stall_seconds
+        self.succeeded_before = set(succeeded_before)
+        self.stop = stop or threading.Event()
+        self.on_change = on_change
+        self.refresh_due: float | None = None  # a deferred dashboard update to write
+        self.keep_sessions = keep_sessions
+        self.max_running = max_running
+        self.on_finish = on_finish
+        self.reaping: dict[str, tuple[int | None, float]] = {}
+        # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
+        self.stale_sessions = set(tmux.panes())
+        self.next_launch = 0.0
+
+    # -- main loop -------------------------------------------------------------------------
+    def run(self) -> None:
+        if not self.runs:
+            return
+        wave = self.runs[0].launch.wave.number
+        watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
+        if not watcher.start():
+            self.log.warning("file events unavailable (inotify limit?): polling only")
+        next_poll = next_live = next_refresh = time.monotonic()
+        try:
+            while any(not r.state.terminal for r in self.runs) or self.reaping:
+                if self.stop.is_set():
+                    self._cancel_all()
+                now = time.monotonic()
+                self._launch_ready(now)
+                for agent_id, name in watcher.drain():
+                    self._on_file(agent_id, name)
+                now = time.monotonic()
+                if now >= next_poll:
+                    self._poll()
+                    next_poll = now + POLL_SECONDS
+                if now >= next_live:
+                    self._check_liveness()
+                    next_live = now + LIVENESS_SECONDS
+                self._check_deadlines(now)
+                self._reap(now)
+                if now >= next_refresh or (
+                    self.refresh_due is not None and now >= self.refresh_due
+                ):
+                    self._changed()
+                    next_refresh = now + REFRESH_SECONDS
+                wake = min([next_poll, next_live, *self._timers()])
+                got = watcher.get(min(1.0, wake - time.monotonic()))
+                if got is not None:
+                    self._on_file(*got)
+        finally:
+            watcher.stop()
+        self.log.debug("pool finished", wave=wave)
+
+    def _changed(self) -> None:
+        """Tell the dashboard; if it deferred the update, write it once the interval passed."""
+        deferred = self.on_change()
+        self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
+
+    def _timers(self) -> list[float]:
+        timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
+        timers += [kill_at for _, kill_at in self.reaping.values()]
+        if self.refresh_due is not None:
+            timers.append(self.refresh_due)
+        if not self._full() and any(
+            r.state is AgentState.PENDING and self._deps_state(r) != (False, None)
+            for r in self.runs
+        ):
+            timers.append(self.next_launch)  # something can launch (or fail on a dependency)
+        return timers
+
+    # -- launching --------------------------------------------------------------------------
+    def _deps_state(self, run: AgentRun) -> tuple[bool, str | None]:
+        """(ready, failed dependency) for a pending agent."""
+        for dep in run.launch.agent.depends_on:
+            if dep in self.succeeded_before:
+                continue
+            other = self.by_id.get(dep)
+            if other is None:
+                return False, dep  # not in this pool and never succeeded
+            if other.state is AgentState.COMPLETED:
+                continue
+            if other.state.terminal:
+                return False, dep
+            return False, None
+        return True, None
+
+    def _launch_ready(self, now: float) -> None:
+        """Launch at most one ready agent per loop turn, so that finish events are noticed
+        between launches instead of after a whole burst."""
+        for run in self.runs:
+            if run.state is not AgentState.PENDING:
+                continue
+            if self.stop.is_set():
+                return
+            ready, failed_dep = self._deps_state(run)
+            if failed_dep is not None:
+                detail = f"not started: dependency {failed_dep} did not succeed"
+                self._finish(run, AgentState.FAILED, detail=detail)
+                continue
+            if not ready:
+                continue
+            if time.monotonic() < self.next_launch or self._full():
+                return
+            self._launch(run)
+            self.next_launch = time.monotonic() + self.stagger
+            return
+
+    def _full(self) -> bool:
+        """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
+        server near its descriptor limit hangs; later agents wait for a free place."""
+        return sum(1 for r in self.runs if r.active) + len(self.reaping) >= self.max_running
+
+    def _launch(self, run: AgentRun) -> None:
+        launch = run.launch
+        run.to(AgentState.LAUNCHING)
+        try:
+            materialize(launch)
+            if launch.session in self.stale_sessions:  # a previous attempt's dead pane
+                self.tmux.kill_sessions([launch.session])
+            run.launched_wall = time.time()
+            run.launched_mono = time.monotonic()
+            write_json_atomic(
+                launch.paths.launch_record,
+                {
+                    "attempt": launch.attempt,
+                    "executor": launch.executor,
+                    "session": launch.session,
+                    "launched_at": run.launched_wall,
+                },
+            )
+            self.tmux.start_session(
+                launch.session, ["bash", str(launch.paths.run_script)], str(launch.lane.repo)
+            )
+        except (TmuxError, OSError) as exc:
+            self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
+            return
+        run.deadline = run.launched_mono + launch.deadline_minutes * 60
+        run.to(AgentState.RUNNING)
+        self.events.emit(
+            "agent_launched",
+            launch.wave.number,
+            run.id,
+            session=launch.session,
+            executor=launch.executor,
+            attempt=launch.attempt,
+            model=launch.model,
+        )
+        self.log.info(
+            "agent launched",
+            agent=run.id,
+            executor=launch.executor,
+            attempt=launch.attempt,
+            session=launch.session,
+        )
+        self._changed()
+
+    # -- noticing ---------------------------------------------------------------------------
+    def _on_file(self, agent_id: str, name: str) -> None:
+        run = self.by_id.get(agent_id)
+        if run is None or not run.active:
+            return
+        if name == "status.json":
+            self._check_status(run)
+        elif name == "backoff.json":
+            self._check_backoff(run)
+
+    def _check_status(self, run: AgentRun) -> bool:
+        try:
+            status = read_status(run.launch.paths.status)
+        except StatusUnreadable as exc:
+            self._finish(run, AgentState.STATUS_UNREADABLE, detail=str(exc))
+            return True
+        if status is None:
+            return False
+        run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
+        self._finish(run, status.state, code=status.code, detail=status.detail or "")
+        return True
+
+    def _check_backoff(self, run: AgentRun) -> None:
+        try:
+            info = read_json(run.launch.paths.backoff)
+        except (OSError, ValueError):
+            if run.state is AgentState.RATE_LIMITED:
+                run.to(AgentState.RUNNING)
+                self._changed()
+            return
+        if not isinstance(info, dict) or info.get("try", 0) <= run.seen_backoff_try:
+            return
+        run.seen_backoff_try = int(info["try"])
+        if run.state is AgentState.RUNNING:
+            run.to(AgentState.RATE_LIMITED)
+        tries = info.get("tries")
+        self.events.emit(
+            "agent_rate_limited",
+            run.launch.wave.number,
+            run.id,
+            attempt=run.launch.attempt,
+            **{"try": run.seen_backoff_try},
+            tries=tries,
+            delay_ms=info.get("delay_ms"),
+        )
+        self.log.info(
+            f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{tries}", agent=run.id
+        )
+        self._changed()
+
+    def _poll(self) -> None:
+        for run in self.runs:
+            if not run.active or self._check_status(run):
+                continue
+            self._check_backoff(run)
+            if self.stall > 0:
+                self._check_stall(run)
+
+    def _check_stall(self, run: AgentRun) -> None:
+        paths = run.launch.paths
+        # The wrapper touches the log when a rate-limit sleep ends, so the sleep is not silence.
+        last = run.launched_wall or time.time()
+        with contextlib.suppress(OSError):
+            last = max(last, paths.output_log.stat().st_mtime)
+        try:
+            info = read_json(paths.backoff)
+            last = max(last, float(info.get("until_ms", 0)) / 1000)
+        except (OSError, ValueError, AttributeError):
+            pass
+        if time.time() - last >= self.stall:
+            self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")
+
+    def _check_liveness(self) -> None:
+        active = [r for r in self.runs if r.active]
+        if not active:
+            return
+        try:
+            panes = self.tmux.panes(strict=True)
+        except TmuxError as exc:  # try again next round rather than fail every agent
+            self.log.warning("liveness check skipped", error=str(exc))
+            return
+        for run in active:
+            info = panes.get(run.launch.session)
+            if info is not None:
+                run.pid = info.pid
+            if info is not None and not info.dead:
+                continue
+            if self._check_status(run):  # the wrapper writes its status before it exits
+                continue
+            if info is None:
+                self._finish(
+                    run,
+                    AgentState.SESSION_MISSING,
+                    detail=f"tmux session {run.launch.session} disappeared",
+                )
+            else:
+                self._finish(
+                    run,
+                    AgentState.FAILED,
+                    code=info.dead_status,
+                    detail=f"wrapper exited {info.dead_status} without writing a status file",
+                )
+
+    def _check_deadlines(self, now: float) -> None:
+        for run in self.runs:
+            if (
+                run.active
+                and run.deadline is not None
+                and now >= run.deadline
+                and not self._check_status(run)
+            ):
+                self._stop(
+                    run,
+                    AgentState.TIMEOUT,
+                    f"budget {describe_budget(run.launch.deadline_minutes)}",
+                )
+
+    # -- stopping ---------------------------------------------------------------------------
+    def _stop(self, run: AgentRun, state: AgentState, detail: str) -> None:
+        """SIGTERM the agent's process group now, SIGKILL it after the grace period."""
+        if run.pid is None:
+            info = self.tmux.panes().get(run.launch.session)
+            run.pid = info.pid if info else None
+        if run.pid is not None:
+            signal_process_group(run.pid, signal.SIGTERM)
+        self.reaping[run.launch.session] = (run.pid, time.monotonic() + KILL_GRACE_SECONDS)
+        self._finish(run, state, detail=detail)
+
+    def _reap(self, now: float) -> None:
+        if not self.reaping:
+            return
+        panes = self.tmux.panes()
+        for session, (pid, kill_at) in list(self.reaping.items()):
+            info = panes.get(session)
+            # Gone means every process of the group: the wrapper dies at once on SIGTERM,
+            # a CLI under it may take its time (or ignore the signal until SIGKILL).
+            gone = not process_group_alive(pid) if pid is not None else info is None or info.dead
+            if not gone and now < kill_at:
+                continue
+            if not gone and pid is not None:
+                signal_process_group(pid, signal.SIGKILL)
+            if not self.keep_sessions:
+                self.tmux.kill_sessions([session])
+            del self.reaping[session]
+
+    def _cancel_all(self) -> None:
+        for run in self.runs:
+            if run.state is AgentState.PENDING:
+                self._finish(run, AgentState.CANCELLED, detail="launcher stopped")
+            elif run.active:
+                self._stop(run, AgentState.CANCELLED, "launcher stopped")
+
+    def _finish(
+        self, run: AgentRun, state: AgentState, code: int | None = None, detail: str = ""
+    ) -> None:
+        run.to(state)
+        run.finished_wall = time.time()
+        run.code = code if code is not None else run.code
+        run.detail = detail
+        wave = run.launch.wave.number
+        if (
+            state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
+            and run.launched_wall
+        ):
+            self._record_launcher_outcome(run)
+        self.events.emit(
+            "agent_finished",
+            wave,
+            run.id,
+            status=state.outcome,
+            code=run.code,
+            tries=run.tries,
+            duration_ms=run.duration_ms,
+            attempt=run.launch.attempt,
+            executor=run.launch.executor,
+            detail=detail or None,
+        )
+        level = "info" if state is AgentState.COMPLETED else "warning"
+        getattr(self.log, level)(
+            "agent finished",
+            agent=run.id,
+            status=state.outcome,
+            code=run.code,
+            detail=detail or None,
+        )
+        self.on_finish(run)
+        self._changed()
+
+    def _record_launcher_outcome(self, run: AgentRun) -> None:
+        """Outcomes the launcher decides (timeout, stall, ...) get a status file too, so that
+        `wave status` and a later resume see them; a wrapper's own status is never replaced."""
+        path = run.launch.paths.status
+        if path.exists():
+            return
+        started = run.launched_wall or time.time()
+        status = {
+            "agent": run.id,
+            "wave": run.launch.wave.number,
+            "lane": run.launch.lane.name,
+            "attempt": run.launch.attempt,
+            "code": run.code if run.code is not None else -1,
+            "tries": run.tries,
+            "rate_limited": run.rate_limited,
+            "started_at": utc_stamp(started),
+            "finished_at": utc_stamp(run.finished_wall or time.time()),
+            "outcome": run.state.value,
+            "detail": run.detail,
+        }
+        if run.state is AgentState.CANCELLED:
+            status["stopped_by"] = "launcher"  # `--resume` launches it again
+        write_json_atomic(path, status)
+
+
+def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = "") -> None:
+    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
+    (``suffix`` marks an attempt a dead launcher left unfinished)."""
+    paths = launch.paths
+    for src, dst in (
+        (paths.output_log, paths.attempt_log(previous_attempt, suffix)),
+        (paths.status, paths.attempt_status(previous_attempt, suffix)),
+    ):
+        if src.exists():
+            os.replace(src, dst)
+    paths.backoff.unlink(missing_ok=True)

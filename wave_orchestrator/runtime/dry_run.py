@@ -1,0 +1,92 @@
+"""``--dry-run`` (SPEC 3.7): write everything a live run would write before starting a session,
+under ``dry-run/``, and start nothing — no tmux server, no agent."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..definitions.model import LaneDef, WaveDef
+from ..state.fsutil import write_json_atomic
+from ..state.layout import StateLayout
+from .lock import LaneLock
+from .planner import (
+    AgentLaunch,
+    agent_path_env,
+    materialize,
+    missing_programs,
+    plan_agent,
+    required_programs,
+)
+
+
+@dataclass
+class DryRunResult:
+    launches: list[AgentLaunch] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    preview_path: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "preview": self.preview_path,
+            "missing_executables": self.missing,
+            "agents": [launch.preview() for launch in self.launches],
+        }
+
+
+def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
+    layout = StateLayout(lane.state_dir, lane.name, dry_run=True)
+    lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
+    lock.acquire()
+    try:
+        shutil.rmtree(layout.base / "waves", ignore_errors=True)
+        path_env = agent_path_env()
+        result = DryRunResult()
+        for wave in waves:
+            for agent in wave.agents:
+                launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
+                materialize(launch)
+                write_json_atomic(launch.paths.preview, launch.preview())
+                result.launches.append(launch)
+        write_json_atomic(layout.launch_preview, [launch.preview() for launch in result.launches])
+        result.missing = list(
+            dict.fromkeys(missing_programs(required_programs(lane, waves), path_env))
+        )
+        result.preview_path = str(layout.launch_preview)
+        return result
+    finally:
+        lock.release()
+
+
+def format_table(result: DryRunResult) -> str:
+    """One table per wave: agent, role, executor, model, budget, session."""
+    out: list[str] = []
+    header = ("agent", "role", "executor", "model", "budget", "session")
+    by_wave: dict[int, list[AgentLaunch]] = {}
+    for launch in result.launches:
+        by_wave.setdefault(launch.wave.number, []).append(launch)
+    for number, launches in by_wave.items():
+        rows = [header] + [
+            (
+                lc.agent.id,
+                lc.agent.role,
+                lc.executor,
+                lc.model or "-",
+                f"{lc.deadline_minutes:g}m",
+                lc.session,
+            )
+            for lc in launches
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        out.append(f"wave {number}: {launches[0].wave.title}")
+        out += [
+            "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows
+        ]
+        out.append("")
+    if result.missing:
+        out.append("warning: executables missing (a live launch would stop):")
+        out += [f"  {m}" for m in result.missing]
+    out.append(f"dry run: nothing started; preview in {result.preview_path}")
+    return "\n".join(out)

@@ -1,0 +1,310 @@
+"""Where the launcher's main loop lives: waves in order, attempts, closure stages, run state."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from ..agents.wrapper import render_env_file
+from ..definitions.lane_loader import load_lane
+from ..definitions.model import LaneDef, WaveDef
+from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
+from ..state.events import EventLog
+from ..state.fsutil import write_atomic
+from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
+from ..state.lifecycle import AgentState
+from ..state.logs import configure_logging, get_logger
+from ..state.run_state import RunState
+from .lock import LaneLock
+from .placement.tmux import TmuxServer
+from .planner import agent_path_env, missing_programs, required_programs
+from .wave_runner import WaveContext, WaveOutcome, WaveRunner
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    lane: str
+    start_wave: int | None = None
+    end_wave: int | None = None
+    auto_next: bool = False
+    dry_run: bool = False
+    keep_sessions: bool = False
+    no_dashboard: bool = False
+    resume: bool = False
+    executor: str | None = None
+    quiet: bool = False
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
+    """Command-line flags override lane.yaml defaults (SPEC 2)."""
+    rate = {
+        k.removeprefix("rate_limit_"): v
+        for k, v in overrides.items()
+        if k.startswith("rate_limit_") and v is not None
+    }
+    plain = {
+        k: v for k, v in overrides.items() if not k.startswith("rate_limit_") and v is not None
+    }
+    policy = dataclasses.replace(lane.defaults.rate_limit, **rate)
+    if policy.max_delay_seconds < policy.base_delay_seconds:
+        raise UsageError("--rate-limit-max-delay-seconds must be >= the base delay")
+    defaults = dataclasses.replace(lane.defaults, rate_limit=policy, **plain)
+    return dataclasses.replace(lane, defaults=defaults)
+
+
+def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None) -> list[WaveDef]:
+    waves = [
+        w
+        for w in lane.waves
+        if (opts.start_wave is None or w.number >= opts.start_wave)
+        and (opts.end_wave is None or w.number <= opts.end_wave)
+    ]
+    if (opts.auto_next or opts.resume) and run_state is not None:
+        waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
+    if not waves and not (opts.auto_next or opts.resume):
+        first = opts.start_wave if opts.start_wave is not None else "the first"
+        last = opts.end_wave if opts.end_wave is not None else "the last"
+        numbers = ", ".join(str(w.number) for w in lane.waves)
+        raise UsageError(
+            f"no waves of lane {lane.name!r} from {first} to {last} (waves: {numbers})"
+        )
+    return waves
+
+
+def prepare_lane(repo: Path, opts: LaunchOptions) -> LaneDef:
+    lane = load_lane(repo, opts.lane, default_executor=opts.executor)
+    return apply_overrides(lane, opts.overrides)
+
+
+@dataclass
+class LaunchResult:
+    lane: str
+    outcomes: list[WaveOutcome] = field(default_factory=list)
+    code: int = 0
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lane": self.lane,
+            "code": self.code,
+            "waves": [
+                {
+                    "wave": o.wave,
+                    "state": o.state,
+                    "attempts": o.attempts,
+                    "blocked": o.blocked,
+                    "failures": [
+                        {
+                            "agent": r.id,
+                            "status": r.state.outcome,
+                            "code": r.code,
+                            "detail": r.detail or None,
+                            "log": str(r.launch.paths.output_log),
+                        }
+                        for r in o.failures
+                    ]
+                    if o.state != "completed"
+                    else [],
+                    "gate": {
+                        "stage": o.gate.stage,
+                        "failures": [f.__dict__ for f in o.gate.failures],
+                    }
+                    if o.gate is not None and o.state != "completed"
+                    else None,
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+class Launcher:
+    """Runs the selected waves of one lane, holding the lane lock throughout."""
+
+    def __init__(self, lane: LaneDef, opts: LaunchOptions) -> None:
+        self.lane = lane
+        self.opts = opts
+        self.layout = StateLayout(lane.state_dir, lane.name)
+        self.stop = threading.Event()
+        self.signum: int | None = None
+        self.path_env = agent_path_env()
+        self.log: Any = None
+        self.events = EventLog(self.layout.events)
+        self.tmux: TmuxServer | None = None
+        self.first_wave: WaveDef | None = None
+
+    def check_executors(self, waves: list[WaveDef]) -> None:
+        missing = missing_programs(required_programs(self.lane, waves), self.path_env)
+        if missing:
+            raise ExecutorMissing(
+                "cannot launch, executables missing:\n  " + "\n  ".join(dict.fromkeys(missing))
+            )
+
+    def run(self) -> LaunchResult:
+        """Run the waves; a failed, blocked or interrupted wave is a result, not an exception.
+        Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
+        lock = LaneLock(self.layout.lock, self.lane.name)
+        run_state = RunState(self.layout.run_state, self.lane.name)
+        waves = select_waves(self.lane, self.opts, run_state)
+        self.first_wave = waves[0] if waves else None
+        with self._signals():
+            lock.acquire()
+            try:
+                self.check_executors(waves)
+                self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
+                if not self.opts.resume:
+                    self._refuse_orphans(lock)
+            except BaseException:
+                lock.release()
+                raise
+            return self._run_holding_lock(lock, waves, run_state)
+
+    def _run_holding_lock(
+        self, lock: LaneLock, waves: list[WaveDef], run_state: RunState
+    ) -> LaunchResult:
+        assert self.tmux is not None
+        configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
+        self.log = get_logger(lane=self.lane.name)
+        if lock.took_over is not None:
+            self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
+        result = LaunchResult(self.lane.name)
+        write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
+        self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+        try:
+            if not self.opts.no_dashboard and waves and not self.stop.is_set():
+                self._start_dashboard()
+            for wave in waves:
+                if self.stop.is_set():
+                    break
+                result.outcomes.append(self.run_wave(wave, run_state))
+                if result.outcomes[-1].state != "completed":
+                    break
+            self._conclude(result)
+            return result
+        except BaseException:
+            result.code = result.code or 1
+            raise
+        finally:
+            self.events.emit("launcher_stopped", code=result.code)
+            if not self.opts.no_dashboard:
+                self.tmux.kill_sessions([DASHBOARD_SESSION])
+            lock.release()
+
+    def _start_dashboard(self) -> None:
+        """The `dashboard` session shows the lane live for whoever attaches to it."""
+        assert self.tmux is not None
+        argv = [
+            sys.executable,
+            "-m",
+            "wave_orchestrator",
+            "dashboard",
+            "--lane",
+            self.lane.name,
+            "--repo",
+            str(self.lane.repo),
+        ]
+        env = {k: os.environ[k] for k in ("WAVE_STATE_DIR", "NO_COLOR", "PATH") if k in os.environ}
+        self.tmux.kill_sessions([DASHBOARD_SESSION])
+        try:
+            self.tmux.start_session(
+                DASHBOARD_SESSION, argv, str(self.lane.repo), env=env, keep_pane=False
+            )
+        except TmuxError as exc:
+            self.log.warning("dashboard not started", error=str(exc))
+            return
+        self.log.info(
+            f"dashboard: wave attach --lane {self.lane.name} --dashboard "
+            f"(or: tmux -L {self.tmux.socket} attach -t ={DASHBOARD_SESSION})"
+        )
+
+    def _refuse_orphans(self, lock: LaneLock) -> None:
+        """A dead launcher whose agents still run: starting over would run them twice."""
+        assert self.tmux is not None
+        orphans = sorted(
+            name
+            for name, pane in self.tmux.panes().items()
+            if AGENT_SESSION_RE.fullmatch(name) and not pane.dead and not self._finished(name)
+        )
+        if orphans:
+            who = f"launcher pid {lock.took_over.get('pid')}" if lock.took_over else "a launcher"
+            raise LockHeld(
+                f"{who} died and left {len(orphans)} agent "
+                f"session(s) running on lane {self.lane.name!r} ({', '.join(orphans[:5])}): "
+                "adopt them with `wave launch --resume` or stop them with `wave stop`"
+            )
+
+    def _finished(self, session: str) -> bool:
+        """An agent that wrote its status is done, even if its pane is still closing."""
+        number, _, agent = session[1:].partition("-")
+        return self.layout.agent(int(number), agent).status.exists()
+
+    def _conclude(self, result: LaunchResult) -> None:
+        last = result.outcomes[-1] if result.outcomes else None
+        if self.signum is not None:
+            result.code = 128 + self.signum
+            result.message = f"interrupted by signal {self.signum}: wave recorded cancelled"
+        elif last is not None and last.state == "failed":
+            result.code = 4 if last.blocked else 1
+            result.message = self.failure_text(last)
+
+    @contextmanager
+    def _signals(self) -> Iterator[None]:
+        def handler(signum: int, frame: FrameType | None) -> None:
+            self.signum = signum
+            self.stop.set()
+
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        try:
+            yield
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    def failure_text(self, outcome: WaveOutcome) -> str:
+        blocked = " (blocked: nothing safe to retry)" if outcome.blocked else ""
+        lines = [f"wave {outcome.wave} failed after {outcome.attempts} attempt(s){blocked}:"]
+        if outcome.gate is not None:
+            for f in outcome.gate.failures:
+                who = f"{f.agent}: " if f.agent else ""
+                lines.append(f"  - {outcome.gate.stage} gate: {f.code} ({who}{f.detail})")
+        for run in outcome.failures:
+            log = run.launch.paths.output_log
+            try:
+                shown = log.relative_to(self.lane.repo)
+            except ValueError:
+                shown = log
+            detail = f" ({run.detail})" if run.detail else ""
+            code = (
+                f", exit {run.code}"
+                if run.code not in (None, 0) and run.state is AgentState.FAILED
+                else ""
+            )
+            lines.append(f"  - {run.id}: {run.state.outcome}{detail}{code}, log: {shown}")
+        return "\n".join(lines)
+
+    def run_wave(self, wave: WaveDef, run_state: RunState) -> WaveOutcome:
+        assert self.tmux is not None
+        ctx = WaveContext(
+            self.lane,
+            self.layout,
+            self.tmux,
+            self.events,
+            self.log,
+            self.stop,
+            self.path_env,
+            self.opts.keep_sessions,
+            resume=self.opts.resume and wave is self.first_wave,
+        )
+        return WaveRunner(ctx, wave).run(run_state)

@@ -1,0 +1,93 @@
+"""`--resume` (SPEC 3.8): what a dead launcher left of each agent, adopted instead of redone.
+
+A finished status counts; a session still alive is waited on; anything else is launched
+again. So no finished work is redone and no running agent is started twice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..state.fsutil import read_json
+from ..state.layout import AgentPaths
+from ..state.lifecycle import AgentState
+from ..state.status import StatusFile, StatusUnreadable, read_status
+from .agent_pool import AgentRun
+from .placement.tmux import PaneInfo
+from .planner import AgentLaunch
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """An agent's files as the dead launcher left them."""
+
+    attempt: int
+    executor: str | None
+    launched_at: float | None
+    status: StatusFile | None
+
+
+def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
+    try:
+        record = read_json(paths.launch_record)
+    except (OSError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    try:
+        status = read_status(paths.status)
+    except StatusUnreadable:
+        status = None  # a torn status is not a result: the agent runs again
+    raw_attempt = status.raw.get("attempt") if status else record.get("attempt")
+    launched = record.get("launched_at")
+    return Leftover(
+        attempt=raw_attempt if isinstance(raw_attempt, int) else current_attempt,
+        executor=str(record["executor"]) if record.get("executor") else None,
+        launched_at=float(launched) if isinstance(launched, int | float) else None,
+        status=status,
+    )
+
+
+def adopt(
+    launch: AgentLaunch, left: Leftover, current_attempt: int, pane: PaneInfo | None
+) -> AgentRun | None:
+    """The run to carry on with, or None when the agent must be launched."""
+    status = left.status
+    if status is not None and status.raw.get("stopped_by") == "launcher":
+        return None  # the launcher was stopped, not the agent: it runs again
+    if status is not None and (
+        status.state is AgentState.COMPLETED or left.attempt == current_attempt
+    ):
+        return AgentRun(
+            launch,
+            state=status.state,
+            code=status.code,
+            tries=status.tries,
+            rate_limited=status.rate_limited,
+            detail=status.detail or "",
+            launched_wall=left.launched_at or time.time(),
+            finished_wall=_epoch(status.finished_at) or time.time(),
+        )
+    if status is None and pane is not None and left.launched_at is not None:
+        started_mono = time.monotonic() - (time.time() - left.launched_at)
+        run = AgentRun(
+            launch,
+            state=AgentState.RUNNING,
+            launched_wall=left.launched_at,
+            launched_mono=started_mono,
+            pid=pane.pid,
+        )
+        run.deadline = started_mono + launch.deadline_minutes * 60
+        return run
+    return None
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a status file's UTC stamp (None when absent or odd)."""
+    if not stamp:
+        return None
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None

@@ -1,0 +1,121 @@
+"""``dashboard.json``: the launcher's live picture of one wave (SPEC 8), for `wave status`
+and the dashboard. Written atomically, at most a few times a second."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..closure.markers import ANSI_RE, Marker, parse_line, readable_lines
+from ..state.events import utc_now
+from ..state.fsutil import write_json_atomic
+from ..state.lifecycle import AgentState
+from .agent_pool import AgentRun
+
+MIN_INTERVAL = 0.25
+
+
+def tail_text(path: Path, limit: int = 4096) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line a person would read (prose only, for JSON output)."""
+    plain = ANSI_RE.sub("", text).replace("\r", "\n")
+    lines = [ln.strip() for ln in readable_lines(plain) if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def last_phase(text: str) -> str | None:
+    """The agent's latest `[wave-phase]`, shown as its state while it runs."""
+    phase = None
+    for line in text.splitlines():
+        marker = parse_line(line)
+        if isinstance(marker, Marker) and marker.kind == "phase":
+            phase = str(marker.get("value"))
+    return phase
+
+
+class OutputCache:
+    """Last line and phase of each agent's log, read again only when the log changed: the
+    snapshot is rewritten on every state change, and re-reading every log each time would
+    slow down noticing the next agent that finishes."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int], str, str | None]] = {}
+
+    def read(self, path: Path) -> tuple[str, str | None]:
+        try:
+            st = path.stat()
+        except OSError:
+            return "", None
+        key = (st.st_size, st.st_mtime_ns)
+        cached = self._seen.get(path)
+        if cached is None or cached[0] != key:
+            tail = tail_text(path)
+            cached = (key, last_line(tail), last_phase(tail))
+            self._seen[path] = cached
+        return cached[1], cached[2]
+
+
+def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
+    launch = run.launch
+    line, phase = cache.read(launch.paths.output_log) if run.launched_wall else ("", None)
+    state = run.state.value
+    if run.state is AgentState.RUNNING:
+        state = phase or state
+    return {
+        "id": run.id,
+        "role": launch.agent.role,
+        "executor": launch.executor,
+        "model": launch.model,
+        "state": state,
+        "attempt": launch.attempt,
+        "tries": run.tries,
+        "exit_code": run.code,
+        "elapsed_ms": run.duration_ms,
+        "last_line": line,
+        "session": launch.session,
+        "detail": run.detail or None,
+    }
+
+
+class SnapshotWriter:
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        self.header = header
+        self.started_at = utc_now()
+        self._last = 0.0
+        self._outputs = OutputCache()
+
+    def write(
+        self,
+        runs: Iterable[AgentRun],
+        events: Iterable[dict[str, Any]],
+        *,
+        force: bool = False,
+        **extra: Any,
+    ) -> bool:
+        """Write the frame; returns True when it was deferred (written too recently)."""
+        now = time.monotonic()
+        if not force and now - self._last < MIN_INTERVAL:
+            return True
+        self._last = now
+        data = {
+            **self.header,
+            **extra,
+            "started_at": self.started_at,
+            "updated_at": utc_now(),
+            "agents": [agent_row(r, self._outputs) for r in runs],
+            "events": list(events),
+        }
+        write_json_atomic(self.path, data)
+        return False

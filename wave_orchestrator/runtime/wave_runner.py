@@ -1,0 +1,457 @@
+"""One wave from start to end (SPEC 3.1, 3.4, 3.5): attempts, the implementation gate, the
+closure sweep stage by stage, and what each retry relaunches."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from ..agents.executors import build_command, reasoning_for
+from ..agents.prompts import closure_briefing
+from ..agents.usage import read_usage
+from ..closure.gates import AgentResult, GateResult, judge_implementation, judge_stage
+from ..closure.markers import parse_markers
+from ..definitions.model import AgentDef, LaneDef, WaveDef
+from ..desk.claims import Desk
+from ..errors import WaveError
+from ..metrics.records import metrics_record
+from ..state.events import EventLog, utc_stamp
+from ..state.fsutil import append_jsonl, read_jsonl
+from ..state.layout import StateLayout
+from ..state.lifecycle import AgentState
+from ..state.run_state import RunState
+from ..state.status import last_try_output
+from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .placement.tmux import PaneInfo, TmuxServer
+from .planner import plan_agent
+from .resume import adopt, read_leftover
+from .snapshot import SnapshotWriter, last_line, tail_text
+
+
+@dataclass
+class WaveOutcome:
+    wave: int
+    state: str
+    attempts: int
+    failures: list[AgentRun] = field(default_factory=list)
+    gate: GateResult | None = None  # the gate that failed the last attempt, if one did
+    blocked: bool = False  # failed with nothing safe left to retry (exit 4)
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What one attempt launches: implementation agents, then closure stages from one on."""
+
+    agents: list[AgentDef]
+    first_stage: int
+
+
+@dataclass
+class AttemptResult:
+    failed: list[AgentRun] = field(default_factory=list)  # agents that did not succeed
+    gate: GateResult | None = None
+    gate_agents: list[AgentDef] = field(default_factory=list)  # agents the gate failed
+    failed_stage: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.gate is None
+
+
+@dataclass
+class WaveContext:
+    """What a wave run shares with its launcher."""
+
+    lane: LaneDef
+    layout: StateLayout
+    tmux: TmuxServer
+    events: EventLog
+    log: Any
+    stop: threading.Event
+    path_env: str
+    keep_sessions: bool
+    resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
+
+
+class WaveRunner:
+    def __init__(self, ctx: WaveContext, wave: WaveDef) -> None:
+        self.ctx = ctx
+        self.wave = wave
+        self.latest: dict[str, AgentRun] = {}
+        self.executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
+        self.max_attempts = ctx.lane.defaults.max_retries_per_wave + 1
+        self.snap = SnapshotWriter(
+            ctx.layout.dashboard(wave.number),
+            {
+                "lane": ctx.lane.name,
+                "wave": wave.number,
+                "title": wave.title,
+                "max_attempts": self.max_attempts,
+            },
+        )
+        self.attempt = 0
+        self.adopting = False
+        shares = ctx.lane.shared_files or bool(wave.shared)
+        self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
+        # Stage progress for the dashboard: pending, running, passed, failed.
+        self.stages = {"implementation": "pending"} | {
+            role: "pending" for role, _ in wave.closure_stages()
+        }
+
+    def run(self, run_state: RunState) -> WaveOutcome:
+        first = self._start(run_state)
+        plan = RetryPlan(list(self.wave.implementation_agents), 0)
+        outcome = WaveOutcome(self.wave.number, "failed", 0)
+        for attempt in range(first, self.max_attempts + 1):
+            self.attempt = outcome.attempts = attempt
+            run_state.set_attempts(self.wave.number, attempt)
+            if attempt > first:  # a resumed attempt is not a retry
+                self._announce_retry(plan)
+            result = self._attempt(plan)
+            self.adopting = False
+            self.refresh(force=True)
+            if self.ctx.stop.is_set() or result.ok:
+                outcome.state = "cancelled" if self.ctx.stop.is_set() else "completed"
+                break
+            outcome.failures, outcome.gate = result.failed, result.gate
+            if attempt == self.max_attempts:
+                break
+            next_plan = self._plan_retry(result, plan)
+            if next_plan is None:
+                outcome.blocked = True
+                break
+            plan = next_plan
+        self._end(outcome, run_state)
+        return outcome
+
+    def refresh(self, force: bool = False, status: str = "running") -> bool:
+        runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
+        return self.snap.write(
+            runs,
+            self.ctx.events.recent,
+            force=force,
+            status=status,
+            attempt=self.attempt,
+            stages=[{"stage": k, "state": v} for k, v in self.stages.items()],
+            waiting_on=[r.id for r in runs if r.active],
+            launcher_pid=os.getpid(),
+        )
+
+    # -- one attempt ------------------------------------------------------------------------
+    def _attempt(self, plan: RetryPlan) -> AttemptResult:
+        if plan.agents:
+            self.stages["implementation"] = "running"
+            self._run_agents(plan.agents)
+            failed = self._failed(self.wave.implementation_agents)
+            if failed or self.ctx.stop.is_set():
+                return AttemptResult(failed=failed)
+            gate = self._judge(
+                "implementation", judge_implementation, self.wave.implementation_agents
+            )
+            if not gate.passed:
+                named = {f.agent for f in gate.failures}
+                impl = self.wave.implementation_agents
+                return AttemptResult(gate=gate, gate_agents=[a for a in impl if a.id in named])
+        return self._closure(plan.first_stage)
+
+    def _closure(self, first_stage: int) -> AttemptResult:
+        """Closure stages one at a time (SPEC 3.4); the first failing gate stops the sweep."""
+        for index, (role, members) in enumerate(self.wave.closure_stages()):
+            if index < first_stage:
+                continue
+            self.stages[role] = "running"
+            self._run_agents(list(members), briefing=closure_briefing(self.wave, self._rows()))
+            if self.ctx.stop.is_set():
+                return AttemptResult(failed=self._failed(members), failed_stage=index)
+            gate = self._judge(role, functools.partial(judge_stage, role), members)
+            if not gate.passed:
+                return AttemptResult(gate=gate, failed_stage=index)
+        return AttemptResult()
+
+    def _judge(
+        self,
+        stage: str,
+        judge: Callable[[Sequence[AgentResult]], GateResult],
+        agents: tuple[AgentDef, ...],
+    ) -> GateResult:
+        results = [self._result(a) for a in agents]
+        gate = judge(results)
+        self.stages[stage] = "passed" if gate.passed else "failed"
+        wave = self.wave.number
+        if gate.passed:
+            self.ctx.events.emit("gate_passed", wave, stage=stage, warnings=gate.warnings or None)
+            self.ctx.log.info("gate passed", stage=stage)
+        else:
+            self.ctx.events.emit(
+                "gate_failed",
+                wave,
+                stage=stage,
+                status=gate.code,
+                detail=gate.detail,
+                failures=[f.__dict__ for f in gate.failures],
+            )
+            self.ctx.log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
+        return gate
+
+    def _result(self, agent: AgentDef) -> AgentResult:
+        run = self.latest[agent.id]
+        text = last_try_output(run.launch.paths) if run.launched_wall else ""
+        return AgentResult(
+            agent,
+            run.state.outcome,
+            run.code,
+            parse_markers(text),
+            self.ctx.lane.repo,
+            launched_at=run.launched_wall,
+        )
+
+    def _rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for agent in self.wave.agents:
+            run = self.latest.get(agent.id)
+            rows.append(
+                {
+                    "agent": agent,
+                    "status": run.state.outcome if run else "not run",
+                    "code": run.code if run else None,
+                    "log": str(run.launch.paths.output_log) if run else "",
+                }
+            )
+        return rows
+
+    def _failed(self, agents: tuple[AgentDef, ...]) -> list[AgentRun]:
+        runs = (self.latest.get(a.id) for a in agents)
+        return [r for r in runs if r is not None and r.state is not AgentState.COMPLETED]
+
+    def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
+        """What the next attempt relaunches (SPEC 3.5), or None when nothing is safe to retry:
+        an agent out of usage quota with no untried fallback would only fail again."""
+        if result.failed_stage is not None:
+            members = self.wave.closure_stages()[result.failed_stage][1]
+            if any(self._stopped_by_person(a) for a in members):
+                return None  # a person stopped it: retrying would undo their decision
+            return RetryPlan([], result.failed_stage)
+        if result.gate_agents:
+            return RetryPlan(result.gate_agents, plan.first_stage)
+        retry = []
+        for run in result.failed:
+            agent = run.launch.agent
+            same = self._choose_executor(agent, self.executors[agent.id]) == run.launch.executor
+            stuck = run.state is AgentState.USAGE_LIMIT and same
+            if not stuck and not self._stopped_by_person(agent):
+                retry.append(agent)
+        return RetryPlan(retry, plan.first_stage) if retry else None
+
+    # -- launching --------------------------------------------------------------------------
+    def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
+        ctx, runs = self.ctx, []
+        panes = ctx.tmux.panes() if self.adopting else {}
+        for agent in agents:
+            if self.adopting and (adopted := self._adopt(agent, panes)) is not None:
+                self.latest[agent.id] = adopted
+                if adopted.active:
+                    runs.append(adopted)
+                else:  # it finished while no launcher watched: record it, free its files
+                    recorded = {str(r.get("id")) for r in read_jsonl(self.ctx.layout.metrics)}
+                    self._record_and_release(adopted, recorded)
+                continue
+            previous = self.latest.get(agent.id)
+            history = self.executors[agent.id]
+            ran = previous is not None and previous.launched_wall is not None
+            executor = self._choose_executor(agent, history) if ran else history[-1]
+            if executor != history[-1]:
+                history.append(executor)
+            launch = plan_agent(
+                ctx.lane,
+                ctx.layout,
+                self.wave,
+                agent,
+                self.attempt,
+                executor,
+                ctx.path_env,
+                briefing,
+            )
+            if previous is not None:
+                archive_attempt(launch, previous.launch.attempt)
+            elif self.adopting and launch.paths.output_log.exists():
+                archive_attempt(launch, self.attempt, ".interrupted")
+            run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
+            runs.append(run)
+        succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
+        AgentPool(
+            runs,
+            ctx.tmux,
+            ctx.events,
+            ctx.log,
+            stagger_seconds=ctx.lane.defaults.launch_stagger_ms / 1000,
+            stall_seconds=ctx.lane.defaults.stall_minutes * 60,
+            succeeded_before=succeeded,
+            keep_sessions=ctx.keep_sessions,
+            max_running=ctx.lane.defaults.max_running,
+            stop=ctx.stop,
+            on_change=self.refresh,
+            on_finish=self._on_finish,
+        ).run()
+
+    def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
+        """Carry on with what a dead launcher left of this agent (None: launch it)."""
+        ctx, history = self.ctx, self.executors[agent.id]
+        left = read_leftover(ctx.layout.agent(self.wave.number, agent.id), self.attempt)
+        executor = left.executor or history[-1]
+        if executor not in history:
+            history.append(executor)
+        launch = plan_agent(
+            ctx.lane, ctx.layout, self.wave, agent, left.attempt, executor, ctx.path_env
+        )
+        run = adopt(launch, left, self.attempt, panes.get(launch.session))
+        if run is not None:
+            ctx.events.emit(
+                "agent_adopted",
+                self.wave.number,
+                agent.id,
+                attempt=left.attempt,
+                status=run.state.outcome,
+                session=launch.session,
+            )
+            ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
+        return run
+
+    def _stopped_by_person(self, agent: AgentDef) -> bool:
+        """Cancelled by `wave stop --agent`, or waiting on an agent that was: not retried."""
+        run = self.latest.get(agent.id)
+        if run is not None and run.state is AgentState.CANCELLED:
+            return True
+        return any(self._stopped_by_person(self.wave.agent(dep)) for dep in agent.depends_on)
+
+    def _on_finish(self, run: AgentRun) -> None:
+        """What a finished agent leaves behind: a metrics record, and the files it held.
+        Neither may stop the launcher: a failure here is logged and the wave goes on."""
+        try:
+            self._record_and_release(run)
+        except (OSError, WaveError) as exc:
+            self.ctx.log.warning("after-finish bookkeeping failed", agent=run.id, error=str(exc))
+
+    def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
+        """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
+        launch = run.launch
+        record_id = f"{self.ctx.lane.name}:{self.wave.number}:{run.id}:{launch.attempt}:" + (
+            f"{int((run.launched_wall or 0) * 1000)}"
+        )
+        if run.launched_wall is not None and (recorded is None or record_id not in recorded):
+            text = (
+                launch.paths.output_log.read_text(errors="replace")
+                if launch.paths.output_log.exists()
+                else ""
+            )
+            usage = read_usage(
+                launch.executor, launch.agent.executor.settings_for(launch.executor), text
+            )
+            record = metrics_record(
+                lane=self.ctx.lane.name,
+                wave=self.wave.number,
+                agent=run.id,
+                role=launch.agent.role,
+                executor=launch.executor,
+                model=launch.model,
+                reasoning=reasoning_for(launch.agent.executor, launch.executor),
+                state=run.state.outcome,
+                started_at=utc_stamp(run.launched_wall),
+                duration_ms=run.duration_ms,
+                tries=max(run.tries, run.seen_backoff_try + 1),
+                rate_limited=max(run.rate_limited, run.seen_backoff_try),
+                usage=usage,
+                record_id=record_id,
+            )
+            append_jsonl(self.ctx.layout.metrics, record)
+        if self.desk is not None:
+            note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
+                tail_text(run.launch.paths.output_log)
+            )
+            for done in self.desk.release_all(run.id, note):
+                self.ctx.events.emit(
+                    "desk_handover", self.wave.number, run.id, path=done.path, to=done.to_agent
+                )
+
+    def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
+        """After a failure: the next fallback not yet tried and installed, else the same one."""
+        for candidate in agent.executor.fallbacks:
+            if candidate in history:
+                continue
+            program = build_command(agent.executor, candidate, agent.id).program
+            if shutil.which(program, path=self.ctx.path_env):
+                return candidate
+        return history[-1]
+
+    # -- start and end ----------------------------------------------------------------------
+    def _start(self, run_state: RunState) -> int:
+        """Begin (or, resuming, rejoin) the wave; returns the number of its first attempt."""
+        wave, ctx = self.wave, self.ctx
+        wave_dir = ctx.layout.wave_dir(wave.number)
+        structlog.contextvars.bind_contextvars(wave=wave.number)
+        previous = run_state.wave(wave.number)
+        if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
+            self.adopting = True
+            first = min(max(1, int(previous.get("attempts") or 1)), self.max_attempts)
+            run_state.transition(wave.number, "running", "resumed", attempts=first)
+            ctx.events.emit("wave_resumed", wave.number, attempt=first)
+            ctx.log.info("wave resumed", attempt=first)
+            return first
+        if wave_dir.exists():  # keep the previous run's files, out of this run's way
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            target, n = wave_dir.with_name(f"{wave_dir.name}.{stamp}"), 1
+            while target.exists():
+                n += 1
+                target = wave_dir.with_name(f"{wave_dir.name}.{stamp}-{n}")
+            wave_dir.rename(target)
+        run_state.transition(wave.number, "running", attempts=0)
+        if self.desk is not None:
+            self.desk.reset()
+        ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
+        ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
+        return 1
+
+    def _announce_retry(self, plan: RetryPlan) -> None:
+        stage = self.wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
+        agents = [a.id for a in plan.agents]
+        self.ctx.events.emit(
+            "wave_retry", self.wave.number, attempt=self.attempt, agents=agents, stage=stage
+        )
+        self.ctx.log.info(
+            "wave retry", attempt=self.attempt, agents=", ".join(agents) or None, stage=stage
+        )
+
+    def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
+        ctx, wave = self.ctx, self.wave
+        reason = "" if outcome.state == "completed" else failure_reason(outcome)
+        if outcome.state == "cancelled":
+            reason = "stopped by a signal"
+        run_state.transition(wave.number, outcome.state, reason)
+        ctx.events.emit(
+            f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
+        )
+        ctx.log.info(f"wave {outcome.state}", attempts=outcome.attempts)
+        self.refresh(force=True, status=outcome.state)
+        if not ctx.keep_sessions:
+            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+
+
+def failure_reason(outcome: WaveOutcome) -> str:
+    parts = [
+        f"{r.id}: {r.state.outcome}" + (f" ({r.detail})" if r.detail else "")
+        for r in outcome.failures
+    ]
+    if outcome.gate is not None:
+        parts += [
+            f"{outcome.gate.stage} gate: {f.code}"
+            + (f" ({f.agent}: {f.detail})" if f.agent else f" ({f.detail})")
+            for f in outcome.gate.failures
+        ]
+    return "; ".join(parts)

@@ -1,0 +1,155 @@
+"""The one place that knows the state-dir layout (SPEC 6), tmux socket and session names."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..names import AGENT_ID_RE, LANE_NAME_RE
+
+
+def socket_name(lane: str, repo: Path) -> str:
+    """``wave-<lane>-<sha1(repo)[:8]>``: one private tmux server per repository and lane.
+
+    ``WAVE_TMUX_SOCKET`` overrides it (tests give each run its own server this way).
+    """
+    override = os.environ.get("WAVE_TMUX_SOCKET")
+    if override:
+        return override
+    digest = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:8]
+    return f"wave-{lane}-{digest}"
+
+
+def session_name(wave: int, agent_id: str) -> str:
+    """``w<n>-<id>``; ids are validated, because tmux silently rewrites `.` and `:`."""
+    if not AGENT_ID_RE.fullmatch(agent_id):
+        raise ValueError(f"invalid agent id {agent_id!r}")
+    return f"w{wave}-{agent_id}"
+
+
+def resolve_state_dir(repo: Path, lane: str, configured: str | None) -> Path:
+    """``WAVE_STATE_DIR``, else lane.yaml's ``state_dir``, else ``<repo>/.wave/<lane>``.
+
+    ``WAVE_STATE_DIR`` names the lane's state dir itself: agents get it set that way, so a `wave`
+    command an agent runs finds the same folder as its launcher.
+    """
+    env = os.environ.get("WAVE_STATE_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    if configured:
+        return (repo / Path(configured).expanduser()).resolve()
+    return repo / ".wave" / lane
+
+
+AGENT_SESSION_RE = re.compile(r"w\d+-[A-Za-z][A-Za-z0-9_-]{0,31}")
+DASHBOARD_SESSION = "dashboard"
+LAUNCHER_SESSION = "launcher"
+
+
+@dataclass(frozen=True)
+class AgentPaths:
+    dir: Path
+
+    @property
+    def prompt(self) -> Path:
+        return self.dir / "prompt.md"
+
+    @property
+    def run_script(self) -> Path:
+        return self.dir / "run.sh"
+
+    @property
+    def output_log(self) -> Path:
+        return self.dir / "output.log"
+
+    @property
+    def status(self) -> Path:
+        return self.dir / "status.json"
+
+    @property
+    def backoff(self) -> Path:
+        """Written by the wrapper while it sleeps on a rate limit; silence then is not a stall."""
+        return self.dir / "backoff.json"
+
+    @property
+    def launch_record(self) -> Path:
+        """Which attempt and executor were launched, and when: what `--resume` adopts."""
+        return self.dir / "launch.json"
+
+    @property
+    def preview(self) -> Path:
+        return self.dir / "launch-preview.json"
+
+    def attempt_log(self, attempt: int, suffix: str = "") -> Path:
+        return self.dir / f"attempt-{attempt}{suffix}.log"
+
+    def attempt_status(self, attempt: int, suffix: str = "") -> Path:
+        return self.dir / f"attempt-{attempt}{suffix}.status.json"
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """Paths under one lane's state dir; ``dry_run`` selects the ``dry-run/`` mirror."""
+
+    root: Path
+    lane: str
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        if not LANE_NAME_RE.fullmatch(self.lane):
+            raise ValueError(f"invalid lane name {self.lane!r}")
+
+    @property
+    def base(self) -> Path:
+        return self.root / "dry-run" if self.dry_run else self.root
+
+    @property
+    def lock(self) -> Path:
+        return self.base / "launcher.lock"
+
+    @property
+    def run_state(self) -> Path:
+        return self.root / "run-state.json"
+
+    @property
+    def launcher_log(self) -> Path:
+        return self.base / "launcher.log"
+
+    @property
+    def events(self) -> Path:
+        return self.base / "events.jsonl"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def agent_env(self) -> Path:
+        """The launcher's environment, sourced by every run.sh: a tmux server started by an
+        earlier launcher would otherwise hand agents its own, older environment."""
+        return self.base / "agent-env.sh"
+
+    @property
+    def desk(self) -> Path:
+        return self.root / "desk.sqlite3"
+
+    @property
+    def launch_preview(self) -> Path:
+        return self.base / "launch-preview.json"
+
+    def wave_dir(self, wave: int) -> Path:
+        return self.base / "waves" / f"wave-{wave}"
+
+    def dashboard(self, wave: int) -> Path:
+        return self.wave_dir(wave) / "dashboard.json"
+
+    def agents_dir(self, wave: int) -> Path:
+        return self.wave_dir(wave) / "agents"
+
+    def agent(self, wave: int, agent_id: str) -> AgentPaths:
+        if not AGENT_ID_RE.fullmatch(agent_id):
+            raise ValueError(f"invalid agent id {agent_id!r}")
+        return AgentPaths(self.agents_dir(wave) / agent_id)
