@@ -1,21 +1,12 @@
-"""What each agent reads on stdin: standing role prompt, harness preamble, then its own task."""
+"""What each agent reads on stdin: standing role prompt, harness preamble, why it runs again
+(on a retry), its gate's instructions (closure agents), the wave so far, then its own task."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..definitions.model import AgentDef, LaneDef, WaveDef
-
-CLOSURE_MARKER_HINTS = {
-    "cont-eval": "[wave-eval] state=<satisfied|needs-more-work|blocked> "
-    "targets=N benchmarks=N regressions=N",
-    "security": "[wave-security] state=<clear|concerns|blocked> findings=N approvals=N",
-    "integration": "[wave-integration] state=<ready-for-doc-closure|needs-more-work> "
-    "claims=N conflicts=N blockers=N",
-    "documentation": "[wave-doc-closure] state=<closed|no-change|delta>",
-    "cont-qa": "[wave-gate] architecture=P integration=P durability=P live=P docs=P  and  "
-    "[wave-verdict] <pass|concerns|blocked>",
-}
+from ..definitions.model import AgentDef, LaneDef, WaveDef, is_closure_role
+from .briefings import closure_instructions
 
 
 def _bullets(items: tuple[str, ...]) -> str:
@@ -35,20 +26,21 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
     ]
     if agent.exit_contract is not None:
         c = agent.exit_contract
-        lines.append(
-            "When done, print one line: [wave-proof] "
-            f"completion={c.completion} durability={c.durability} proof={c.proof} state=<met|gap>"
-        )
+        lines += [
+            "When done, print this line exactly when you met your exit contract "
+            "(state=gap instead of state=met when you did not):",
+            f"[wave-proof] completion={c.completion} durability={c.durability} "
+            f"proof={c.proof} state=met",
+        ]
         if c.doc_impact != "none":
-            lines.append(
-                "and one line: [wave-doc-delta] state=<none|owned|shared-plan> [paths=a,b]"
-            )
-    if agent.role in CLOSURE_MARKER_HINTS:
-        lines.append(
-            f"When done, print your verdict as one line: {CLOSURE_MARKER_HINTS[agent.role]}"
-        )
+            lines += [
+                "and this line, listing the docs you changed after paths= "
+                "(comma-separated, or nothing):",
+                f"[wave-doc-delta] state={c.doc_impact} paths=",
+            ]
     lines.append(
-        "Print `[wave-phase] <coding|validating|deploying|finalizing>` as you move between phases."
+        "As you move between phases, print `[wave-phase] coding` "
+        "(or validating, deploying, finalizing) on a line of its own."
     )
     if lane.shared_files or wave.shared:
         lines += [
@@ -83,13 +75,22 @@ def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:
 
 
 def compose_prompt(
-    lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int, briefing: str = ""
+    lane: LaneDef,
+    wave: WaveDef,
+    agent: AgentDef,
+    attempt: int,
+    briefing: str = "",
+    retry_context: str = "",
 ) -> str:
     parts = []
     standing = lane.role_prompts.get(agent.role)
     if standing:
         parts.append(standing.rstrip("\n") + "\n")
     parts.append(harness_preamble(lane, wave, agent, attempt))
+    if retry_context:
+        parts.append(retry_context)
+    if is_closure_role(agent.role):
+        parts.append(closure_instructions(agent))
     if briefing:
         parts.append(briefing)
     parts.append("## task\n" + agent.prompt)

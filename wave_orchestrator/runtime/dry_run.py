@@ -41,7 +41,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     lock.acquire()
     try:
         shutil.rmtree(layout.base / "waves", ignore_errors=True)
-        path_env = agent_path_env()
+        path_env = agent_path_env(layout.agent_bin)
         result = DryRunResult()
         for wave in waves:
             for agent in wave.agents:
@@ -51,7 +51,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 result.launches.append(launch)
         write_json_atomic(layout.launch_preview, [launch.preview() for launch in result.launches])
         result.missing = list(
-            dict.fromkeys(missing_programs(required_programs(lane, waves), path_env))
+            dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )
         result.preview_path = str(layout.launch_preview)
         return result

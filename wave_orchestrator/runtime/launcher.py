@@ -136,14 +136,16 @@ class Launcher:
         self.layout = StateLayout(lane.state_dir, lane.name)
         self.stop = threading.Event()
         self.signum: int | None = None
-        self.path_env = agent_path_env()
+        self.path_env = agent_path_env(self.layout.agent_bin)
         self.log: Any = None
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None
         self.first_wave: WaveDef | None = None
 
     def check_executors(self, waves: list[WaveDef]) -> None:
-        missing = missing_programs(required_programs(self.lane, waves), self.path_env)
+        missing = missing_programs(
+            required_programs(self.lane, waves), self.path_env, self.lane.repo
+        )
         if missing:
             raise ExecutorMissing(
                 "cannot launch, executables missing:\n  " + "\n  ".join(dict.fromkeys(missing))

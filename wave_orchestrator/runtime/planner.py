@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import sys
 import sysconfig
@@ -25,13 +26,53 @@ from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 
 
-def agent_path_env() -> str:
-    """PATH for agents: our own scripts folder first, so `wave` (and the demo agent) resolve
-    even when the virtualenv is not activated."""
-    scripts = sysconfig.get_path("scripts") or str(Path(sys.executable).parent)
-    current = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-    parts = [scripts] + [p for p in current.split(os.pathsep) if p and p != scripts]
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What agents may run of ours; module to run when the console script is not installed.
+AGENT_COMMANDS = {
+    "wave": "wave_orchestrator",
+    "wave-demo-agent": "wave_orchestrator.agents.demo_agent",
+}
+
+
+def agent_path_env(bin_dir: Path | None = None, user_path: str | None = None) -> str:
+    """PATH for agents: the private ``bin_dir`` (only `wave` and the demo agent), then the
+    user's PATH as the launcher received it. Never wave's virtualenv: an agent's `python3` and
+    `pip` must be the user's."""
+    current = user_path if user_path is not None else os.environ.get("PATH", DEFAULT_PATH)
+    if bin_dir is None:
+        return current
+    parts = [str(bin_dir)] + [p for p in current.split(os.pathsep) if p and p != str(bin_dir)]
     return os.pathsep.join(parts)
+
+
+def ensure_agent_bin(bin_dir: Path) -> None:
+    """Make ``bin_dir`` hold `wave` and `wave-demo-agent` (links to our console scripts, or
+    small shims running this interpreter when they are not installed)."""
+    scripts = Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, module in AGENT_COMMANDS.items():
+        link, target = bin_dir / name, scripts / name
+        tmp = bin_dir / f".{name}.{os.getpid()}"
+        if target.is_file() and os.access(target, os.X_OK):
+            if link.is_symlink() and os.readlink(link) == str(target):
+                continue
+            tmp.unlink(missing_ok=True)
+            os.symlink(target, tmp)
+            os.replace(tmp, link)
+        else:
+            shim = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} "$@"\n'
+            if not link.is_symlink() and link.is_file() and link.read_text() == shim:
+                continue
+            write_atomic(link, shim, mode=0o755)
+
+
+def find_program(program: str, path_env: str, repo: Path) -> str | None:
+    """Where ``program`` is, as run.sh will find it: a relative path with a slash
+    (``agents/desk.sh``) from the repository root, where run.sh starts; a bare name on PATH."""
+    if "/" in program and not os.path.isabs(program):
+        candidate = repo / program
+        return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    return shutil.which(program, path=path_env)
 
 
 def redact_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -56,6 +97,8 @@ class AgentLaunch:
     rate_limit: RateLimitPolicy
     briefing: str = ""  # for closure agents: the wave's agents and their results
     env_file: Path | None = None  # the launcher's environment (none in a dry run)
+    bin_dir: Path | None = None  # the private bin folder first on the agent's PATH
+    retry_context: str = ""  # on a retry: why this agent runs again
 
     @property
     def model(self) -> str | None:
@@ -94,14 +137,20 @@ def plan_agent(
     executor: str | None = None,
     path_env: str | None = None,
     briefing: str = "",
+    retry_context: str = "",
 ) -> AgentLaunch:
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
     paths = layout.agent(wave.number, agent.id)
-    # The agent's env may set PATH, but never the WAVE_* facts below.
+    # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
+    own_path = agent.executor.env.get("PATH")
     env = {
-        "PATH": path_env or agent_path_env(),
         **agent.executor.env,
+        "PATH": (
+            agent_path_env(layout.agent_bin, own_path)
+            if own_path is not None
+            else path_env or agent_path_env(layout.agent_bin)
+        ),
         "WAVE_LANE": lane.name,
         "WAVE_NUMBER": str(wave.number),
         "WAVE_AGENT_ID": agent.id,
@@ -131,14 +180,25 @@ def plan_agent(
         deadline_minutes=deadline,
         rate_limit=lane.defaults.rate_limit,
         briefing=briefing,
+        retry_context=retry_context,
         env_file=None if layout.dry_run else layout.agent_env,
+        bin_dir=layout.agent_bin,
     )
 
 
 def materialize(launch: AgentLaunch) -> None:
     """Write prompt.md and run.sh for one launch (and nothing else)."""
-    prompt = compose_prompt(launch.lane, launch.wave, launch.agent, launch.attempt, launch.briefing)
+    prompt = compose_prompt(
+        launch.lane,
+        launch.wave,
+        launch.agent,
+        launch.attempt,
+        launch.briefing,
+        launch.retry_context,
+    )
     launch.paths.dir.mkdir(parents=True, exist_ok=True)
+    if launch.bin_dir is not None:
+        ensure_agent_bin(launch.bin_dir)
     write_atomic(launch.paths.prompt, prompt)
     spec = WrapperSpec(
         lane=launch.lane.name,
@@ -158,13 +218,16 @@ def materialize(launch: AgentLaunch) -> None:
     write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o700)
 
 
-def missing_programs(launches: Iterable[tuple[str, str, str]], path_env: str) -> list[str]:
-    """Each (agent, executor, program) whose program is not on PATH, as a user-facing line."""
+def missing_programs(
+    launches: Iterable[tuple[str, str, str]], path_env: str, repo: Path
+) -> list[str]:
+    """Each (agent, executor, program) whose program is not found, as a user-facing line."""
     missing = []
     for agent_id, executor, program in launches:
-        if shutil.which(program, path=path_env) is None:
+        if find_program(program, path_env, repo) is None:
+            where = f"in {repo}" if "/" in program and not os.path.isabs(program) else "on PATH"
             missing.append(
-                f"agent {agent_id}: executor {executor} needs `{program}`, not found on PATH"
+                f"agent {agent_id}: executor {executor} needs `{program}`, not found {where}"
             )
     return missing
 

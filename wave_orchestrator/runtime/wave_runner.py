@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,8 +30,9 @@ from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .placement.tmux import PaneInfo, TmuxServer
-from .planner import plan_agent
+from .planner import find_program, plan_agent
 from .resume import adopt, read_leftover
+from .retry import RetryPlan, gate_lines, notes_for, plan_closure_retry
 from .snapshot import SnapshotWriter, last_line, tail_text
 
 
@@ -44,14 +44,6 @@ class WaveOutcome:
     failures: list[AgentRun] = field(default_factory=list)
     gate: GateResult | None = None  # the gate that failed the last attempt, if one did
     blocked: bool = False  # failed with nothing safe left to retry (exit 4)
-
-
-@dataclass(frozen=True)
-class RetryPlan:
-    """What one attempt launches: implementation agents, then closure stages from one on."""
-
-    agents: list[AgentDef]
-    first_stage: int
 
 
 @dataclass
@@ -98,6 +90,8 @@ class WaveRunner:
             },
         )
         self.attempt = 0
+        self.attempt_reason = ""  # why the current attempt runs: one line for status views
+        self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
@@ -112,9 +106,10 @@ class WaveRunner:
         outcome = WaveOutcome(self.wave.number, "failed", 0)
         for attempt in range(first, self.max_attempts + 1):
             self.attempt = outcome.attempts = attempt
-            run_state.set_attempts(self.wave.number, attempt)
             if attempt > first:  # a resumed attempt is not a retry
+                self.attempt_reason, self.retry_notes = plan.reason, plan.notes
                 self._announce_retry(plan)
+            run_state.set_attempts(self.wave.number, attempt, self.attempt_reason)
             result = self._attempt(plan)
             self.adopting = False
             self.refresh(force=True)
@@ -143,6 +138,7 @@ class WaveRunner:
             stages=[{"stage": k, "state": v} for k, v in self.stages.items()],
             waiting_on=[r.id for r in runs if r.active],
             launcher_pid=os.getpid(),
+            attempt_reason=self.attempt_reason or None,
         )
 
     # -- one attempt ------------------------------------------------------------------------
@@ -232,15 +228,21 @@ class WaveRunner:
         return [r for r in runs if r is not None and r.state is not AgentState.COMPLETED]
 
     def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
-        """What the next attempt relaunches (SPEC 3.5), or None when nothing is safe to retry:
-        an agent out of usage quota with no untried fallback would only fail again."""
+        """What the next attempt relaunches (SPEC 3.5), and why, or None when nothing is safe
+        to retry: an agent out of usage quota with no untried fallback would only fail again."""
         if result.failed_stage is not None:
-            members = self.wave.closure_stages()[result.failed_stage][1]
-            if any(self._stopped_by_person(a) for a in members):
-                return None  # a person stopped it: retrying would undo their decision
-            return RetryPlan([], result.failed_stage)
-        if result.gate_agents:
-            return RetryPlan(result.gate_agents, plan.first_stage)
+            return self._plan_closure_retry(result)
+        next_attempt = self.attempt + 1
+        if result.gate is not None and result.gate_agents:
+            ids = ", ".join(a.id for a in result.gate_agents)
+            text = gate_lines(result.gate, self.wave, result.gate_agents)
+            choice = f"rerun {ids}, whose work the implementation gate rejected"
+            return RetryPlan(
+                result.gate_agents,
+                plan.first_stage,
+                f"implementation gate failed ({result.gate.code}): rerunning {ids}",
+                notes_for(result.gate_agents, self.latest, next_attempt, text, choice),
+            )
         retry = []
         for run in result.failed:
             agent = run.launch.agent
@@ -248,7 +250,36 @@ class WaveRunner:
             stuck = run.state is AgentState.USAGE_LIMIT and same
             if not stuck and not self._stopped_by_person(agent):
                 retry.append(agent)
-        return RetryPlan(retry, plan.first_stage) if retry else None
+        if not retry:
+            return None
+        ids = ", ".join(a.id for a in retry)
+        failed = "; ".join(
+            f"{r.id} {r.state.outcome}" + (f" ({r.detail})" if r.detail else "")
+            for r in result.failed
+        )
+        choice = f"rerun {ids}, the agents that did not succeed"
+        return RetryPlan(
+            retry,
+            plan.first_stage,
+            f"{failed}: rerunning {ids}",
+            notes_for(retry, self.latest, next_attempt, [], choice),
+        )
+
+    def _plan_closure_retry(self, result: AttemptResult) -> RetryPlan | None:
+        assert result.failed_stage is not None
+        members = self.wave.closure_stages()[result.failed_stage][1]
+        if any(self._stopped_by_person(a) for a in members):
+            return None  # a person stopped it: retrying would undo their decision
+        return plan_closure_retry(
+            self.wave,
+            result.failed_stage,
+            result.gate,
+            [self._result(a) for a in members] if result.gate is not None else [],
+            self.latest,
+            self.ctx.lane.repo,
+            self.attempt + 1,
+            self._stopped_by_person,
+        )
 
     # -- launching --------------------------------------------------------------------------
     def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
@@ -278,6 +309,7 @@ class WaveRunner:
                 executor,
                 ctx.path_env,
                 briefing,
+                self.retry_notes.get(agent.id, ""),
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
@@ -386,7 +418,7 @@ class WaveRunner:
             if candidate in history:
                 continue
             program = build_command(agent.executor, candidate, agent.id).program
-            if shutil.which(program, path=self.ctx.path_env):
+            if find_program(program, self.ctx.path_env, self.ctx.lane.repo):
                 return candidate
         return history[-1]
 
@@ -422,10 +454,19 @@ class WaveRunner:
         stage = self.wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
         agents = [a.id for a in plan.agents]
         self.ctx.events.emit(
-            "wave_retry", self.wave.number, attempt=self.attempt, agents=agents, stage=stage
+            "wave_retry",
+            self.wave.number,
+            attempt=self.attempt,
+            agents=agents,
+            stage=stage,
+            reason=plan.reason or None,
         )
         self.ctx.log.info(
-            "wave retry", attempt=self.attempt, agents=", ".join(agents) or None, stage=stage
+            "wave retry",
+            attempt=self.attempt,
+            agents=", ".join(agents) or None,
+            stage=stage,
+            reason=plan.reason or None,
         )
 
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:

@@ -133,6 +133,12 @@ class StateLayout:
         return self.base / "agent-env.sh"
 
     @property
+    def agent_bin(self) -> Path:
+        """The private folder put first on every agent's PATH: links to `wave` and
+        `wave-demo-agent`, so agents reach those without wave's own virtualenv on their PATH."""
+        return self.base / "bin"
+
+    @property
     def desk(self) -> Path:
         return self.root / "desk.sqlite3"
 

@@ -53,9 +53,14 @@ class RunState:
         )
         self.save()
 
-    def set_attempts(self, number: int, attempts: int) -> None:
+    def set_attempts(self, number: int, attempts: int, reason: str = "") -> None:
+        """Record the attempt now running and why it runs (empty for a first attempt)."""
         entry = dict(self.wave(number))
         entry["attempts"] = attempts
+        if reason:
+            entry["attempt_reason"] = reason
+        else:
+            entry.pop("attempt_reason", None)
         self.data["waves"][str(number)] = entry
         self.save()
 

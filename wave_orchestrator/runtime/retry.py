@@ -1,0 +1,174 @@
+"""What a wave retry relaunches, and why (SPEC 3.5 and issue 9): the agents a failed gate names,
+the failed implementation agents, or a closure stage alone, each with a note for its prompt.
+
+A closure gate names implementation agents with ``agents=A1,A2`` (or ``owner=``) on its marker;
+without that field, any implementation agent id written as a word in the failure's detail counts.
+A cont-qa ``blocked`` that names no one reruns the implementation agents whose deliverables are
+missing or were not written by their last attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..agents.briefings import PreviousAttempt, report_path, retry_section
+from ..closure.gates import AgentResult, GateResult
+from ..closure.markers import Marker, readable_lines
+from ..definitions.model import AgentDef, WaveDef
+from ..state.status import last_try_output
+from .agent_pool import AgentRun
+
+WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """What one attempt launches: implementation agents, then closure stages from one on."""
+
+    agents: list[AgentDef]
+    first_stage: int
+    reason: str = ""  # one line: why this attempt runs (status, dashboard, events)
+    notes: dict[str, str] = field(default_factory=dict)  # agent id -> "why you run again"
+
+
+def named_agents(
+    gate: GateResult, results: Sequence[AgentResult], implementation: Sequence[AgentDef]
+) -> list[AgentDef]:
+    """The implementation agents a failed closure gate names, in wave-file order."""
+    ids = {a.id for a in implementation}
+    failing = {f.agent for f in gate.failures}
+    named: set[str] = set()
+    explicit = False
+    for result in results:
+        if result.agent.id not in failing:
+            continue
+        for marker in result.markers.last.values():
+            if isinstance(marker, Marker):
+                listed = marker_agents(marker)
+                explicit = explicit or bool(listed)
+                named |= set(listed) & ids
+    if not explicit:
+        for failure in gate.failures:
+            named |= set(WORD_RE.findall(failure.detail)) & ids
+    return [a for a in implementation if a.id in named]
+
+
+def marker_agents(marker: Marker) -> tuple[str, ...]:
+    """The ``agents=`` (or ``owner=``) list of a marker, when it has one."""
+    for key in ("agents", "owner"):
+        value = marker.get(key)
+        if isinstance(value, tuple):
+            return value
+        if isinstance(value, str) and value:
+            return tuple(v for v in value.split(",") if v)
+    return ()
+
+
+def unfinished_deliverables(
+    implementation: Sequence[AgentDef], latest: Mapping[str, AgentRun], repo: Path
+) -> list[AgentDef]:
+    """Implementation agents with a deliverable missing, or older than their last launch."""
+    out = []
+    for agent in implementation:
+        run = latest.get(agent.id)
+        launched = run.launched_wall if run is not None else None
+        for deliverable in agent.deliverables:
+            try:
+                mtime = (repo / deliverable).stat().st_mtime
+            except OSError:
+                out.append(agent)
+                break
+            if launched is not None and mtime < launched - 1:
+                out.append(agent)
+                break
+    return out
+
+
+def previous_attempt(run: AgentRun) -> PreviousAttempt:
+    """How an agent's last attempt ended, with the last lines of its own output."""
+    text = last_try_output(run.launch.paths) if run.launched_wall is not None else ""
+    lines = [line for line in readable_lines(text) if line.strip()][-TAIL_LINES:]
+    return PreviousAttempt(
+        agent=run.id,
+        attempt=run.launch.attempt,
+        status=run.state.outcome,
+        code=run.code,
+        detail=run.detail,
+        tail=tuple(lines),
+    )
+
+
+def gate_lines(gate: GateResult, wave: WaveDef, named: Sequence[AgentDef]) -> list[str]:
+    """What the prompt says about a failed gate: stage, code, detail, report, agents named."""
+    lines = [f"The {gate.stage} gate failed with {gate.code}: {gate.detail}"]
+    for failure in gate.failures[1:]:
+        lines.append(f"  also {failure.code}" + (f" ({failure.agent})" if failure.agent else ""))
+    reports = []
+    for failure in gate.failures:
+        if failure.agent and failure.agent in {a.id for a in wave.agents}:
+            path = report_path(wave.agent(failure.agent))
+            if path and path not in reports:
+                reports.append(path)
+    if reports:
+        lines.append(f"Report: {', '.join(reports)}")
+    lines.append("Agents it names: " + (", ".join(a.id for a in named) if named else "none"))
+    return lines
+
+
+def notes_for(
+    agents: Sequence[AgentDef],
+    latest: Mapping[str, AgentRun],
+    attempt: int,
+    gate_text: Sequence[str],
+    choice: str,
+) -> dict[str, str]:
+    """The "why you are running again" section of each relaunched agent's prompt."""
+    notes = {}
+    for agent in agents:
+        run = latest.get(agent.id)
+        previous = previous_attempt(run) if run is not None else None
+        notes[agent.id] = retry_section(attempt, previous, gate_text, choice)
+    return notes
+
+
+def plan_closure_retry(
+    wave: WaveDef,
+    stage_index: int,
+    gate: GateResult | None,
+    results: Sequence[AgentResult],
+    latest: Mapping[str, AgentRun],
+    repo: Path,
+    next_attempt: int,
+    stopped_by_person: Callable[[AgentDef], bool],
+) -> RetryPlan:
+    """After a closure gate failed: the implementation agents it names (then the whole sweep
+    again), else that stage alone and the stages after it."""
+    stage, members = wave.closure_stages()[stage_index]
+    if gate is None:  # interrupted before its gate was judged
+        return RetryPlan([], stage_index, f"the {stage} stage did not finish")
+    impl = wave.implementation_agents
+    named = named_agents(gate, results, impl)
+    why = "named by the gate"
+    if not named and stage == "cont-qa" and any(f.code.endswith("-blocked") for f in gate.failures):
+        named = unfinished_deliverables(impl, latest, repo)
+        why = "cont-qa blocked naming no agent, and their deliverables are missing or stale"
+    named = [a for a in named if not stopped_by_person(a)]
+    text = gate_lines(gate, wave, named)
+    if named:
+        ids = ", ".join(a.id for a in named)
+        choice = f"rerun {ids} ({why}), then the whole closure sweep"
+        notes = notes_for([*named, *members], latest, next_attempt, text, choice)
+        return RetryPlan(
+            named, 0, f"{stage} gate failed ({gate.code}): rerunning {ids}, {why}", notes
+        )
+    choice = f"rerun the {stage} stage and the stages after it; no implementation agent named"
+    return RetryPlan(
+        [],
+        stage_index,
+        f"{stage} gate failed ({gate.code}): rerunning the {stage} stage",
+        notes_for(members, latest, next_attempt, text, choice),
+    )
