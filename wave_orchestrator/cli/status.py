@@ -122,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         reason = f" - {wave['reason']}" if wave.get("reason") else ""
         state, attempts = wave.get("state", "pending"), wave.get("attempts", 0)
         print(f"wave {wave['wave']}: {state}, attempts {attempts}{reason}")
+        if isinstance(wave.get("attempt_reason"), str):
+            print(f"  why attempt {attempts}: {wave['attempt_reason']}")
         for a in wave["agents"]:
             code = "-" if a.get("exit_code") is None else a["exit_code"]
             elapsed = _elapsed(a.get("elapsed_ms"))

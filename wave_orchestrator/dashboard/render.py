@@ -132,13 +132,18 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
     agents = _dicts(data.get("agents"))
     events = _dicts(data.get("events"))[-5:]
-    rows = max(1, height - CHROME_ROWS)
+    reason = data.get("attempt_reason")
+    reason = reason if isinstance(reason, str) and reason else None
+    rows = max(1, height - CHROME_ROWS - (1 if reason else 0))
     shown, hidden = (
         (agents, [])
         if len(agents) <= rows
         else (_order(agents)[: rows - 1], _order(agents)[rows - 1 :])
     )
-    parts: list[RenderableType] = [_header(data), _stages(data), _table(shown, width)]
+    parts: list[RenderableType] = [_header(data), _stages(data)]
+    if reason:  # why this attempt runs, in one line
+        parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
+    parts.append(_table(shown, width))
     if hidden:
         parts.append(_summary(hidden))
     parts.append(Text("recent events:", "bold"))

@@ -172,3 +172,22 @@ def plan_closure_retry(
         f"{stage} gate failed ({gate.code}): rerunning the {stage} stage",
         notes_for(members, latest, next_attempt, text, choice),
     )
+
+
+def why_ended(run: AgentRun) -> str:
+    """How an agent's attempt ended, in a few words."""
+    return run.detail or ("no exit code" if run.code is None else f"exit {run.code}")
+
+
+def failure_reason(failures: Sequence[AgentRun], gate: GateResult | None) -> str:
+    """Why a wave failed, in one line for run-state.json and the summary."""
+    parts = [
+        f"{r.id}: {r.state.outcome}" + (f" ({r.detail})" if r.detail else "") for r in failures
+    ]
+    if gate is not None:
+        parts += [
+            f"{gate.stage} gate: {f.code}"
+            + (f" ({f.agent}: {f.detail})" if f.agent else f" ({f.detail})")
+            for f in gate.failures
+        ]
+    return "; ".join(parts)

@@ -32,7 +32,14 @@ from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
 from .resume import adopt, read_leftover
-from .retry import RetryPlan, gate_lines, notes_for, plan_closure_retry
+from .retry import (
+    RetryPlan,
+    failure_reason,
+    gate_lines,
+    notes_for,
+    plan_closure_retry,
+    why_ended,
+)
 from .snapshot import SnapshotWriter, last_line, tail_text
 
 
@@ -253,10 +260,7 @@ class WaveRunner:
         if not retry:
             return None
         ids = ", ".join(a.id for a in retry)
-        failed = "; ".join(
-            f"{r.id} {r.state.outcome}" + (f" ({r.detail})" if r.detail else "")
-            for r in result.failed
-        )
+        failed = "; ".join(f"{r.id} {r.state.outcome} ({why_ended(r)})" for r in result.failed)
         choice = f"rerun {ids}, the agents that did not succeed"
         return RetryPlan(
             retry,
@@ -471,7 +475,9 @@ class WaveRunner:
 
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
         ctx, wave = self.ctx, self.wave
-        reason = "" if outcome.state == "completed" else failure_reason(outcome)
+        reason = (
+            "" if outcome.state == "completed" else failure_reason(outcome.failures, outcome.gate)
+        )
         if outcome.state == "cancelled":
             reason = "stopped by a signal"
         run_state.transition(wave.number, outcome.state, reason)
@@ -482,17 +488,3 @@ class WaveRunner:
         self.refresh(force=True, status=outcome.state)
         if not ctx.keep_sessions:
             ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
-
-
-def failure_reason(outcome: WaveOutcome) -> str:
-    parts = [
-        f"{r.id}: {r.state.outcome}" + (f" ({r.detail})" if r.detail else "")
-        for r in outcome.failures
-    ]
-    if outcome.gate is not None:
-        parts += [
-            f"{outcome.gate.stage} gate: {f.code}"
-            + (f" ({f.agent}: {f.detail})" if f.agent else f" ({f.detail})")
-            for f in outcome.gate.failures
-        ]
-    return "; ".join(parts)
