@@ -125,3 +125,14 @@ def test_status_survives_odd_state_files(repo: Repo, capsys: pytest.CaptureFixtu
     assert main(["status", "--repo", str(repo.root), "--lane", "main"]) == 0
     out = capsys.readouterr().out
     assert "wave 1: running" in out and "A1" in out
+
+
+def test_the_reason_for_a_retry_shows_in_one_line_and_the_frame_still_fits() -> None:
+    data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
+    data["attempt"] = 2
+    data["attempt_reason"] = "cont-qa gate failed (gate-integration-blocked): rerunning A2"
+    lines = frame(data, 80, 30).splitlines()
+    assert "why attempt 2: cont-qa gate failed (gate-integration-blocked): rerunning A2" in lines
+    assert len(lines) <= 30
+    del data["attempt_reason"]
+    assert not any(line.startswith("why attempt") for line in frame(data, 80, 30).splitlines())
