@@ -260,7 +260,6 @@ def test_doc_impact_none_needs_no_doc_delta(tmp_path: Path) -> None:
 def test_implementation_invalid_proof_marker(tmp_path: Path) -> None:
     gate = impl(
         tmp_path,
-        PROOF_MET,
         "[wave-proof] completion=integrated durability=none proof=unit state=done",
         DELTA_OWNED,
         contract=ExitContract(),
@@ -350,10 +349,8 @@ def test_cont_eval_count_mismatch(tmp_path: Path, tail: str, detail: str) -> Non
     assert only_failure(gate, "cont-eval-count-mismatch", "E0") == detail
 
 
-def test_cont_eval_invalid_marker_after_a_valid_one(tmp_path: Path) -> None:
-    gate = cont_eval(
-        tmp_path, EVAL_OK, "[wave-eval] state=satisfied targets=-1 benchmarks=1 regressions=0"
-    )
+def test_cont_eval_invalid_marker_alone(tmp_path: Path) -> None:
+    gate = cont_eval(tmp_path, "[wave-eval] state=satisfied targets=-1 benchmarks=1 regressions=0")
     detail = only_failure(gate, "invalid-eval-marker", "E0")
     assert "targets= needs a non-negative integer" in detail
 
@@ -447,7 +444,7 @@ def test_security_concerns_pass_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_security_invalid_marker(tmp_path: Path) -> None:
-    gate = security(tmp_path, [SEC_CLEAR, "[wave-security] state=clear findings=0"], [SEC_CLEAR])
+    gate = security(tmp_path, ["[wave-security] state=clear findings=0"], [SEC_CLEAR])
     assert "missing approvals=" in only_failure(gate, "invalid-security-marker", "S1")
 
 
@@ -478,9 +475,7 @@ def test_integration_needs_more_work(tmp_path: Path) -> None:
 
 
 def test_integration_invalid_marker(tmp_path: Path) -> None:
-    gate = integration(
-        tmp_path, INTEGRATION_OK, "[wave-integration] state=done claims=1 conflicts=0 blockers=0"
-    )
+    gate = integration(tmp_path, "[wave-integration] state=done claims=1 conflicts=0 blockers=0")
     assert "state= must be one of" in only_failure(gate, "invalid-integration-marker", "I0")
 
 
@@ -492,7 +487,13 @@ def documentation(repo: Path, *lines: str) -> GateResult:
 
 @pytest.mark.parametrize(
     "marker",
-    [CLOSED, "[wave-doc-closure] state=no-change", "[wave-doc-closure] state=Closed paths=a.md"],
+    [
+        CLOSED,
+        "[wave-doc-closure] state=no-change",
+        "[wave-doc-closure] state=Closed paths=a.md",
+        # The documented line with nothing changed: an empty `paths=` (issue 9, section 2).
+        "[wave-doc-closure] state=no-change paths= detail=nothing user-visible changed",
+    ],
 )
 def test_documentation_passes(tmp_path: Path, marker: str) -> None:
     assert documentation(tmp_path, marker).passed
@@ -511,7 +512,7 @@ def test_doc_closure_open(tmp_path: Path) -> None:
 
 
 def test_documentation_invalid_marker(tmp_path: Path) -> None:
-    gate = documentation(tmp_path, CLOSED, "[wave-doc-closure] state=open")
+    gate = documentation(tmp_path, "[wave-doc-closure] state=open")
     assert "[wave-doc-closure] state=open" in only_failure(gate, "invalid-doc-closure-marker", "D0")
 
 
@@ -673,7 +674,7 @@ def test_cont_qa_unrecognised_report_verdict_does_not_pass(tmp_path: Path, line:
             "missing integration=",
         ),
         (
-            (GATE_OK, "[wave-verdict] pass", "[wave-verdict] passed"),
+            (GATE_OK, "[wave-verdict] passed"),
             "invalid-verdict-marker",
             "expected one of",
         ),
@@ -692,7 +693,17 @@ def test_cont_qa_invalid_verdict_marker_is_not_rescued_by_the_report(tmp_path: P
     assert codes(gate) == ["invalid-verdict-marker"]
 
 
-# -- invalid-<kind>-marker: the last marker of the needed kind does not parse ---------------------
+def test_cont_qa_a_later_invalid_verdict_is_a_warning(tmp_path: Path) -> None:
+    """A verdict restated as its template after the real one does not fail the gate."""
+    gate = cont_qa(tmp_path, GATE_OK, VERDICT_OK, "[wave-verdict] <pass|concerns|blocked>")
+    assert gate.passed, gate.failures
+    assert gate.warnings == [
+        "Q0: ignored a later invalid [wave-verdict] line (expected one of: pass, concerns, "
+        "blocked, hold, fail): [wave-verdict] <pass|concerns|blocked>"
+    ]
+
+
+# -- a later invalid line: the last *valid* marker counts, the later line is a warning ----------
 @pytest.mark.parametrize(
     ("stage", "role", "valid", "invalid", "code"),
     [
@@ -721,16 +732,21 @@ def test_cont_qa_invalid_verdict_marker_is_not_rescued_by_the_report(tmp_path: P
         ),
     ],
 )
-def test_invalid_marker_after_a_valid_one_fails_each_stage(
+def test_invalid_marker_after_a_valid_one_is_a_warning_in_each_stage(
     tmp_path: Path, stage: str, role: str, valid: str, invalid: str, code: str
 ) -> None:
+    """An agent that restates a template or prints a partial line after its real marker has
+    still said it (issue 9, section 5): the stage passes and the warning shows the later line."""
     write(tmp_path, "docs/reviews/report.md", "Verdict: PASS\n")
     agent = make_agent("C1", role=role, owns=("docs/reviews/report.md",))
     gate = judge_stage(stage, [make_result(tmp_path, agent, valid, invalid)])
-    detail = only_failure(gate, code, "C1")
-    assert detail.endswith(invalid)
-    # ... while the valid marker alone passes.
-    assert judge_stage(stage, [make_result(tmp_path, agent, valid)]).passed
+    assert gate.passed, gate.failures
+    assert len(gate.warnings) == 1
+    assert gate.warnings[0].startswith("C1: ignored a later invalid [wave-")
+    assert gate.warnings[0].endswith(invalid)
+    # The invalid line alone fails the stage, naming the line.
+    alone = judge_stage(stage, [make_result(tmp_path, agent, invalid)])
+    assert only_failure(alone, code, "C1").endswith(invalid)
 
 
 # -- judge_stage --------------------------------------------------------------------------------

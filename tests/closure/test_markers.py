@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wave_orchestrator.closure.markers import (
+    KINDS,
     InvalidMarker,
     Marker,
     Markers,
@@ -136,10 +139,41 @@ CASES: list[tuple[str, str, Any]] = [
         "[wave-doc-delta] state=partial",
         Bad("doc-delta", "state= must be one of: none, owned, shared-plan"),
     ),
+    # An agent that changed nothing prints the template's `paths=` with nothing after it.
     (
         "doc-delta-empty-paths",
         "[wave-doc-delta] state=owned paths=",
-        Bad("doc-delta", "paths= needs a comma-separated list"),
+        ok("doc-delta", state="owned", paths=()),
+    ),
+    (
+        "doc-delta-paths-comma-space",
+        "[wave-doc-delta] state=owned paths=docs/a.md, docs/b.md detail=two pages",
+        ok("doc-delta", "two pages", state="owned", paths=("docs/a.md", "docs/b.md")),
+    ),
+    (
+        "doc-delta-paths-spaces-around-comma",
+        "[wave-doc-delta] state=owned paths=docs/a.md ,  docs/b.md",
+        ok("doc-delta", state="owned", paths=("docs/a.md", "docs/b.md")),
+    ),
+    (
+        "doc-delta-paths-trailing-comma",
+        "[wave-doc-delta] state=owned paths=docs/a.md,",
+        ok("doc-delta", state="owned", paths=("docs/a.md",)),
+    ),
+    (
+        "doc-delta-paths-space-separated",
+        "[wave-doc-delta] state=owned paths=docs/a.md docs/b.md",
+        Bad("doc-delta", "unexpected 'docs/b.md'"),
+    ),
+    (
+        "doc-delta-paths-placeholder",
+        "[wave-doc-delta] state=owned paths=<files>",
+        Bad("doc-delta", "paths= needs a comma-separated list, got '<files>'"),
+    ),
+    (
+        "doc-delta-paths-template",
+        "[wave-doc-delta] state=owned paths=<comma-separated files>",
+        Bad("doc-delta", "paths= needs a comma-separated list, got '<comma-separated'"),
     ),
     (
         "doc-delta-paths-before-state",
@@ -179,6 +213,24 @@ CASES: list[tuple[str, str, Any]] = [
         "eval-blocked",
         "[wave-eval] state=BLOCKED targets=1 benchmarks=0 regressions=0",
         ok("eval", state="blocked", targets=1, benchmarks=0, regressions=0),
+    ),
+    (
+        "eval-ids-comma-space",
+        "[wave-eval] state=satisfied targets=2 benchmarks=1 regressions=0 target_ids=t1, t2 benchmark_ids=b1",
+        ok("eval", **EVAL_VALUES, target_ids=("t1", "t2"), benchmark_ids=("b1",)),
+    ),
+    (
+        "eval-empty-ids",
+        "[wave-eval] state=satisfied targets=0 benchmarks=0 regressions=0 target_ids= benchmark_ids=",
+        ok(
+            "eval",
+            state="satisfied",
+            targets=0,
+            benchmarks=0,
+            regressions=0,
+            target_ids=(),
+            benchmark_ids=(),
+        ),
     ),
     (
         "eval-negative",
@@ -288,6 +340,21 @@ CASES: list[tuple[str, str, Any]] = [
         ok("doc-closure", state="delta", paths=("docs/a.md", "docs/b.md")),
     ),
     (
+        "doc-closure-no-change-empty-paths",
+        "[wave-doc-closure] state=no-change paths=",
+        ok("doc-closure", state="no-change", paths=()),
+    ),
+    (
+        "doc-closure-no-change-empty-paths-detail",
+        "[wave-doc-closure] state=no-change paths= detail=nothing user-visible changed",
+        ok("doc-closure", "nothing user-visible changed", state="no-change", paths=()),
+    ),
+    (
+        "doc-closure-paths-comma-space",
+        "[wave-doc-closure] state=closed paths=docs/a.md, docs/b.md",
+        ok("doc-closure", state="closed", paths=("docs/a.md", "docs/b.md")),
+    ),
+    (
         "doc-closure-detail-first",
         "[wave-doc-closure] detail=state=closed",
         Bad("doc-closure", "missing state="),
@@ -319,6 +386,24 @@ CASES: list[tuple[str, str, Any]] = [
         Bad("gate", "keys out of order"),
     ),
     (
+        "gate-template",
+        "[wave-gate] architecture=<pass|concerns|blocked> integration=<pass|concerns|blocked> "
+        "durability=<pass|concerns|blocked> live=<pass|concerns|blocked> docs=<pass|concerns|blocked>",
+        Bad("gate", "architecture= must be one of"),
+    ),
+    (
+        "gate-shorthand-template",
+        "[wave-gate] architecture=P integration=P durability=P live=P docs=P",
+        Bad("gate", "architecture= must be one of"),
+    ),
+    (
+        "gate-partial",
+        "[wave-gate] architecture=pass integration=pass durability=",
+        Bad("gate", "durability= must be one of"),
+    ),
+    # A sentence's full stop after the last value is not part of it.
+    ("gate-trailing-period", f"[wave-gate] {GATE_PASS}.", ok("gate", **GATE_VALUES)),
+    (
         "gate-unknown-dimension",
         f"[wave-gate] {GATE_PASS} perf=pass",
         Bad("gate", "unexpected 'perf=pass'"),
@@ -341,6 +426,21 @@ CASES: list[tuple[str, str, Any]] = [
     ),
     ("verdict-empty-detail", "[wave-verdict] pass detail=", ok("verdict", value="pass")),
     ("verdict-tab", "[wave-verdict]\tpass", ok("verdict", value="pass")),
+    ("verdict-trailing-period", "[wave-verdict] pass.", ok("verdict", value="pass")),
+    ("verdict-period-space", "[wave-verdict] Pass .", ok("verdict", value="pass")),
+    (
+        "verdict-period-before-detail",
+        "[wave-verdict] blocked. detail=no tests.",
+        ok("verdict", "no tests.", value="blocked"),
+    ),
+    ("verdict-two-periods", "[wave-verdict] pass..", Bad("verdict", "expected one of")),
+    ("verdict-exclamation", "[wave-verdict] pass!", Bad("verdict", "expected one of")),
+    ("verdict-only-period", "[wave-verdict] .", Bad("verdict", "expected one of")),
+    (
+        "verdict-template",
+        "[wave-verdict] <pass|concerns|blocked> detail=<one sentence>",
+        Bad("verdict", "expected one of"),
+    ),
     ("verdict-upper-tag", "[WAVE-VERDICT] PASS", ok("verdict", value="pass")),
     ("verdict-glued", "[wave-verdict]pass", Bad("verdict", "must be followed by a space")),
     ("verdict-colon", "[wave-verdict]: pass", Bad("verdict", "must be followed by a space")),
@@ -356,6 +456,102 @@ CASES: list[tuple[str, str, Any]] = [
     ("phase-finalizing", "[wave-phase] FINALIZING", ok("phase", value="finalizing")),
     ("phase-unknown", "[wave-phase] testing", Bad("phase", "expected one of")),
     ("phase-detail", "[wave-phase] coding detail=step 2", Bad("phase", "takes no detail")),
+    ("phase-trailing-period", "[wave-phase] coding.", ok("phase", value="coding")),
+    ("phase-agents", "[wave-phase] coding agents=A1", Bad("phase", "expected one of")),
+    # -- agents= / owner=: which implementation agents a result is about ------------------------
+    (
+        "agents-on-gate",
+        "[wave-gate] architecture=pass integration=blocked durability=pass live=pass docs=pass "
+        "agents=A1,A2 detail=A1 and A2 disagree",
+        ok(
+            "gate",
+            "A1 and A2 disagree",
+            **{**GATE_VALUES, "integration": "blocked"},
+            agents=("A1", "A2"),
+        ),
+    ),
+    (
+        "owner-on-integration",
+        "[wave-integration] state=needs-more-work claims=2 conflicts=1 blockers=0 owner=api-1",
+        ok(
+            "integration",
+            state="needs-more-work",
+            claims=2,
+            conflicts=1,
+            blockers=0,
+            agents=("api-1",),
+        ),
+    ),
+    (
+        "agents-before-the-keys",
+        "[wave-security] agents=A3 state=blocked findings=1 approvals=0",
+        ok("security", state="blocked", findings=1, approvals=0, agents=("A3",)),
+    ),
+    (
+        "agents-comma-space-and-repeat",
+        "[wave-eval] state=needs-more-work targets=1 benchmarks=0 regressions=1 agents=A1, B_2, A1",
+        ok(
+            "eval",
+            state="needs-more-work",
+            targets=1,
+            benchmarks=0,
+            regressions=1,
+            agents=("A1", "B_2"),
+        ),
+    ),
+    (
+        "agents-on-proof",
+        "[wave-proof] completion=integrated durability=none proof=unit state=met agents=A1",
+        ok("proof", **PROOF_VALUES, agents=("A1",)),
+    ),
+    (
+        "agents-on-doc-delta-and-closure",
+        "[wave-doc-closure] state=delta paths=docs/a.md agents=A1 detail=A1's page is stale",
+        ok(
+            "doc-closure", "A1's page is stale", state="delta", paths=("docs/a.md",), agents=("A1",)
+        ),
+    ),
+    (
+        "agents-empty",
+        "[wave-doc-delta] state=none agents=",
+        ok("doc-delta", state="none", agents=()),
+    ),
+    (
+        "agents-on-verdict",
+        "[wave-verdict] blocked agents=A1,A2 detail=no tests for login",
+        ok("verdict", "no tests for login", value="blocked", agents=("A1", "A2")),
+    ),
+    (
+        "owner-on-verdict-with-period",
+        "[wave-verdict] fail owner=A3.",
+        ok("verdict", value="fail", agents=("A3",)),
+    ),
+    (
+        "agents-before-verdict-word",
+        "[wave-verdict] agents=A1 hold",
+        ok("verdict", value="hold", agents=("A1",)),
+    ),
+    (
+        "agents-template",
+        "[wave-verdict] blocked agents=<id,id>",
+        Bad("verdict", "agents= needs comma-separated agent ids, got '<id,id>'"),
+    ),
+    (
+        "agents-not-an-id",
+        "[wave-doc-delta] state=owned owner=docs/a.md",
+        Bad("doc-delta", "owner= needs comma-separated agent ids"),
+    ),
+    (
+        "agents-and-owner",
+        "[wave-verdict] blocked agents=A1 owner=A2",
+        Bad("verdict", "agents= (or owner=) may be given once"),
+    ),
+    (
+        "agents-twice",
+        f"[wave-gate] {GATE_PASS} agents=A1 agents=A2",
+        Bad("gate", "may be given once"),
+    ),
+    ("agents-upper-key", "[wave-verdict] blocked AGENTS=A1", Bad("verdict", "expected one of")),
     # -- tolerated forms ------------------------------------------------------------------------
     ("indent-spaces", "    [wave-verdict] pass", ok("verdict", value="pass")),
     ("indent-tab", "\t[wave-phase] coding", ok("phase", value="coding")),
@@ -460,6 +656,16 @@ def test_marker_get() -> None:
     assert m.get("paths") is None
 
 
+def test_marker_agents_is_the_named_ids_or_empty() -> None:
+    """A gate reads ``marker.agents`` to name the agents to rerun; `owner=` is the same list."""
+    named = parse_line("[wave-verdict] blocked owner=A2,A1 detail=see report")
+    assert isinstance(named, Marker) and named.agents == ("A2", "A1")
+    assert named.get("owner") is None and named.get("agents") == ("A2", "A1")
+    unnamed = parse_line("[wave-verdict] blocked detail=agents=A1 is only prose here")
+    assert isinstance(unnamed, Marker) and unnamed.agents == ()
+    assert unnamed.detail == "agents=A1 is only prose here"
+
+
 # -- parse_markers on whole outputs ------------------------------------------------------------
 CLAUDE_OUTPUT = """\
 I'll start by reading the existing auth module.
@@ -515,7 +721,7 @@ def test_parse_markers_claude_style_output() -> None:
     assert proof.detail == "14 tests pass"
     delta = found.get("doc-delta")
     assert isinstance(delta, Marker) and delta.get("paths") == ("docs/auth.md",)
-    # Lines inside a ``` fence are still lines: the grammar (SPEC 7.1) does not exclude them.
+    # A ``` fence that holds only marker lines is the agent printing them: it counts.
     verdict = found.get("verdict")
     assert isinstance(verdict, Marker) and verdict.get("value") == "blocked"
     assert verdict.detail == "example only"
@@ -578,15 +784,49 @@ def test_parse_markers_last_of_a_kind_wins() -> None:
     assert found.invalid == []
 
 
-def test_parse_markers_invalid_after_valid_wins() -> None:
+def test_parse_markers_a_later_invalid_line_does_not_override_a_valid_one() -> None:
     text = "[wave-verdict] pass\nlater on...\n[wave-verdict] maybe\n"
     found = parse_markers(text)
-    last = found.get("verdict")
-    assert isinstance(last, InvalidMarker)
-    assert last.code == "invalid-verdict-marker"
-    assert last.line == "[wave-verdict] maybe"
-    assert "expected one of" in last.reason
-    assert found.invalid == [last]
+    counted = found.get("verdict")
+    assert isinstance(counted, Marker) and counted.get("value") == "pass"
+    (later,) = found.invalid
+    assert later.code == "invalid-verdict-marker"
+    assert later.line == "[wave-verdict] maybe"
+    assert "expected one of" in later.reason
+    assert found.ignored == {"verdict": [later]}
+    assert found.warnings("verdict") == [
+        "ignored a later invalid [wave-verdict] line (expected one of: pass, concerns, blocked, "
+        "hold, fail): [wave-verdict] maybe"
+    ]
+    assert found.warnings("gate") == []
+
+
+def test_parse_markers_only_lines_after_the_counted_marker_are_warned_about() -> None:
+    text = "\n".join(
+        [
+            "[wave-verdict] <pass|concerns|blocked>",
+            "[wave-verdict] blocked",
+            "[wave-verdict] pass fail",
+            "[wave-verdict] concerns",
+            "[wave-verdict] approved",
+        ]
+    )
+    found = parse_markers(text)
+    counted = found.get("verdict")
+    assert isinstance(counted, Marker) and counted.get("value") == "concerns"
+    assert [i.line for i in found.invalid] == [
+        "[wave-verdict] <pass|concerns|blocked>",
+        "[wave-verdict] pass fail",
+        "[wave-verdict] approved",
+    ]
+    assert [i.line for i in found.ignored["verdict"]] == ["[wave-verdict] approved"]
+
+
+def test_parse_markers_with_no_valid_line_the_last_invalid_one_stands() -> None:
+    found = parse_markers("[wave-gate] architecture=pass\n[wave-gate] architecture=P docs=P\n")
+    last = found.get("gate")
+    assert isinstance(last, InvalidMarker) and last.line.endswith("docs=P")
+    assert found.ignored == {} and found.warnings("gate") == []
 
 
 def test_parse_markers_valid_after_invalid_wins_but_invalid_is_kept() -> None:
@@ -683,3 +923,223 @@ def test_markers_inside_machine_readable_output_are_found() -> None:
 
 def test_a_torn_json_line_is_read_as_text() -> None:
     assert parse_markers('{"type": "result", "result": "[wave-verdict] pass').get("verdict") is None
+
+
+# -- agent-style shapes (issue 9, section 5): whole outputs and what they say -------------------
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "markers"
+GATE_TEMPLATE = (
+    "[wave-gate] architecture=<pass|concerns|blocked> integration=<pass|concerns|blocked> "
+    "durability=<pass|concerns|blocked> live=<pass|concerns|blocked> docs=<pass|concerns|blocked>"
+)
+GATE_LINE = f"[wave-gate] {GATE_PASS}"
+PASSED = {"gate": GATE_VALUES, "verdict": {"value": "pass"}}
+
+
+def said(found: Markers) -> dict[str, Any]:
+    """What an output said, per kind: the counted marker's values, or "invalid"."""
+    return {
+        kind: item.values if isinstance(item, Marker) else "invalid"
+        for kind, item in found.last.items()
+    }
+
+
+def codex_message(text: str) -> str:
+    item = {"id": "item_1", "type": "agent_message", "text": text}
+    return json.dumps({"type": "item.completed", "item": item})
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One output as an agent prints it, and what it says. ``fixed``: the reading before issue
+    9 (every JSON string, fenced lines, the last line of a kind even if invalid) got it wrong."""
+
+    id: str
+    output: str
+    says: dict[str, Any]
+    warnings: int = 0
+    fixed: bool = False
+
+
+SHAPES = [
+    # Accepted before, and still: list items, CRLF, ANSI colour, `\r` progress prefixes.
+    Shape("list-items", f"Summary:\n- {GATE_LINE}\n* `[wave-verdict] pass`\n", PASSED),
+    Shape("crlf", f"{GATE_LINE}\r\n[wave-verdict] pass\r\n", PASSED),
+    Shape("ansi-colour", f"{BOLD}{GATE_LINE}{RESET}\n{GREEN}[wave-verdict] pass{RESET}\n", PASSED),
+    Shape("progress-prefix", f"50%\r100%\r{GATE_LINE}\n⠋\r[wave-verdict] pass\n", PASSED),
+    Shape("template-only", f"{GATE_TEMPLATE}\n", {"gate": "invalid"}),
+    Shape("template-then-valid", f"{GATE_TEMPLATE}\n{GATE_LINE}\n", {"gate": GATE_VALUES}),
+    # A later invalid line does not override a valid marker; it is a warning.
+    Shape(
+        "gate-then-restated-template",
+        f"{GATE_LINE}\n[wave-verdict] pass\nAs asked, the format was:\n{GATE_TEMPLATE}\n",
+        PASSED,
+        warnings=1,
+        fixed=True,
+    ),
+    Shape(
+        "gate-then-partial-line",
+        f"{GATE_LINE}\n[wave-verdict] pass\n[wave-gate] architecture=pass integration=\n",
+        PASSED,
+        warnings=1,
+        fixed=True,
+    ),
+    Shape(
+        "verdict-then-template",
+        f"{GATE_LINE}\n[wave-verdict] pass\n[wave-verdict] <pass|concerns|blocked>\n",
+        PASSED,
+        warnings=1,
+        fixed=True,
+    ),
+    # `pass.` is a valid verdict now (the parse_line table shows the grammar), so it counts.
+    Shape(
+        "verdict-then-trailing-period",
+        f"{GATE_LINE}\n[wave-verdict] blocked\nFixed it.\n[wave-verdict] pass.\n",
+        PASSED,
+    ),
+    # Tool output is not the agent speaking.
+    Shape(
+        "codex-json-cat-of-docs-and-prompt",
+        (FIXTURES / "codex-json-cat-docs.jsonl").read_text(),
+        PASSED,
+        fixed=True,
+    ),
+    Shape(
+        "codex-json-only-a-tool-printed-markers",
+        (FIXTURES / "codex-json-tool-only.jsonl").read_text(),
+        {},
+        fixed=True,
+    ),
+    Shape(
+        "claude-stream-json-tool-results-thinking-and-subagent",
+        (FIXTURES / "claude-stream-json-tool-results.jsonl").read_text(),
+        PASSED,
+        fixed=True,
+    ),
+    Shape(
+        "claude-json-verbose-array",
+        (FIXTURES / "claude-json-verbose-tool-results.json").read_text(),
+        PASSED,
+        fixed=True,
+    ),
+    Shape(
+        "opencode-json-tool-output-and-reasoning",
+        (FIXTURES / "opencode-json-tool-output.jsonl").read_text(),
+        PASSED,
+        fixed=True,
+    ),
+    Shape(
+        "codex-text-prompt-echo-and-exec-output",
+        (FIXTURES / "codex-text-prompt-echo.log").read_text(),
+        {"gate": {**GATE_VALUES, "live": "concerns"}, "verdict": {"value": "concerns"}},
+        fixed=True,
+    ),
+    Shape(
+        "codex-text-agent-said-nothing",
+        (FIXTURES / "codex-text-silent.log").read_text(),
+        {},
+        fixed=True,
+    ),
+    # Examples are not verdicts: a fence holding prose does not count, one of markers only does.
+    Shape(
+        "fence-with-prose",
+        f"The format is:\n```\nWhen done, print:\n{GATE_LINE}\n[wave-verdict] pass\n```\n",
+        {},
+        fixed=True,
+    ),
+    Shape(
+        "fence-with-prose-after-the-real-markers",
+        f"{GATE_LINE}\n[wave-verdict] pass\n\nA failing one looks like:\n"
+        "~~~text\n# blocked example\n[wave-verdict] blocked detail=no tests\n~~~\n",
+        PASSED,
+        fixed=True,
+    ),
+    Shape(
+        "fence-with-prose-in-a-json-message",
+        codex_message(f"Example:\n```\nprint this:\n{GATE_LINE}\n```"),
+        {},
+        fixed=True,
+    ),
+    Shape(
+        "shorter-fence-does-not-close-a-longer-one",
+        f"````\nexample:\n```\n[wave-verdict] hold\n```\n````\n{GATE_LINE}\n",
+        {"gate": GATE_VALUES},
+        fixed=True,
+    ),
+    Shape(
+        "fence-only-markers",
+        f"Final result:\n```text\n{GATE_LINE}\n\n[wave-verdict] pass\n```\n",
+        PASSED,
+    ),
+    Shape(
+        "fence-only-markers-in-a-json-message",
+        codex_message(f"Done.\n```\n{GATE_LINE}\n[wave-verdict] pass\n```"),
+        PASSED,
+    ),
+    Shape(
+        "unclosed-fence-ends-with-its-message",
+        codex_message("Here is the output:\n```\nsome log")
+        + "\n"
+        + codex_message(f"{GATE_LINE}\n[wave-verdict] pass"),
+        PASSED,
+    ),
+    Shape(
+        "unclosed-fence-is-not-a-fence",
+        f"```\n{GATE_LINE}\nAll done.\n[wave-verdict] pass\n",
+        PASSED,
+    ),
+    Shape(
+        "inline-triple-backticks-is-not-a-fence",
+        f"```[wave-verdict] hold```\n{GATE_LINE}\n```\n[wave-verdict] pass\n```\n",
+        PASSED,
+    ),
+    # paths= as agents print it (the old grammar refused both).
+    Shape(
+        "doc-closure-no-change-empty-paths",
+        "[wave-doc-closure] state=no-change paths= detail=nothing to document\n",
+        {"doc-closure": {"state": "no-change", "paths": ()}},
+    ),
+    Shape(
+        "doc-delta-paths-comma-space",
+        "[wave-doc-delta] state=owned paths=docs/a.md, docs/b.md\n",
+        {"doc-delta": {"state": "owned", "paths": ("docs/a.md", "docs/b.md")}},
+    ),
+]
+
+
+@pytest.mark.parametrize("shape", [pytest.param(s, id=s.id) for s in SHAPES])
+def test_agent_style_shapes(shape: Shape) -> None:
+    """Each shape a real agent prints, with what it says: only the agent's own words count,
+    quoted examples do not, and a later invalid line is a warning, not the verdict."""
+    found = parse_markers(shape.output)
+    assert said(found) == shape.says
+    assert sum(len(found.warnings(kind)) for kind in KINDS) == shape.warnings
+
+
+def old_reading(output: str) -> dict[str, Any]:
+    """How the parser read an output before issue 9: every JSON string and every line counted,
+    fenced or not, and the last line of a kind won even when it did not parse."""
+    last: dict[str, Marker | InvalidMarker] = {}
+    for raw in output.splitlines():
+        try:
+            lines = [ln for string in _every_string(json.loads(raw)) for ln in string.splitlines()]
+        except ValueError:
+            lines = [raw]
+        for line in lines:
+            item = parse_line(line)
+            if item is not None:
+                last[item.kind] = item
+    return said(Markers(last=last))
+
+
+@pytest.mark.parametrize("shape", [pytest.param(s, id=s.id) for s in SHAPES])
+def test_the_shapes_marked_fixed_are_the_ones_the_old_reading_got_wrong(shape: Shape) -> None:
+    """Guards the table itself: a shape marked ``fixed`` really tests a rule of issue 9 (tool
+    output, examples, later invalid lines), and one not marked reads the same either way."""
+    assert (old_reading(shape.output) != shape.says) == shape.fixed
+
+
+def _every_string(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for item in items for s in _every_string(item)]

@@ -69,8 +69,10 @@ class GateResult:
 
 
 def _marker(result: AgentResult, kind: str, gate: GateResult, missing: str) -> Marker | None:
-    """The agent's last marker of ``kind``; records ``missing`` or invalid-<kind>-marker."""
+    """The agent's last valid marker of ``kind``; records ``missing`` or invalid-<kind>-marker,
+    and a warning for each invalid line of that kind printed after it."""
     found = result.markers.get(kind)
+    gate.warnings.extend(f"{result.agent.id}: {w}" for w in result.markers.warnings(kind))
     if isinstance(found, InvalidMarker):
         gate.fail(found.code, f"{found.reason}: {found.line}", result.agent.id)
         return None
@@ -230,6 +232,7 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
     """From `[wave-verdict]`, or else the last `Verdict:` line of the report file. Only a
     clear pass passes: a verdict word we cannot read is no verdict."""
     found = r.markers.get("verdict")
+    gate.warnings.extend(f"{r.agent.id}: {w}" for w in r.markers.warnings("verdict"))
     if isinstance(found, InvalidMarker):
         gate.fail(found.code, f"{found.reason}: {found.line}", r.agent.id)
         return

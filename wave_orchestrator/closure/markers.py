@@ -1,12 +1,31 @@
 """The marker grammar of SPEC 7.1: one machine-readable line an agent prints, such as
-``[wave-gate] architecture=pass ...``; read from the output of an agent's last try only."""
+``[wave-gate] architecture=pass ...``; read from the output of an agent's last try only, and of
+that output only from what the agent itself said (see ``transcript``)."""
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+from ..names import AGENT_ID_RE
+from .transcript import ANSI_RE, output_lines, readable_lines, spoken_messages
+
+__all__ = [
+    "ANSI_RE",
+    "DOC_LEVELS",
+    "GATE_DIMENSIONS",
+    "PROOF_LEVELS",
+    "InvalidMarker",
+    "Marker",
+    "Markers",
+    "clean_line",
+    "output_lines",
+    "outside_examples",
+    "parse_line",
+    "parse_markers",
+    "readable_lines",
+]
 
 # Keys of each kind, in the order they must appear: (name, kind, required). A kind is a tuple
 # of allowed words (case-insensitive), "int" (a non-negative integer) or "list" (a,b,c).
@@ -50,28 +69,39 @@ KEYED: dict[str, list[Field]] = {
     "doc-closure": [("state", ("closed", "no-change", "delta"), True), ("paths", "list", False)],
     "gate": [(dim, GATE_VALUES, True) for dim in GATE_DIMENSIONS],
 }
-# Kinds whose value is one bare word after the tag; `detail=` allowed after a verdict only.
+# Kinds whose value is one bare word after the tag: (words, whether `agents=`/`detail=` may follow).
 POSITIONAL = {
     "verdict": (("pass", "concerns", "blocked", "hold", "fail"), True),
     "phase": (("coding", "validating", "deploying", "finalizing"), False),
 }
 KINDS = (*KEYED, *POSITIONAL)
+# Names the implementation agents a closure result is about (so a failed gate can rerun them);
+# allowed on every keyed kind and on a verdict, anywhere before `detail=`. `owner=` is an alias.
+AGENT_KEYS = ("agents", "owner")
 
-ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 TAG_RE = re.compile(r"\[wave-([a-z][a-z-]*)\](.*)", re.IGNORECASE)
 INT_RE = re.compile(r"[0-9]+")
-LIST_ITEM_RE = re.compile(r"[^,\s=]+")
+LIST_ITEM_RE = re.compile(r"[^,\s=<>|]+")  # a `<placeholder>` is not a value
+FENCE_RE = re.compile(r"(`{3,}|~{3,})(.*)")
+
+Value = str | int | tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Marker:
     kind: str
-    values: dict[str, str | int | tuple[str, ...]]
+    values: dict[str, Value]
     detail: str
     line: str
 
-    def get(self, key: str) -> str | int | tuple[str, ...] | None:
+    def get(self, key: str) -> Value | None:
         return self.values.get(key)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The agent ids named by `agents=` (or `owner=`); empty when none were given."""
+        named = self.values.get("agents", ())
+        return named if isinstance(named, tuple) else ()
 
 
 @dataclass(frozen=True)
@@ -89,13 +119,35 @@ class InvalidMarker:
 
 @dataclass
 class Markers:
-    """The last marker of each kind (valid or not) in one agent's output."""
+    """The markers in one agent's output. Of each kind the last *valid* one counts: an agent
+    that restates a template or prints a partial line after its real marker has still said it.
+    Only when no line of a kind parses does the last invalid one stand (and fail the gate)."""
 
     last: dict[str, Marker | InvalidMarker] = field(default_factory=dict)
-    invalid: list[InvalidMarker] = field(default_factory=list)
+    invalid: list[InvalidMarker] = field(default_factory=list)  # every invalid line, in order
+    ignored: dict[str, list[InvalidMarker]] = field(default_factory=dict)  # after a valid one
 
     def get(self, kind: str) -> Marker | InvalidMarker | None:
         return self.last.get(kind)
+
+    def add(self, item: Marker | InvalidMarker) -> None:
+        if isinstance(item, Marker):
+            self.last[item.kind] = item
+            self.ignored.pop(item.kind, None)
+            return
+        self.invalid.append(item)
+        if isinstance(self.last.get(item.kind), Marker):
+            self.ignored.setdefault(item.kind, []).append(item)
+        else:
+            self.last[item.kind] = item
+
+    def warnings(self, kind: str) -> list[str]:
+        """One sentence per invalid `[wave-<kind>]` line that came after the valid marker that
+        counts: not an error, but the agent may have meant to say something else."""
+        return [
+            f"ignored a later invalid [wave-{kind}] line ({item.reason}): {item.line}"
+            for item in self.ignored.get(kind, [])
+        ]
 
 
 def clean_line(raw: str) -> str:
@@ -124,32 +176,58 @@ def parse_line(raw: str) -> Marker | InvalidMarker | None:
     cut = re.search(r"(?:^|\s)detail=", body)
     if cut:
         body, detail = body[: cut.start()].strip(), body[cut.end() :].strip()
+    # `paths=a.md, b.md` is one list; a sentence's full stop (`[wave-verdict] pass.`) is not
+    # part of the last value.
+    body = re.sub(r"\s*,\s*", ",", body)
+    if body.endswith("."):
+        body = body[:-1].rstrip()
+    words, agents = body.split(), None
     try:
+        if kind in KEYED or POSITIONAL[kind][1]:
+            words, agents = _take_agents(words)
         if kind in POSITIONAL:
-            values = _positional(kind, body, bool(cut))
+            values = _positional(kind, words, bool(cut))
         else:
-            values = _keyed(KEYED[kind], body.split())
+            values = _keyed(KEYED[kind], words)
     except ValueError as exc:
         return InvalidMarker(kind, text, str(exc))
+    if agents is not None:
+        values["agents"] = agents
     return Marker(kind, values, detail, text)
 
 
-def _positional(kind: str, body: str, has_detail: bool) -> dict[str, str | int | tuple[str, ...]]:
-    words, detail_ok = POSITIONAL[kind]
-    tokens = body.split()
-    if has_detail and not detail_ok:
+def _take_agents(words: list[str]) -> tuple[list[str], tuple[str, ...] | None]:
+    """The words without `agents=`/`owner=`, and the ids it names (None when not given)."""
+    rest: list[str] = []
+    agents: tuple[str, ...] | None = None
+    for word in words:
+        key, eq, raw = word.partition("=")
+        if not (eq and key in AGENT_KEYS):
+            rest.append(word)
+            continue
+        if agents is not None:
+            raise ValueError("agents= (or owner=) may be given once")
+        agents = tuple(dict.fromkeys(x for x in raw.split(",") if x))
+        if not all(AGENT_ID_RE.match(x) for x in agents):
+            raise ValueError(f"{key}= needs comma-separated agent ids, got {raw!r}")
+    return rest, agents
+
+
+def _positional(kind: str, words: list[str], has_detail: bool) -> dict[str, Value]:
+    allowed, extras_ok = POSITIONAL[kind]
+    if has_detail and not extras_ok:
         raise ValueError(f"[wave-{kind}] takes no detail")
-    if len(tokens) != 1 or tokens[0].lower() not in words:
-        raise ValueError(f"expected one of: {', '.join(words)}")
-    return {"value": tokens[0].lower()}
+    if len(words) != 1 or words[0].lower() not in allowed:
+        raise ValueError(f"expected one of: {', '.join(allowed)}")
+    return {"value": words[0].lower()}
 
 
-def _keyed(fields: list[Field], tokens: list[str]) -> dict[str, str | int | tuple[str, ...]]:
-    values: dict[str, str | int | tuple[str, ...]] = {}
+def _keyed(fields: list[Field], tokens: list[str]) -> dict[str, Value]:
+    values: dict[str, Value] = {}
     position = 0
+    names = [f[0] for f in fields]
     for token in tokens:
         key, eq, raw = token.partition("=")
-        names = [f[0] for f in fields]
         if not eq or key not in names:
             raise ValueError(f"unexpected {token!r}")
         index = names.index(key)
@@ -158,7 +236,7 @@ def _keyed(fields: list[Field], tokens: list[str]) -> dict[str, str | int | tupl
         for skipped in fields[position:index]:
             if skipped[2]:
                 later = any(t.startswith(f"{skipped[0]}=") for t in tokens)
-                order = " ".join(f[0] for f in fields)
+                order = " ".join(names)
                 raise ValueError(
                     f"keys out of order (expected: {order})" if later else f"missing {skipped[0]}="
                 )
@@ -170,14 +248,15 @@ def _keyed(fields: list[Field], tokens: list[str]) -> dict[str, str | int | tupl
     return values
 
 
-def _value(key: str, kind: tuple[str, ...] | str, raw: str) -> str | int | tuple[str, ...]:
+def _value(key: str, kind: tuple[str, ...] | str, raw: str) -> Value:
     if kind == "int":
         if not INT_RE.fullmatch(raw):
             raise ValueError(f"{key}= needs a non-negative integer, got {raw!r}")
         return int(raw)
     if kind == "list":
+        # Empty (`paths=`) is an empty list: an agent that changed nothing says so.
         items = tuple(x for x in raw.split(",") if x)
-        if not items or not all(LIST_ITEM_RE.fullmatch(x) for x in items):
+        if not all(LIST_ITEM_RE.fullmatch(x) for x in items):
             raise ValueError(f"{key}= needs a comma-separated list, got {raw!r}")
         return items
     assert isinstance(kind, tuple)
@@ -186,71 +265,47 @@ def _value(key: str, kind: tuple[str, ...] | str, raw: str) -> str | int | tuple
     return raw.lower()
 
 
-def _string_leaves(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _string_leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _string_leaves(item)
+def outside_examples(lines: list[str]) -> Iterator[str]:
+    """The lines of one message that can be markers. A fenced block (``` or ~~~) holding only
+    marker lines is the agent printing them; one that also holds prose is an example the agent
+    is quoting, and none of its lines count. A fence never closed is not a fence."""
+    index = 0
+    while index < len(lines):
+        opener = FENCE_RE.fullmatch(ANSI_RE.sub("", lines[index]).strip())
+        if opener is None or (opener.group(1)[0] == "`" and "`" in opener.group(2)):
+            yield lines[index]
+            index += 1
+            continue
+        fence = opener.group(1)
+        close = next(
+            (
+                end
+                for end in range(index + 1, len(lines))
+                if _closes(fence, ANSI_RE.sub("", lines[end]).strip())
+            ),
+            None,
+        )
+        if close is None:
+            yield lines[index]
+            index += 1
+            continue
+        body = lines[index + 1 : close]
+        if all(not clean_line(line) or parse_line(line) is not None for line in body):
+            yield from body
+        index = close + 1
 
 
-def _lines(text: str, strings: Callable[[object], Iterator[str]]) -> Iterator[str]:
-    """Plain lines as they are; of a line holding one JSON event, the ``strings`` chosen from
-    it, split into lines, in order. A torn JSON line is read as text."""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-            try:
-                event = json.loads(stripped)
-            except ValueError:
-                yield line
-                continue
-            for string in strings(event):
-                yield from string.splitlines()
-        else:
-            yield line
-
-
-def output_lines(text: str) -> Iterator[str]:
-    """The lines an agent printed. With machine-readable output (codex --json, claude json or
-    stream-json, opencode --format json) the agent's words sit inside JSON strings: every
-    string of an event counts."""
-    return _lines(text, _string_leaves)
-
-
-TEXT_KEYS = frozenset({"text", "result", "message"})
-
-
-def _text_fields(value: object) -> Iterator[str]:
-    """The prose in an event: strings under text/result/message keys, not ids or types."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in TEXT_KEYS and isinstance(item, str):
-                yield item
-            else:
-                yield from _text_fields(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _text_fields(item)
-
-
-def readable_lines(text: str) -> Iterator[str]:
-    """What a person would read of the output: plain lines as they are, and of each JSON
-    event only its prose (so the last line of a claude or codex JSON log is words, not ids)."""
-    return _lines(text, _text_fields)
+def _closes(fence: str, text: str) -> bool:
+    return len(text) >= len(fence) and text == fence[0] * len(text)
 
 
 def parse_markers(text: str) -> Markers:
-    """Every marker in ``text``; when a kind appears more than once, the last one counts."""
+    """Every marker the agent itself printed in ``text`` (not tool output, not a quoted example);
+    of each kind the last valid one counts."""
     found = Markers()
-    for line in output_lines(text):
-        item = parse_line(line)
-        if item is None:
-            continue
-        found.last[item.kind] = item
-        if isinstance(item, InvalidMarker):
-            found.invalid.append(item)
+    for message in spoken_messages(text):
+        for line in outside_examples(message):
+            item = parse_line(line)
+            if item is not None:
+                found.add(item)
     return found
