@@ -8,9 +8,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from wave_orchestrator.closure.gates import AgentResult, GateResult
-from wave_orchestrator.closure.markers import Marker, Markers
+from wave_orchestrator.closure.markers import Marker, Markers, parse_line
 from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
-from wave_orchestrator.runtime.retry import marker_agents, named_agents, unfinished_deliverables
+from wave_orchestrator.runtime.retry import named_agents, unfinished_deliverables
 
 
 def agent(agent_id: str, role: str = "implementation", **extra: Any) -> AgentDef:
@@ -58,9 +58,13 @@ def test_unknown_and_closure_ids_are_not_named() -> None:
     assert named_agents(gate, results, IMPL) == []
 
 
-def test_owner_is_an_alias_and_a_comma_string_is_split() -> None:
-    marker = Marker("verdict", {"value": "blocked", "owner": "A1,A2"}, "", "")
-    assert marker_agents(marker) == ("A1", "A2")
+def test_owner_on_a_parsed_verdict_names_agents() -> None:
+    verdict = parse_line("[wave-verdict] blocked owner=A2, A1 detail=A1 is fine")
+    assert isinstance(verdict, Marker)
+    gate = GateResult("cont-qa")
+    gate.fail("cont-qa-blocked", verdict.detail, "QA")
+    qa = AgentResult(agent("QA", "cont-qa"), "success", 0, Markers({"verdict": verdict}), Path())
+    assert ids(named_agents(gate, [qa], IMPL)) == ["A1", "A2"]
 
 
 def test_missing_or_stale_deliverables(tmp_path: Path) -> None:

@@ -48,24 +48,13 @@ def named_agents(
             continue
         for marker in result.markers.last.values():
             if isinstance(marker, Marker):
-                listed = marker_agents(marker)
+                listed = marker.agents
                 explicit = explicit or bool(listed)
                 named |= set(listed) & ids
     if not explicit:
         for failure in gate.failures:
             named |= set(WORD_RE.findall(failure.detail)) & ids
     return [a for a in implementation if a.id in named]
-
-
-def marker_agents(marker: Marker) -> tuple[str, ...]:
-    """The ``agents=`` (or ``owner=``) list of a marker, when it has one."""
-    for key in ("agents", "owner"):
-        value = marker.get(key)
-        if isinstance(value, tuple):
-            return value
-        if isinstance(value, str) and value:
-            return tuple(v for v in value.split(",") if v)
-    return ()
 
 
 def unfinished_deliverables(

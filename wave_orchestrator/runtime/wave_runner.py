@@ -200,6 +200,7 @@ class WaveRunner:
                 status=gate.code,
                 detail=gate.detail,
                 failures=[f.__dict__ for f in gate.failures],
+                warnings=gate.warnings or None,
             )
             self.ctx.log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
         return gate
