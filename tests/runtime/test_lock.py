@@ -59,18 +59,28 @@ def test_release_leaves_someone_elses_lock(tmp_path: Path) -> None:
     assert path.exists()
 
 
-def _try_lock(args: tuple[str, float]) -> bool:
+def _try_lock(args: tuple[str, float, int]) -> bool:
+    """One would-be launcher. The winner holds the lock until every other one has tried, so a
+    worker that starts late (spawn is slow on a busy machine) cannot win after a release."""
     import time
+    import uuid
 
-    path, start = args
+    path, start, others = args
     while time.time() < start:
         pass
     lock = LaneLock(Path(path), "main")
+    tried = Path(path + ".tried")
     try:
         lock.acquire()
     except LockHeld:
+        tried.mkdir(exist_ok=True)
+        (tried / uuid.uuid4().hex).touch()
         return False
-    time.sleep(0.5)  # hold it while the others try
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if tried.is_dir() and len(list(tried.iterdir())) >= others:
+            break
+        time.sleep(0.01)
     lock.release()
     return True
 
@@ -85,5 +95,5 @@ def test_only_one_of_many_simultaneous_launchers_gets_the_lock(tmp_path: Path) -
             path.write_text(json.dumps({"pid": dead_pid(), "host": socket.gethostname()}))
         start = time.time() + 1.0
         with multiprocessing.get_context("spawn").Pool(6) as pool:
-            won = pool.map(_try_lock, [(str(path), start)] * 6)
+            won = pool.map(_try_lock, [(str(path), start, 5)] * 6)
         assert sum(won) == 1
