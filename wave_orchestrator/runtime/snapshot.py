@@ -78,6 +78,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "executor": launch.executor,
         "model": launch.model,
         "state": state,
+        "state_note": run.state_note,  # "CLI retrying 3/10" while claude retries on its own
         "attempt": launch.attempt,
         "tries": run.tries,
         "exit_code": run.code,
