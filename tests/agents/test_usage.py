@@ -2,28 +2,44 @@
 
 The samples under ``tests/fixtures/usage/`` follow ``shared/agent-clis.md``: the single-turn ones
 are the recorded outputs, the others add turns, steps, retries and the noise an output log holds
-(stderr lines, the wrapper's ``[wave]`` lines, a torn last line).
+(stderr lines, the wrapper's ``[wave]`` lines, a torn last line). ``claude-json-model-alias.json``
+and the samples under ``tests/fixtures/limits/`` were captured from claude 2.1.197 and opencode
+1.18.33 run against the local provider mock.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from wave_orchestrator.agents.usage import Usage, read_usage
+from wave_orchestrator.agents.usage import (
+    CliRetry,
+    CliRetryFollower,
+    Usage,
+    follow_cli_retry,
+    read_usage,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "usage"
+LIMITS = Path(__file__).parents[1] / "fixtures" / "limits"
 
 CODEX_JSON = {"json": True}
 CLAUDE_JSON = {"output_format": "json"}
 CLAUDE_STREAM = {"output_format": "stream-json"}
 OPENCODE_JSON = {"format": "json"}
+OPUS = "claude-opus-4-8[1m]"
+SONNET = "claude-sonnet-5"
 
 
 def sample(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def limits_sample(name: str) -> str:
+    return (LIMITS / name).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -34,27 +50,35 @@ def sample(name: str) -> str:
         ("codex", CODEX_JSON, "codex-two-turns-noise.log", Usage(24763 + 31002, 122 + 418, None)),
         ("codex", CODEX_JSON, "codex-turn-failed.jsonl", Usage(None, None, None)),
         ("codex", CODEX_JSON, "codex-text.log", Usage(None, None, None)),
-        # claude: the last result event; cache creation and cache reads are input tokens
-        ("claude", CLAUDE_JSON, "claude-json.json", Usage(123, 4, 0.000715)),
-        ("claude", CLAUDE_JSON, "claude-json-verbose.json", Usage(11 + 5306 + 28890, 75, 0.0312)),
+        # claude: the last result event, tokens from modelUsage; cache creation and cache
+        # reads are input tokens; the model is the one the CLI reports
+        ("claude", CLAUDE_JSON, "claude-json.json", Usage(123, 4, 0.000715, OPUS)),
+        (
+            "claude",
+            CLAUDE_JSON,
+            "claude-json-verbose.json",
+            Usage(11 + 5306 + 28890, 75, 0.0312, "claude-sonnet-5"),
+        ),
         (
             "claude",
             CLAUDE_JSON,
             "claude-json-max-turns.json",
-            Usage(21 + 9120 + 30402, 612, 0.0874),
+            Usage(21 + 9120 + 30402, 612, 0.0874, OPUS),
         ),
         (
             "claude",
             CLAUDE_STREAM,
             "claude-stream-json.jsonl",
-            Usage(10 + 7161 + 7021, 107, 0.0521925),
+            Usage(10 + 7161 + 7021, 107, 0.0521925, OPUS),
         ),
         (
             "claude",
             CLAUDE_STREAM,
             "claude-stream-json-retry.log",
-            Usage(52 + 2048 + 1024, 3, 0.0108),
+            Usage(52 + 2048 + 1024, 3, 0.0108, "claude-sonnet-5"),
         ),
+        # captured from claude 2.1.197 run with `--model sonnet` against the mock provider
+        ("claude", CLAUDE_JSON, "claude-json-model-alias.json", Usage(123, 4, 0.000429, SONNET)),
         # opencode: every step_finish summed; tokens.cache read and write count as input
         ("opencode", OPENCODE_JSON, "opencode-one-step.jsonl", Usage(222, 5, 0.000741)),
         (
@@ -106,7 +130,7 @@ def test_claude_json_verbose_array_spread_over_lines_and_after_noise() -> None:
         "]\n"
         "[wave] rate limited: try 1/2, retrying in 20s\n"
     )
-    assert read_usage("claude", CLAUDE_JSON, text) == Usage(10, 2, 0.5)
+    assert read_usage("claude", CLAUDE_JSON, text) == Usage(10, 2, 0.5)  # no model reported
 
 
 def test_claude_uses_the_last_result_only() -> None:
@@ -147,3 +171,112 @@ def test_empty_and_torn_output() -> None:
     ):
         assert read_usage(executor, settings, "") == Usage()
         assert read_usage(executor, settings, '{"type":"result","usage":{"inp') == Usage()
+
+
+def test_claude_tokens_are_summed_over_model_usage_and_the_costliest_model_is_reported() -> None:
+    # `usage` covers the main model's requests only; `modelUsage` (and the cost) all of them.
+    result = {
+        "type": "result",
+        "total_cost_usd": 0.0424,
+        "usage": {"input_tokens": 40, "cache_read_input_tokens": 900, "output_tokens": 60},
+        "modelUsage": {
+            "claude-haiku-4-5": {
+                "inputTokens": 300,
+                "outputTokens": 20,
+                "cacheReadInputTokens": 0,
+                "cacheCreationInputTokens": 0,
+                "costUSD": 0.0004,
+            },
+            "claude-sonnet-5": {
+                "inputTokens": 40,
+                "outputTokens": 60,
+                "cacheReadInputTokens": 900,
+                "cacheCreationInputTokens": 100,
+                "costUSD": 0.042,
+            },
+        },
+    }
+    init = {"type": "system", "subtype": "init", "model": "claude-sonnet-5"}
+    text = json.dumps(init) + "\n" + json.dumps(result) + "\n"
+    usage = read_usage("claude", CLAUDE_STREAM, text)
+    assert usage == Usage(300 + 40 + 900 + 100, 20 + 60, 0.0424, "claude-sonnet-5")
+
+
+def test_claude_cost_from_model_usage_when_the_total_is_missing() -> None:
+    result = {
+        "type": "result",
+        "modelUsage": {
+            "claude-x": {"inputTokens": 1, "outputTokens": 2, "costUSD": 0.25},
+            "claude-y": {"inputTokens": 3, "outputTokens": 4, "costUSD": 0.5},
+        },
+    }
+    assert read_usage("claude", CLAUDE_JSON, json.dumps(result)) == Usage(4, 6, 0.75, "claude-y")
+
+
+def test_claude_empty_model_usage_falls_back_to_usage_and_the_init_model() -> None:
+    # captured: a credit-balance failure, no request was billed
+    usage = read_usage("claude", CLAUDE_STREAM, limits_sample("claude-credit-balance.stream.jsonl"))
+    assert usage == Usage(0, 0, 0.0, SONNET)
+
+
+def test_claude_model_without_a_result_is_the_init_model() -> None:
+    init = '{"type":"system","subtype":"init","model":"claude-sonnet-5"}\n'
+    assert read_usage("claude", CLAUDE_STREAM, init) == Usage(model=SONNET)
+
+
+def retry_lines(count: int | None = None) -> list[str]:
+    lines = limits_sample("claude-api-retry.stream.jsonl").splitlines()
+    return lines if count is None else lines[:count]
+
+
+def test_claude_api_retry_lines_are_followed_until_the_cli_moves_on() -> None:
+    # captured: claude 2.1.197 against a provider that answers 429 every time
+    assert follow_cli_retry("claude", retry_lines(1), None) is None  # init only
+    retry = follow_cli_retry("claude", retry_lines(6), None)
+    assert retry == CliRetry(attempt=5, max_retries=10, delay_ms=9072, rate_limit=True)
+    assert retry.describe() == "CLI retrying 5/10"
+    assert follow_cli_retry("claude", retry_lines(11), None) == CliRetry(10, 10, 34184, True)
+    # then its assistant and result events: the retrying is over
+    assert follow_cli_retry("claude", retry_lines(), None) is None
+
+
+def test_cli_retry_state_carries_over_and_ends_on_the_next_event_or_wrapper_line() -> None:
+    retry = CliRetry(2, 10, 1213, True)
+    noise = ["Warning: something on stderr", "", "not json {"]
+    assert follow_cli_retry("claude", noise, retry) == retry
+    assert follow_cli_retry("claude", ["[wave] rate limited: try 1/3"], retry) is None
+    assert follow_cli_retry("claude", ['{"type":"assistant","message":{}}'], retry) is None
+    assert follow_cli_retry("codex", retry_lines(6), None) is None  # claude only
+
+
+def test_overload_retries_count_as_rate_limits_but_authentication_retries_do_not() -> None:
+    lines = limits_sample("claude-overloaded.stream.jsonl").splitlines()  # captured, 529
+    assert follow_cli_retry("claude", lines[:2], None) == CliRetry(1, 2, 1000, True)
+    auth = (
+        '{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,'
+        '"retry_delay_ms":2276.03,"error_status":401,"error":"authentication_failed"}'
+    )
+    assert follow_cli_retry("claude", [auth], None) == CliRetry(3, 10, 2276, False)
+    assert CliRetry(3, None, 0, True).describe() == "CLI retrying 3"
+
+
+def test_follower_reads_only_complete_new_lines(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    follower = CliRetryFollower("claude", log)
+    assert follower.poll() is False  # no log yet
+    lines = retry_lines()
+    log.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[2][:40])  # the third line is torn
+    assert follower.poll() is True and follower.current == CliRetry(1, 10, 1000, True)
+    assert follower.wait_until > 0
+    with log.open("a") as fh:
+        fh.write(lines[2][40:] + "\n")
+    assert follower.poll() is True and follower.current == CliRetry(2, 10, 1213, True)
+    assert follower.announced == [CliRetry(2, 10, 1213, True)]
+    assert follower.poll() is False  # nothing new
+    with log.open("a") as fh:
+        fh.write("\n".join(lines[3:]) + "\n")
+    # retries 3 to 10 arrived in one read: each is announced, then the CLI moved on
+    assert follower.poll() is True and follower.current is None
+    assert [r.attempt for r in follower.announced] == list(range(3, 11))
+    assert follower.poll() is False and follower.announced == []
+    assert CliRetryFollower("codex", log).poll() is False

@@ -1,14 +1,27 @@
-"""run.sh, run by real bash without tmux: the rate-limit loop of SPEC 5 and the status file."""
+"""run.sh, run by real bash without tmux: the rate-limit loop of SPEC 5 and the status file.
+
+The limit-message tests replay output captured from the real CLIs (claude 2.1.197, opencode
+1.18.33) against the local provider mock, kept in ``tests/fixtures/limits/``."""
 
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from wave_orchestrator.agents.wrapper import WrapperSpec, render_run_script
+import pytest
+
+from wave_orchestrator.agents.wrapper import (
+    WRAPPER_TOOLS,
+    WrapperSpec,
+    render_run_script,
+    wrapper_tools,
+)
 from wave_orchestrator.definitions.model import RateLimitPolicy
 
 FAST = RateLimitPolicy(retries=2, base_delay_seconds=0.01, max_delay_seconds=0.02, jitter_seconds=0)
@@ -190,4 +203,123 @@ def test_sigterm_stops_the_cli_and_writes_no_status(tmp_path: Path) -> None:
         time.sleep(0.05)
     assert (
         not Path(f"/proc/{cli}").exists() or Path(f"/proc/{cli}/stat").read_text().split()[2] == "Z"
+    )
+
+
+# -- the wrapper's own tools do not come from the agent's PATH (issue 9, section 1) -----------
+
+
+def test_agent_with_a_one_entry_path_succeeds(tmp_path: Path) -> None:
+    # The agent's PATH holds only bash: run.sh must still time, match, back off and write its
+    # status with its own tools (found when it was written), on a rate-limited try and a good one.
+    only_bash = tmp_path / "only-bash"
+    only_bash.mkdir()
+    (only_bash / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    cli = tmp_path / "builtins-only-cli"
+    cli.write_text(
+        "#!/usr/bin/env bash\n"
+        'n=0; [[ -f $TRY_FILE ]] && read -r n < "$TRY_FILE"; n=$(( n + 1 )); echo "$n" > "$TRY_FILE"\n'
+        'if (( n == 1 )); then echo "429 Too Many Requests"; exit 1; fi\n'
+        'read -r line; echo "got: $line"\n'
+    )
+    cli.chmod(0o755)
+    env = {"PATH": str(only_bash), "TRY_FILE": str(tmp_path / "tries")}
+    script = write_wrapper(tmp_path, [str(cli)], env)
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert "command not found" not in proc.stderr
+    status = json.loads((tmp_path / "agents/A1/status.json").read_text())
+    assert (status["code"], status["tries"], status["rate_limited"]) == (0, 2, 1)
+    assert status["started_at"].endswith("Z") and status["finished_at"].endswith("Z")
+    log = (tmp_path / "agents/A1/output.log").read_text()
+    assert "[wave] rate limited: try 1/3" in log and "got: the prompt" in log
+
+
+def test_wrapper_tools_are_absolute_paths_from_the_launchers_path(tmp_path: Path) -> None:
+    tools = wrapper_tools()
+    assert set(tools) == set(WRAPPER_TOOLS)
+    assert all(Path(path).is_absolute() and os.access(path, os.X_OK) for path in tools.values())
+    script = write_wrapper(tmp_path, ["true"], {"PATH": "/nowhere"}).read_text()
+    assert f"bin_sed={tools['sed']}" in script
+    # A tool the launcher cannot find keeps its bare name, for the agent's PATH to resolve.
+    assert wrapper_tools(str(tmp_path))["date"] == "date"
+
+
+# -- the real CLIs' limit messages (issue 9, section 4) ---------------------------------------
+
+LIMITS = Path(__file__).parents[1] / "fixtures" / "limits"
+
+
+def run_captured(tmp_path: Path, fixture: str) -> tuple[dict[str, Any], str]:
+    """A fake CLI whose first try prints ``fixture`` (output captured from a real CLI) and
+    fails; a second try would succeed. Returns the status and the log."""
+    _, status, log = run_wrapper(
+        tmp_path,
+        f"""
+        if (( n == 1 )); then cat -- {shlex.quote(str(LIMITS / fixture))}; exit 1; fi
+        echo recovered
+    """,
+    )
+    return status, log
+
+
+USAGE_LIMITS = [
+    # opencode, openai-compatible provider (HTTP 429 with a usage-limit body), JSON and text
+    ("opencode-openai-usage-limit.jsonl", "usage limit has been reached"),
+    ("opencode-openai-usage-limit.ansi.log", "usage limit has been reached"),
+    ("opencode-openai-quota.jsonl", "exceeded your current quota"),
+    ("opencode-openai-quota.ansi.log", "exceeded your current quota"),
+    # claude (HTTP 400), text and stream-json; the same message through opencode
+    ("claude-credit-balance.log", "Credit balance is too low"),
+    ("claude-credit-balance.stream.jsonl", "Credit balance is too low"),
+    ("opencode-anthropic-credit-balance.jsonl", "credit balance is too low"),
+    ("opencode-anthropic-credit-balance.ansi.log", "credit balance is too low"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "detail"), USAGE_LIMITS)
+def test_usage_limits_end_the_tries_at_once(tmp_path: Path, fixture: str, detail: str) -> None:
+    status, log = run_captured(tmp_path, fixture)
+    assert status["code"] == 1 and status["usage_limit"] is True
+    assert (status["tries"], status["rate_limited"]) == (1, 0)
+    assert status["detail"] == f"usage limit, {detail}"  # no reset time named: what matched
+    assert "[wave] rate limited" not in log
+
+
+TRANSIENT = [
+    "opencode-anthropic-overloaded.jsonl",  # "message":"Overloaded","statusCode":529
+    "opencode-anthropic-overloaded.ansi.log",  # \e[91m\e[1mError: \e[0mOverloaded
+    "opencode-first-start-race.ansi.log",  # Failed query: CREATE TABLE ... on a fresh HOME
+    "claude-api-retry.stream.jsonl",  # 10 api_retry lines, then Request rejected (429)
+    "claude-overloaded.stream.jsonl",  # api_retry lines, then 529 Overloaded
+]
+
+
+@pytest.mark.parametrize("fixture", TRANSIENT)
+def test_transient_errors_are_retried(tmp_path: Path, fixture: str) -> None:
+    status, log = run_captured(tmp_path, fixture)
+    assert (status["code"], status["tries"], status["rate_limited"]) == (0, 2, 1)
+    assert "usage_limit" not in status
+    assert "[wave] rate limited: try 1/3" in log and log.rstrip().endswith("recovered")
+
+
+def test_patterns_match_the_output_with_ansi_sequences_removed(tmp_path: Path) -> None:
+    policy = RateLimitPolicy(
+        retries=1,
+        base_delay_seconds=0.01,
+        max_delay_seconds=0.01,
+        jitter_seconds=0,
+        patterns=("^Error: slow down$",),
+        usage_limit_patterns=("^out of credits: reset later$",),
+    )
+    # colour, bold, a window title (OSC), and a charset switch around and inside the words
+    body = r"""
+        if (( n == 1 )); then printf '\e]0;agent\a\e[91m\e[1mError: \e[0mslow\e[2m down\e(B\n'; exit 1; fi
+        printf '\e[33mout of \e[1mcredits\e[0m: reset later\n'; exit 1
+    """
+    code, status, _ = run_wrapper(tmp_path, body, policy)
+    assert code == 1 and (status["tries"], status["rate_limited"]) == (2, 1)
+    assert (
+        status["usage_limit"] is True
+        and status["detail"] == "usage limit, out of credits: reset later"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,16 @@ def test_last_phase_is_the_latest_phase_marker() -> None:
     text = "[wave-phase] coding\nwork\n  - [wave-phase] validating\n[wave-phase] bogus\n"
     assert last_phase(text) == "validating"
     assert last_phase("no phases here") is None
+
+
+def test_last_phase_is_read_inside_json_output_but_not_from_tool_output() -> None:
+    said = {
+        "type": "item.completed",
+        "item": {"type": "agent_message", "text": "[wave-phase] validating"},
+    }
+    quoted = {
+        "type": "item.completed",
+        "item": {"type": "command_execution", "aggregated_output": "[wave-phase] deploying"},
+    }
+    text = "\n".join(json.dumps(e) for e in (said, quoted)) + "\n"
+    assert last_phase(text) == "validating"

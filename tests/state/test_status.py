@@ -6,7 +6,12 @@ from pathlib import Path
 import pytest
 
 from wave_orchestrator.state.lifecycle import AgentState
-from wave_orchestrator.state.status import StatusUnreadable, read_status
+from wave_orchestrator.state.status import (
+    NEW_LINES_LIMIT,
+    StatusUnreadable,
+    new_log_lines,
+    read_status,
+)
 
 
 def write(tmp_path: Path, body: str) -> Path:
@@ -60,3 +65,24 @@ def test_fields_are_read(tmp_path: Path) -> None:
     )
     assert status is not None
     assert (status.tries, status.rate_limited, status.detail, status.started_at) == (3, 2, "x", "a")
+
+
+def test_new_log_lines_reads_complete_lines_once(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    assert new_log_lines(log, 0) == ([], 0)  # no log yet
+    log.write_bytes(b"one\ntwo\nthr")
+    lines, offset = new_log_lines(log, 0)
+    assert (lines, offset) == (["one", "two"], 8)
+    assert new_log_lines(log, offset) == ([], 8)  # the torn line waits for its end
+    with log.open("ab") as fh:
+        fh.write(b"ee\n")
+    assert new_log_lines(log, offset) == (["three"], 14)
+    log.write_bytes(b"new\n")  # rewritten shorter: read again from the start
+    assert new_log_lines(log, 14) == (["new"], 4)
+
+
+def test_new_log_lines_keeps_only_the_end_of_a_huge_growth(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    log.write_bytes(b"x" * (NEW_LINES_LIMIT + 10) + b"\nlast\n")
+    lines, offset = new_log_lines(log, 0)
+    assert lines == ["last"] and offset == log.stat().st_size

@@ -1,4 +1,5 @@
-"""Tokens and cost read from an agent's output log (SPEC 4, "Usage and cost"), for metrics.
+"""What an agent's CLI reports about itself in its output log: tokens, cost and the model it
+used (SPEC 4, "Usage and cost"), for metrics; and the retries it announces while it runs.
 
 Only machine-readable output is parsed: codex ``--json``, claude ``json``/``stream-json`` and
 opencode ``--format json``. The log also holds stderr lines, the wrapper's ``[wave] ...`` lines
@@ -10,9 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
+
+from ..state.status import new_log_lines
 
 _DECODER = json.JSONDecoder()
 N = TypeVar("N", int, float)
@@ -20,11 +25,13 @@ N = TypeVar("N", int, float)
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens in (cached ones included) and out, and cost in USD; ``None`` when not reported."""
+    """Tokens in (cached ones included) and out, cost in USD, and the model the CLI says it
+    used (``claude-sonnet-5`` where the agent asked for ``sonnet``); ``None`` when not reported."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    model: str | None = None
 
 
 NO_USAGE = Usage()
@@ -57,21 +64,64 @@ def _codex(text: str) -> Usage:
 
 
 def _claude(text: str) -> Usage:
-    """The last ``result`` event: ``total_cost_usd`` and ``usage`` with cache tokens as input."""
+    """The last ``result`` event: ``total_cost_usd``, and tokens from ``modelUsage`` summed over
+    its models when it has any (the same requests the cost covers), else from ``usage``; cache
+    tokens count as input. The model is the one that cost the most in ``modelUsage``, else the
+    one the last ``init`` event names."""
     result: dict[str, Any] | None = None
+    init_model: str | None = None
     for event in _events(text):
         if event.get("type") == "result":
             result = event
+        elif event.get("type") == "system" and event.get("subtype") == "init":
+            model = event.get("model")
+            init_model = model if isinstance(model, str) and model else init_model
     if result is None:
-        return NO_USAGE
+        return Usage(model=init_model)
     cost = _amount(result.get("total_cost_usd"))
+    by_model = _claude_model_usage(result.get("modelUsage"))
+    if by_model:
+        tokens_in = tokens_out = None
+        for _, step_in, step_out, _ in by_model:
+            tokens_in, tokens_out = _add(tokens_in, step_in), _add(tokens_out, step_out)
+        if cost is None:
+            for *_, model_cost in by_model:
+                cost = _add(cost, model_cost)
+        main = max(by_model, key=lambda m: (m[3] or 0.0, m[2] or 0))[0]
+        if tokens_in is not None or tokens_out is not None:
+            return Usage(tokens_in, tokens_out, cost, main)
+        init_model = main
     usage = result.get("usage")
     if not isinstance(usage, dict):
-        return Usage(None, None, cost)
-    tokens_in: int | None = None
+        return Usage(None, None, cost, init_model)
+    tokens_in = None
     for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
         tokens_in = _add(tokens_in, _count(usage.get(key)))
-    return Usage(tokens_in, _count(usage.get("output_tokens")), cost)
+    return Usage(tokens_in, _count(usage.get("output_tokens")), cost, init_model)
+
+
+def _claude_model_usage(
+    value: Any,
+) -> list[tuple[str, int | None, int | None, float | None]]:
+    """``modelUsage`` as (model, tokens in with cache, tokens out, cost) per model."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    for model, figures in value.items():
+        if not isinstance(figures, dict) or not model:
+            continue
+        tokens_in = None
+        for key in ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"):
+            tokens_in = _add(tokens_in, _count(figures.get(key)))
+        out.append(
+            (
+                str(model),
+                tokens_in,
+                _count(figures.get("outputTokens")),
+                _amount(figures.get("costUSD")),
+            )
+        )
+    return out
 
 
 def _opencode(text: str) -> Usage:
@@ -156,3 +206,92 @@ def _add(total: N | None, value: N | None) -> N | None:
     if value is None:
         return total
     return value if total is None else total + value
+
+
+@dataclass(frozen=True)
+class CliRetry:
+    """A retry the CLI announced while it runs: claude ``stream-json``'s ``api_retry`` event,
+    ``{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,
+    "retry_delay_ms":1000,"error_status":429,"error":"rate_limit",...}``."""
+
+    attempt: int
+    max_retries: int | None
+    delay_ms: int
+    rate_limit: bool  # a rate limit or an overload; not an authentication or server error
+
+    def describe(self) -> str:
+        of = f"/{self.max_retries}" if self.max_retries else ""
+        return f"CLI retrying {self.attempt}{of}"
+
+    def fields(self) -> dict[str, Any]:
+        """For the ``agent_rate_limited`` event (``by: cli`` tells it from the wrapper's)."""
+        return {
+            "by": "cli",
+            "retry": self.attempt,
+            "max_retries": self.max_retries,
+            "delay_ms": self.delay_ms,
+        }
+
+
+def follow_cli_retry(
+    executor: str, lines: Iterable[str], current: CliRetry | None
+) -> CliRetry | None:
+    """The CLI's retry state after ``lines`` (new complete lines of its output): the latest
+    ``api_retry`` event, until another event, or the wrapper's next ``[wave]`` line, shows that
+    the CLI has moved on. Stderr noise between two retries changes nothing."""
+    if executor != "claude":
+        return None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("[wave]"):
+            current = None
+            continue
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("type") == "system" and event.get("subtype") == "api_retry":
+            attempt = _count(event.get("attempt"))
+            if attempt is None:
+                continue
+            delay = _amount(event.get("retry_delay_ms"))
+            error = event.get("error")
+            status = event.get("error_status")
+            current = CliRetry(
+                attempt=attempt,
+                max_retries=_count(event.get("max_retries")),
+                delay_ms=int(delay) if delay is not None else 0,
+                rate_limit=error in ("rate_limit", "overloaded") or status in (429, 529),
+            )
+        else:
+            current = None
+    return current
+
+
+class CliRetryFollower:
+    """Reads the lines an agent's log gains, for the retries its CLI announces (claude only)."""
+
+    def __init__(self, executor: str, log: Path) -> None:
+        self.executor = executor
+        self.log = log
+        self.offset = 0
+        self.current: CliRetry | None = None
+        self.announced: list[CliRetry] = []  # the retries the last poll saw announced
+        self.wait_until = 0.0  # when the announced wait ends (wall clock): no silence before
+
+    def poll(self) -> bool:
+        """Read what is new; True when the retry state changed."""
+        if self.executor != "claude":
+            return False
+        lines, self.offset = new_log_lines(self.log, self.offset)
+        before, self.announced = self.current, []
+        for line in lines:
+            previous, self.current = self.current, follow_cli_retry("claude", [line], self.current)
+            if self.current is not None and self.current != previous:
+                self.announced.append(self.current)
+                self.wait_until = time.time() + self.current.delay_ms / 1000
+        return self.current != before or bool(self.announced)

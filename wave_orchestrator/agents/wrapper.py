@@ -2,12 +2,20 @@
 
 Every value is passed through ``shlex.quote`` into a fixed template, so nothing from a YAML file
 can change the script's structure. The script is plain bash a person can read and rerun.
+
+The script exports the agent's environment, PATH included, before its loop: an agent may run
+with a PATH that holds none of the wrapper's own tools. So each tool is named by the absolute
+path found on the launcher's PATH when the script is written (``printf``, ``kill`` and the
+other builtins need nothing).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +38,26 @@ class WrapperSpec:
     env: Mapping[str, str]
     rate_limit: RateLimitPolicy
     env_file: str | None = None
+    tools: Mapping[str, str] | None = None  # tool name -> path; None: found on our PATH
+
+
+# Every program run.sh itself starts; it refers to each as "$bin_<name>".
+WRAPPER_TOOLS = ("date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "tee", "touch")
+
+
+def wrapper_tools(path: str | None = None) -> dict[str, str]:
+    """Each wrapper tool's absolute path on ``path`` (default: the launcher's PATH); a tool
+    that is not found keeps its bare name, for the agent's PATH to resolve."""
+    return dict(_find_tools(path if path is not None else os.environ.get("PATH", os.defpath)))
+
+
+@functools.lru_cache(maxsize=8)
+def _find_tools(search: str) -> tuple[tuple[str, str], ...]:
+    found = {}
+    for name in WRAPPER_TOOLS:
+        where = shutil.which(name, path=search)
+        found[name] = os.path.abspath(where) if where else name
+    return tuple(found.items())
 
 
 def _array(name: str, items: Sequence[str], flag: str | None = None) -> str:
@@ -42,18 +70,26 @@ def _array(name: str, items: Sequence[str], flag: str | None = None) -> str:
 
 
 _BODY = r"""
-now() { date -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
+now() { "$bin_date" -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
+# ANSI escape sequences (CSI, OSC, then any other ESC sequence) are removed before a pattern
+# is matched: opencode prints `\e[91m\e[1mError: \e[0m...`, which a pattern reads as `Error: ...`.
+esc=$'\e' bel=$'\a'
+strip_ansi="s/${esc}\\[[0-?]*[ -/]*[@-~]//g; s/${esc}\\][^${bel}${esc}]*(${bel}|${esc}\\\\)//g; s/${esc}[ -/]*[0-~]//g"
 # The output of the current try only: from the size the log had when the try began.
-try_output() { tail -c "+$(( $1 + 1 ))" -- "$log"; }
+try_output() { "$bin_tail" -c "+$(( $1 + 1 ))" -- "$log" | LC_ALL=C "$bin_sed" -E "$strip_ansi"; }
 try_matches() {  # try_matches OFFSET -e PATTERN...   (no pipefail: grep -q may end tail early)
   local offset=$1; shift
-  try_output "$offset" | LC_ALL=C.UTF-8 grep -Eiq "$@"
+  try_output "$offset" | LC_ALL=C.UTF-8 "$bin_grep" -Eiq "$@"
+}
+first_match() {  # first_match OFFSET -e PATTERN...: the first text that matched, or nothing
+  local offset=$1; shift
+  try_output "$offset" | LC_ALL=C.UTF-8 "$bin_grep" -Eio -m1 "$@" | "$bin_head" -n 1
 }
 seconds() { if (( $1 % 1000 == 0 )); then echo $(( $1 / 1000 )); else printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )); fi; }
 write_backoff() {
   local tmp="$agent_dir/.backoff.json.$$"
   printf '{"try": %d, "tries": %d, "delay_ms": %d, "until_ms": %d}\n' \
-    "$try" "$tries" "$1" $(( $(date +%s%3N) + $1 )) > "$tmp" && mv -f -- "$tmp" "$agent_dir/backoff.json"
+    "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
 }
 
 # The CLI writes straight to the log (a pipe would keep the try open while any background
@@ -61,28 +97,30 @@ write_backoff() {
 cli='' shower=''
 trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
 trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
-touch -- "$log"
+"$bin_touch" -- "$log"
 started_at=$(now)
 code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
 while (( try < tries )); do
   try=$(( try + 1 ))
-  offset=$(stat -c %s -- "$log")
+  offset=$("$bin_stat" -c %s -- "$log")
   "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
   # Polling, not inotify: a wave of many agents must not use up the inotify instances.
-  tail ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
+  "$bin_tail" ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
   shower=$!
   wait "$cli"
   code=$?
   # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
-  ( sleep 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
+  ( "$bin_sleep" 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
   showers+=("$shower")
   cli='' shower=
   (( code == 0 )) && break
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
     usage_limit=1
-    detail=$(try_output "$offset" | LC_ALL=C.UTF-8 grep -Eio -m1 \
-      'resets [^)]*\)|resets in [0-9a-z ]+|try again at [0-9:]+ ?[ap]m|try again later' | head -n 1)
+    # The reset time when the message names one, else the text that matched.
+    detail=$(first_match "$offset" \
+      -e 'resets [^)]*\)|resets in [0-9a-z ]+|try again at [0-9:]+ ?[ap]m|try again later')
+    [[ -n $detail ]] || detail=$(first_match "$offset" "${usage_patterns[@]}")
     break
   fi
   if (( ${#rate_patterns[@]} )) && try_matches "$offset" "${rate_patterns[@]}"; then
@@ -93,26 +131,27 @@ while (( try < tries )); do
     (( delay_ms > max_ms )) && delay_ms=$max_ms
     (( jitter_s > 0 )) && delay_ms=$(( delay_ms + (RANDOM % jitter_s) * 1000 ))
     delay=$(seconds "$delay_ms")
-    printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | tee -a -- "$log"
+    printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | "$bin_tee" -a -- "$log"
     write_backoff "$delay_ms"
-    sleep "$delay"
-    touch -- "$log"  # the sleep was not silence: stall detection counts from here
-    rm -f -- "$agent_dir/backoff.json"
+    "$bin_sleep" "$delay"
+    "$bin_touch" -- "$log"  # the sleep was not silence: stall detection counts from here
+    "$bin_rm" -f -- "$agent_dir/backoff.json"
     continue
   fi
   break
 done
 
 finished_at=$(now)
-detail=${detail//[^A-Za-z0-9 :.,()\/+-]/}
+keep="A-Za-z0-9 :.,()/+'-"  # what a detail may hold: nothing that could break the JSON
+detail=${detail//[^$keep]/}
 extra=''
-[[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail}\""
+[[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail:0:200}\""
 (( usage_limit )) && extra="$extra, \"usage_limit\": true"
 tmp="$agent_dir/.status.json.$$"
 printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
   "$agent_json" "$wave" "$lane_json" "$attempt" "$code" "$try" "$rate_limited" \
   "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$extra" > "$tmp" \
-  && mv -f -- "$tmp" "$agent_dir/status.json"
+  && "$bin_mv" -f -- "$tmp" "$agent_dir/status.json"
 # Stay until the pane shows the last output: a person who attaches later reads it there.
 for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
 exit "$code"
@@ -131,6 +170,7 @@ def render_env_file(env: Mapping[str, str]) -> str:
 
 def render_run_script(spec: WrapperSpec) -> str:
     rl = spec.rate_limit
+    tools = {**wrapper_tools(), **(spec.tools or {})}
     head = [
         "#!/usr/bin/env bash",
         f"# Generated by wave: lane {spec.lane}, wave {spec.wave}, agent {spec.agent}, "
@@ -164,5 +204,7 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"jitter_s={int(rl.jitter_seconds)}",
         _array("rate_patterns", rl.patterns, "-e"),
         _array("usage_patterns", rl.usage_limit_patterns, "-e"),
+        "# The wrapper's own tools, found when run.sh was written: the agent's PATH may lack them.",
+        " ".join(f"bin_{name}={q(path)}" for name, path in sorted(tools.items())),
     ]
     return "\n".join(head) + "\n" + _BODY

@@ -127,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
         for a in wave["agents"]:
             code = "-" if a.get("exit_code") is None else a["exit_code"]
             elapsed = _elapsed(a.get("elapsed_ms"))
+            limited = a.get("state") == "rate-limited" and a.get("state_note")
+            note = f" ({a['state_note']})" if limited else ""
+            state = f"{a.get('state', '?')}{note}"
             print(
-                f"  {a['id']:<12} {a.get('state', '?'):<16} "
+                f"  {a['id']:<12} {state:<16} "
                 f"attempt {a.get('attempt', '?')}  tries {a.get('tries', '?')}  "
                 f"elapsed {elapsed}  exit {code}  session {a.get('session', '?')}  "
                 f"last event {a.get('last_event') or '-'}"

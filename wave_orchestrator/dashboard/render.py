@@ -89,8 +89,9 @@ def _table(agents: list[dict[str, Any]], width: int) -> Table:
         cells: list[RenderableType] = [str(a.get("id"))]
         if wide:
             cells += [str(a.get("role", "")), str(a.get("executor", ""))]
+        note = f" ({a['state_note']})" if state == "rate-limited" and a.get("state_note") else ""
         cells += [
-            Text(state, STATE_STYLES.get(state, "")),
+            Text(state + note, STATE_STYLES.get(state, "")),
             str(a.get("attempt", "")),
             str(a.get("tries", "")),
             elapsed(a.get("elapsed_ms")),

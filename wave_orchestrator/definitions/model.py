@@ -16,6 +16,9 @@ CLOSURE_ORDER = ("cont-eval", "security", "integration", "documentation", "cont-
 ROLES = IMPLEMENTATION_ROLES + CLOSURE_ORDER
 EXECUTOR_IDS = ("claude", "codex", "local", "opencode")
 
+# Output of a failed try that is worth another try after a wait: rate limits, provider
+# overload, and opencode's first-start race. Matched case-insensitively by `grep -E` against the
+# try's output with ANSI escape sequences removed (SPEC 5, issue 9 section 4).
 DEFAULT_RATE_LIMIT_PATTERNS = (
     "429 Too Many Requests",
     "exceeded retry limit",
@@ -24,12 +27,22 @@ DEFAULT_RATE_LIMIT_PATTERNS = (
     "temporarily limiting requests",
     "529 Overloaded",
     '"statusCode":429',
+    '"statusCode":529',  # opencode --format json, Anthropic provider: "message":"Overloaded"
+    "^Error: Overloaded",  # the same in opencode's text output
+    # opencode agents racing to create a fresh HOME's database print `Failed query: ` and, on
+    # the next lines, the `CREATE TABLE ...` that failed
+    "Failed query: *(CREATE TABLE|$)",
 )
+# Output that means the account is out of quota: no wait of minutes helps, the tries end.
+# Checked before the rate-limit patterns, so a 429 that carries one of these is a usage limit.
 DEFAULT_USAGE_LIMIT_PATTERNS = (
     "You.ve hit your [a-z' ]*limit",
     "usage limit reached",
+    "usage limit has been reached",  # opencode, openai-compatible provider (HTTP 429)
     "Quota exceeded",
+    "exceeded your current quota",  # opencode, openai-compatible provider (HTTP 429)
     "out of usage credits",
+    "credit balance is too low",  # claude (HTTP 400)
 )
 
 

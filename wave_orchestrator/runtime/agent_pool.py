@@ -5,20 +5,20 @@ polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (S
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agents.usage import CliRetryFollower
 from ..errors import TmuxError
 from ..state.events import EventLog, utc_stamp
 from ..state.fsutil import read_json, write_json_atomic
 from ..state.lifecycle import AgentState, check_transition
-from ..state.status import StatusUnreadable, read_status
-from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
+from ..state.status import StatusUnreadable, archive_files, read_status, write_outcome
+from .placement.reaper import Reaper
+from .placement.tmux import TmuxServer
 from .planner import AgentLaunch, materialize
 from .watcher import AgentFolderWatcher
 
@@ -26,7 +26,8 @@ POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is ne
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
 SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
-KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
+FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
+HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
 
 
 @dataclass
@@ -46,6 +47,11 @@ class AgentRun:
     pid: int | None = None
     seen_backoff_try: int = 0
     executors: list[str] = field(default_factory=list)
+    backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
+    cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
+
+    def __post_init__(self) -> None:
+        self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
 
     @property
     def id(self) -> str:
@@ -58,6 +64,12 @@ class AgentRun:
     def to(self, state: AgentState) -> None:
         check_transition(self.state, state)
         self.state = state
+
+    @property
+    def state_note(self) -> str | None:
+        """What a rate-limited agent waits on when it is the CLI's own retry loop."""
+        limited = self.state is AgentState.RATE_LIMITED and not self.backing_off
+        return self.cli.current.describe() if limited and self.cli.current else None
 
     @property
     def duration_ms(self) -> int:
@@ -101,13 +113,13 @@ class AgentPool:
         self.stop = stop or threading.Event()
         self.on_change = on_change
         self.refresh_due: float | None = None  # a deferred dashboard update to write
-        self.keep_sessions = keep_sessions
         self.max_running = max_running
         self.on_finish = on_finish
-        self.reaping: dict[str, tuple[int | None, float]] = {}
+        self.reaping = Reaper(tmux, keep_sessions)  # agents being stopped
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
         self.next_launch = 0.0
+        self.first_opencode: AgentRun | None = None
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -134,7 +146,7 @@ class AgentPool:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
                 self._check_deadlines(now)
-                self._reap(now)
+                self.reaping.reap(now)
                 if now >= next_refresh or (
                     self.refresh_due is not None and now >= self.refresh_due
                 ):
@@ -155,14 +167,14 @@ class AgentPool:
 
     def _timers(self) -> list[float]:
         timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
-        timers += [kill_at for _, kill_at in self.reaping.values()]
+        timers += self.reaping.deadlines()
         if self.refresh_due is not None:
             timers.append(self.refresh_due)
-        if not self._full() and any(
-            r.state is AgentState.PENDING and self._deps_state(r) != (False, None)
-            for r in self.runs
-        ):
-            timers.append(self.next_launch)  # something can launch (or fail on a dependency)
+        waiting = [r for r in self.runs if r.state is AgentState.PENDING]
+        waiting = [r for r in waiting if self._deps_state(r) != (False, None)]
+        if not self._full() and waiting:  # something can launch (or fail on a dependency)
+            held = all(self._held(r) for r in waiting)
+            timers.append(time.monotonic() + HOLD_CHECK_SECONDS if held else self.next_launch)
         return timers
 
     # -- launching --------------------------------------------------------------------------
@@ -194,13 +206,25 @@ class AgentPool:
                 detail = f"not started: dependency {failed_dep} did not succeed"
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
-            if not ready:
+            if not ready or self._held(run):
                 continue
             if time.monotonic() < self.next_launch or self._full():
                 return
             self._launch(run)
             self.next_launch = time.monotonic() + self.stagger
             return
+
+    def _held(self, run: AgentRun) -> bool:
+        """opencode agents started at once on a fresh HOME race to create its database
+        (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it
+        has printed output (its database exists by then), ended, or had FIRST_START_SECONDS."""
+        first = self.first_opencode
+        if run.launch.executor != "opencode" or first is None or first.state.terminal:
+            return False
+        starting = time.monotonic() - (first.launched_mono or 0) < FIRST_START_SECONDS
+        with contextlib.suppress(OSError):
+            return starting and first.launch.paths.output_log.stat().st_size == 0
+        return starting
 
     def _full(self) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
@@ -233,6 +257,8 @@ class AgentPool:
             return
         run.deadline = run.launched_mono + launch.deadline_minutes * 60
         run.to(AgentState.RUNNING)
+        if launch.executor == "opencode" and self.first_opencode is None:
+            self.first_opencode = run
         self.events.emit(
             "agent_launched",
             launch.wave.number,
@@ -273,19 +299,28 @@ class AgentPool:
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
 
+    def _settle_rate_limited(self, run: AgentRun) -> bool:
+        """Rate-limited while the wrapper or the CLI waits on a rate limit, else running."""
+        waiting = run.backing_off or (run.cli.current is not None and run.cli.current.rate_limit)
+        target = AgentState.RATE_LIMITED if waiting else AgentState.RUNNING
+        if not run.active or run.state is target:
+            return False
+        run.to(target)
+        return True
+
     def _check_backoff(self, run: AgentRun) -> None:
         try:
             info = read_json(run.launch.paths.backoff)
         except (OSError, ValueError):
-            if run.state is AgentState.RATE_LIMITED:
-                run.to(AgentState.RUNNING)
+            run.backing_off = False
+            if self._settle_rate_limited(run):
                 self._changed()
             return
         if not isinstance(info, dict) or info.get("try", 0) <= run.seen_backoff_try:
             return
         run.seen_backoff_try = int(info["try"])
-        if run.state is AgentState.RUNNING:
-            run.to(AgentState.RATE_LIMITED)
+        run.backing_off, run.cli.current = True, None  # the CLI's try is over
+        self._settle_rate_limited(run)
         tries = info.get("tries")
         self.events.emit(
             "agent_rate_limited",
@@ -301,11 +336,23 @@ class AgentPool:
         )
         self._changed()
 
+    def _check_cli_retry(self, run: AgentRun) -> None:
+        """Follow the retries claude makes on its own before it gives up (``api_retry`` lines
+        in stream-json, ~3 minutes of them): the agent shows as rate-limited meanwhile."""
+        if not run.cli.poll():
+            return
+        wave, attempt = run.launch.wave.number, run.launch.attempt
+        for retry in (r for r in run.cli.announced if r.rate_limit):
+            self.events.emit("agent_rate_limited", wave, run.id, attempt=attempt, **retry.fields())
+        self._settle_rate_limited(run)
+        self._changed()
+
     def _poll(self) -> None:
         for run in self.runs:
             if not run.active or self._check_status(run):
                 continue
             self._check_backoff(run)
+            self._check_cli_retry(run)
             if self.stall > 0:
                 self._check_stall(run)
 
@@ -320,6 +367,7 @@ class AgentPool:
             last = max(last, float(info.get("until_ms", 0)) / 1000)
         except (OSError, ValueError, AttributeError):
             pass
+        last = max(last, run.cli.wait_until)  # claude's announced wait before its next retry
         if time.time() - last >= self.stall:
             self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")
 
@@ -374,27 +422,8 @@ class AgentPool:
         if run.pid is None:
             info = self.tmux.panes().get(run.launch.session)
             run.pid = info.pid if info else None
-        if run.pid is not None:
-            signal_process_group(run.pid, signal.SIGTERM)
-        self.reaping[run.launch.session] = (run.pid, time.monotonic() + KILL_GRACE_SECONDS)
+        self.reaping.start(run.launch.session, run.pid, time.monotonic())
         self._finish(run, state, detail=detail)
-
-    def _reap(self, now: float) -> None:
-        if not self.reaping:
-            return
-        panes = self.tmux.panes()
-        for session, (pid, kill_at) in list(self.reaping.items()):
-            info = panes.get(session)
-            # Gone means every process of the group: the wrapper dies at once on SIGTERM,
-            # a CLI under it may take its time (or ignore the signal until SIGKILL).
-            gone = not process_group_alive(pid) if pid is not None else info is None or info.dead
-            if not gone and now < kill_at:
-                continue
-            if not gone and pid is not None:
-                signal_process_group(pid, signal.SIGKILL)
-            if not self.keep_sessions:
-                self.tmux.kill_sessions([session])
-            del self.reaping[session]
 
     def _cancel_all(self) -> None:
         for run in self.runs:
@@ -440,38 +469,29 @@ class AgentPool:
         self._changed()
 
     def _record_launcher_outcome(self, run: AgentRun) -> None:
-        """Outcomes the launcher decides (timeout, stall, ...) get a status file too, so that
-        `wave status` and a later resume see them; a wrapper's own status is never replaced."""
-        path = run.launch.paths.status
-        if path.exists():
-            return
-        started = run.launched_wall or time.time()
-        status = {
-            "agent": run.id,
-            "wave": run.launch.wave.number,
-            "lane": run.launch.lane.name,
-            "attempt": run.launch.attempt,
-            "code": run.code if run.code is not None else -1,
-            "tries": run.tries,
-            "rate_limited": run.rate_limited,
-            "started_at": utc_stamp(started),
-            "finished_at": utc_stamp(run.finished_wall or time.time()),
-            "outcome": run.state.value,
-            "detail": run.detail,
-        }
-        if run.state is AgentState.CANCELLED:
-            status["stopped_by"] = "launcher"  # `--resume` launches it again
-        write_json_atomic(path, status)
+        """Outcomes the launcher decides (timeout, stall, ...) get a status file too; a
+        `cancelled` one is launched again by `--resume` (``stopped_by``)."""
+        stopped_by = {"stopped_by": "launcher"} if run.state is AgentState.CANCELLED else {}
+        write_outcome(
+            run.launch.paths.status,
+            {
+                "agent": run.id,
+                "wave": run.launch.wave.number,
+                "lane": run.launch.lane.name,
+                "attempt": run.launch.attempt,
+                "code": run.code if run.code is not None else -1,
+                "tries": run.tries,
+                "rate_limited": run.rate_limited,
+                "started_at": utc_stamp(run.launched_wall or time.time()),
+                "finished_at": utc_stamp(run.finished_wall or time.time()),
+                "outcome": run.state.value,
+                "detail": run.detail,
+                **stopped_by,
+            },
+        )
 
 
 def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = "") -> None:
     """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
     (``suffix`` marks an attempt a dead launcher left unfinished)."""
-    paths = launch.paths
-    for src, dst in (
-        (paths.output_log, paths.attempt_log(previous_attempt, suffix)),
-        (paths.status, paths.attempt_status(previous_attempt, suffix)),
-    ):
-        if src.exists():
-            os.replace(src, dst)
-    paths.backoff.unlink(missing_ok=True)
+    archive_files(launch.paths, previous_attempt, suffix)

@@ -7,7 +7,8 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..definitions.model import LaneDef, WaveDef
+from ..agents.executors import model_for, reasoning_for
+from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..state.fsutil import write_json_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
@@ -20,19 +21,52 @@ from .planner import (
     required_programs,
 )
 
+# opencode providers whose models define reasoning variants; an openai-compatible provider
+# (any provider of your own config) ignores `--variant`.
+VARIANT_PROVIDERS = ("anthropic", "google", "openai")
+
 
 @dataclass
 class DryRunResult:
     launches: list[AgentLaunch] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     preview_path: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "preview": self.preview_path,
             "missing_executables": self.missing,
-            "agents": [launch.preview() for launch in self.launches],
+            "warnings": self.warnings,
+            "agents": [preview(launch) for launch in self.launches],
         }
+
+
+def agent_warnings(wave: WaveDef, agent: AgentDef) -> list[str]:
+    """What would run differently from what the lane says, though it is valid: a reasoning
+    level that opencode (as primary or fallback executor) passes as ``--variant`` to a
+    provider that ignores it."""
+    spec, out = agent.executor, []
+    for executor in dict.fromkeys((spec.id, *spec.fallbacks)):
+        reasoning = reasoning_for(spec, executor)
+        if executor != "opencode" or not reasoning:
+            continue
+        model = model_for(spec, executor)
+        provider = model.split("/", 1)[0] if model and "/" in model else None
+        if provider in VARIANT_PROVIDERS:
+            continue
+        on = f"model {model}" if model else "opencode's default model"
+        out.append(
+            f"agent w{wave.number}/{agent.id}: reasoning {reasoning!r} goes to opencode as "
+            f"--variant {reasoning}, which openai-compatible providers ignore ({on}); it takes "
+            "effect only for a model that defines that variant"
+        )
+    return out
+
+
+def preview(launch: AgentLaunch) -> dict[str, Any]:
+    """``launch-preview.json`` for one agent, with its warnings."""
+    return {**launch.preview(), "warnings": agent_warnings(launch.wave, launch.agent)}
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
@@ -47,9 +81,10 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
             for agent in wave.agents:
                 launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
                 materialize(launch)
-                write_json_atomic(launch.paths.preview, launch.preview())
+                write_json_atomic(launch.paths.preview, preview(launch))
                 result.launches.append(launch)
-        write_json_atomic(layout.launch_preview, [launch.preview() for launch in result.launches])
+                result.warnings += agent_warnings(wave, agent)
+        write_json_atomic(layout.launch_preview, [preview(launch) for launch in result.launches])
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )
@@ -88,5 +123,6 @@ def format_table(result: DryRunResult) -> str:
     if result.missing:
         out.append("warning: executables missing (a live launch would stop):")
         out += [f"  {m}" for m in result.missing]
+    out += [f"warning: {w}" for w in result.warnings]
     out.append(f"dry run: nothing started; preview in {result.preview_path}")
     return "\n".join(out)

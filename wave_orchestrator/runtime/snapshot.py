@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..closure.markers import ANSI_RE, Marker, parse_line, readable_lines
+from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
 from ..state.events import utc_now
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
@@ -37,7 +37,7 @@ def last_line(text: str) -> str:
 def last_phase(text: str) -> str | None:
     """The agent's latest `[wave-phase]`, shown as its state while it runs."""
     phase = None
-    for line in text.splitlines():
+    for line in output_lines(text):  # the agent's own words, also inside JSON output
         marker = parse_line(line)
         if isinstance(marker, Marker) and marker.kind == "phase":
             phase = str(marker.get("value"))
@@ -78,6 +78,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "executor": launch.executor,
         "model": launch.model,
         "state": state,
+        "state_note": run.state_note,  # "CLI retrying 3/10" while claude retries on its own
         "attempt": launch.attempt,
         "tries": run.tries,
         "exit_code": run.code,

@@ -397,7 +397,7 @@ class WaveRunner:
                 agent=run.id,
                 role=launch.agent.role,
                 executor=launch.executor,
-                model=launch.model,
+                model=usage.model or launch.model,  # the model the CLI reports, if any
                 reasoning=reasoning_for(launch.agent.executor, launch.executor),
                 state=run.state.outcome,
                 started_at=utc_stamp(run.launched_wall),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fsutil import read_json
+from .fsutil import read_json, write_json_atomic
 from .layout import AgentPaths
 from .lifecycle import AgentState
 
@@ -87,3 +88,47 @@ def last_try_output(paths: AgentPaths) -> str:
             return fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+NEW_LINES_LIMIT = 256 * 1024  # a log that grew more than this between two reads: its end only
+
+
+def new_log_lines(path: Path, offset: int) -> tuple[list[str], int]:
+    """The complete lines ``path`` gained after ``offset``, and the offset to read from next
+    time (a line still being written is left for then). A log that shrank is read again from
+    its start; of a log that grew by more than NEW_LINES_LIMIT, only the last lines are read."""
+    try:
+        size = path.stat().st_size
+        if size < offset:
+            offset = 0
+        if size == offset:
+            return [], offset
+        start = max(offset, size - NEW_LINES_LIMIT)
+        with path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read(size - start)
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], start
+    lines = data[:end].decode("utf-8", "replace").split("\n")
+    return (lines[1:] if start > offset else lines), start + end + 1
+
+
+def write_outcome(path: Path, status: dict[str, Any]) -> None:
+    """A status file for an outcome the launcher decided (timeout, stall, ...), so that
+    `wave status` and a later resume see it; a status already there is never replaced."""
+    if not path.exists():
+        write_json_atomic(path, status)
+
+
+def archive_files(paths: AgentPaths, previous_attempt: int, suffix: str = "") -> None:
+    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch."""
+    for src, dst in (
+        (paths.output_log, paths.attempt_log(previous_attempt, suffix)),
+        (paths.status, paths.attempt_status(previous_attempt, suffix)),
+    ):
+        if src.exists():
+            os.replace(src, dst)
+    paths.backoff.unlink(missing_ok=True)

@@ -1,0 +1,56 @@
+"""`wave launch --dry-run` previews what would run differently from what the lane says."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import Repo
+
+LANE = """
+closure: {required_roles: []}
+defaults: {executor: opencode}
+"""
+
+WAVE = """
+agents:
+  - {id: O1, prompt: x, executor: {id: opencode, model: mock/mock-model, reasoning: high}}
+  - {id: O2, prompt: x, executor: {id: opencode, reasoning: max}}
+  - {id: O3, prompt: x, executor: {id: opencode, model: anthropic/claude-sonnet-5, reasoning: high}}
+  - {id: O4, prompt: x, executor: {id: opencode, model: mock/mock-model}}
+  - {id: C1, prompt: x, executor: {id: codex, reasoning: high}}
+  - id: K1
+    prompt: x
+    executor:
+      id: claude
+      reasoning: high
+      fallbacks: [opencode]
+      opencode: {model: openrouter/some-model, reasoning: low}
+"""
+
+
+def test_opencode_variant_that_a_provider_ignores_is_a_dry_run_warning(repo: Repo) -> None:
+    repo.lane("main", LANE, {1: WAVE})
+    result = repo.wave("launch", "--lane", "main", "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["warnings"] == [
+        "agent w1/O1: reasoning 'high' goes to opencode as --variant high, which "
+        "openai-compatible providers ignore (model mock/mock-model); it takes effect only for "
+        "a model that defines that variant",
+        "agent w1/O2: reasoning 'max' goes to opencode as --variant max, which "
+        "openai-compatible providers ignore (opencode's default model); it takes effect only "
+        "for a model that defines that variant",
+        "agent w1/K1: reasoning 'low' goes to opencode as --variant low, which "
+        "openai-compatible providers ignore (model openrouter/some-model); it takes effect "
+        "only for a model that defines that variant",
+    ]
+    # the table a person reads says it too, and so does each agent's launch-preview.json
+    assert "warning: agent w1/O1: reasoning 'high' goes to opencode as --variant high" in (
+        result.stderr
+    )
+    by_agent = {a["agent"]: a for a in data["agents"]}
+    assert "--variant" in by_agent["O1"]["argv"]  # still passed: a model may define it
+    counts = {a: len(by_agent[a]["warnings"]) for a in by_agent}
+    assert counts == {"O1": 1, "O2": 1, "O3": 0, "O4": 0, "C1": 0, "K1": 1}
+    preview = repo.state("main") / "dry-run/waves/wave-1/agents/O1/launch-preview.json"
+    assert json.loads(preview.read_text())["warnings"] == data["warnings"][:1]
