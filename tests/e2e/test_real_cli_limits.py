@@ -52,7 +52,8 @@ def test_agent_with_a_one_entry_path_succeeds(tmux_repo: Repo) -> None:
     status = tmux_repo.status("main", 1, "A1")
     assert status["code"] == 0 and status["finished_at"].endswith("Z")
     log = (tmux_repo.agent_dir("main", 1, "A1") / "output.log").read_text()
-    assert f"PATH={only_bash} read: " in log
+    private_bin = tmux_repo.state("main") / "bin"  # wave's own commands stay reachable
+    assert f"PATH={private_bin}:{only_bash} read: " in log
     assert events(tmux_repo, "agent_finished")[0]["status"] == "success"
 
 

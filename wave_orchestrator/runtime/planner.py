@@ -69,6 +69,8 @@ def ensure_agent_bin(bin_dir: Path) -> None:
 def find_program(program: str, path_env: str, repo: Path) -> str | None:
     """Where ``program`` is, as run.sh will find it: a relative path with a slash
     (``agents/desk.sh``) from the repository root, where run.sh starts; a bare name on PATH."""
+    if program in AGENT_COMMANDS:  # ours: ensure_agent_bin puts it first on every agent's PATH
+        return program
     if "/" in program and not os.path.isabs(program):
         candidate = repo / program
         return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
