@@ -113,3 +113,23 @@ def parse_at(stamp: str) -> float:
         .replace(tzinfo=__import__("datetime").UTC)
         .timestamp()
     )
+
+
+def local_lane(
+    retries: int = 0, stall: float | None = None, rate_retries: int | None = None
+) -> str:
+    """A lane.yaml for tests: local executor, no required closure role, no stagger, 1-minute
+    budget, ``retries`` wave retries (and optionally a stall window and rate-limit retries)."""
+    lines = [
+        "closure: {required_roles: []}",
+        "defaults:",
+        "  executor: local",
+        "  timeout_minutes: 1",
+        f"  max_retries_per_wave: {retries}",
+        "  launch_stagger_ms: 0",
+    ]
+    if stall is not None:
+        lines.append(f"  stall_minutes: {stall}")
+    if rate_retries is not None:
+        lines.append(f"  rate_limit: {{retries: {rate_retries}}}")
+    return "\n".join(lines) + "\n"

@@ -14,14 +14,11 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from helpers import Repo
+from helpers import Repo, local_lane
 
 pytestmark = pytest.mark.e2e
 
-LANE = """
-closure: {required_roles: []}
-defaults: {executor: local, timeout_minutes: 1, max_retries_per_wave: 0, launch_stagger_ms: 0}
-"""
+LANE = local_lane()
 
 PROBE = (
     'out="$WAVE_REPO/out"; mkdir -p "$out"; '
@@ -45,7 +42,9 @@ def test_agent_runs_the_users_python_and_pip_and_only_wave_of_ours(tmux_repo: Re
     tmux_repo.lane(
         "main",
         LANE,
-        {1: f"wave: 1\nagents:\n  - id: A1\n    prompt: probe\n    executor: {{local: {{command: {PROBE!r}}}}}\n"},
+        {
+            1: f"wave: 1\nagents:\n  - id: A1\n    prompt: probe\n    executor: {{local: {{command: {PROBE!r}}}}}\n"
+        },
     )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode == 0, result.stderr
@@ -98,7 +97,9 @@ def relative_command_lane(repo: Repo) -> None:
     repo.lane(
         "main",
         LANE,
-        {1: "wave: 1\nagents:\n  - {id: A1, prompt: hi, executor: {local: {command: [agents/hello.sh]}}}\n"},
+        {
+            1: "wave: 1\nagents:\n  - {id: A1, prompt: hi, executor: {local: {command: [agents/hello.sh]}}}\n"
+        },
     )
 
 
@@ -136,7 +137,9 @@ def test_missing_relative_command_names_the_repository(tmux_repo: Repo) -> None:
     tmux_repo.lane(
         "main",
         LANE,
-        {1: "wave: 1\nagents:\n  - {id: A1, prompt: hi, executor: {local: {command: [agents/nope.sh]}}}\n"},
+        {
+            1: "wave: 1\nagents:\n  - {id: A1, prompt: hi, executor: {local: {command: [agents/nope.sh]}}}\n"
+        },
     )
     result = tmux_repo.wave("launch", "--lane", "main")
     assert result.returncode != 0

@@ -11,16 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import Repo
+from helpers import Repo, local_lane
 
 from wave_orchestrator.agents.briefings import GUIDES
 
 pytestmark = pytest.mark.e2e
 
-LANE = """
-closure: {required_roles: []}
-defaults: {executor: local, timeout_minutes: 1, max_retries_per_wave: 0, launch_stagger_ms: 0}
-"""
+LANE = local_lane()
 
 LITERAL = r"""
 prompt=$(cat)

@@ -9,20 +9,9 @@ import shutil
 from typing import Any
 
 import pytest
-from helpers import Repo, parse_at, wait_for
+from helpers import Repo, local_lane, parse_at, wait_for
 
 pytestmark = pytest.mark.e2e
-
-LANE = """
-closure: {{required_roles: []}}
-defaults:
-  executor: local
-  timeout_minutes: 1
-  max_retries_per_wave: 0
-  launch_stagger_ms: 0
-  stall_minutes: {stall}
-  rate_limit: {{retries: 0}}
-"""
 
 
 def events(repo: Repo, name: str) -> list[dict[str, Any]]:
@@ -35,7 +24,7 @@ def test_agent_with_a_one_entry_path_succeeds(tmux_repo: Repo) -> None:
     (only_bash / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
     tmux_repo.lane(
         "main",
-        LANE.format(stall=0),
+        local_lane(stall=0, rate_retries=0),
         {
             1: f"""
         agents:
@@ -82,7 +71,7 @@ def test_claude_retrying_on_its_own_shows_as_rate_limited_and_is_not_a_stall(
     tmux_repo.fake("claude", CLAUDE_RETRYING)
     tmux_repo.lane(
         "main",
-        LANE.format(stall=0.05),  # 3 s of silence would stop it
+        local_lane(stall=0.05, rate_retries=0),  # 3 s of silence would stop it
         {
             1: """
         agents:
@@ -148,7 +137,7 @@ def test_the_first_opencode_agent_starts_alone(tmux_repo: Repo) -> None:
     tmux_repo.fake("opencode", OPENCODE_FIRST_START)
     tmux_repo.lane(
         "main",
-        LANE.format(stall=0),
+        local_lane(stall=0, rate_retries=0),
         {
             1: """
         agents:

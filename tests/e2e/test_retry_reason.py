@@ -7,14 +7,11 @@ import json
 import os
 
 import pytest
-from helpers import Repo
+from helpers import Repo, local_lane
 
 pytestmark = pytest.mark.e2e
 
-LANE = """
-closure: {required_roles: []}
-defaults: {executor: local, timeout_minutes: 1, max_retries_per_wave: 1, launch_stagger_ms: 0}
-"""
+LANE = local_lane(retries=1)
 QA_PASS = (
     "echo '[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass'; "
     "echo '[wave-verdict] pass'"
