@@ -40,6 +40,7 @@ def test_plan_env_deadline_and_prompt(repo: Repo) -> None:
     for key, value in {
         "WAVE_LANE": "main",
         "WAVE_NUMBER": "1",
+        "WAVE_WAVE": "1",
         "WAVE_AGENT_ID": "A1",
         "WAVE_ROLE": "implementation",
         "WAVE_ATTEMPT": "2",

@@ -7,9 +7,39 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
-from . import attach, dashboard, desk, init, lanes, launch, logs, metrics, status, stop, validate
+from . import (
+    attach,
+    comment,
+    coord,
+    dashboard,
+    desk,
+    feedback,
+    init,
+    lanes,
+    launch,
+    logs,
+    metrics,
+    status,
+    stop,
+    validate,
+)
 
-COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, metrics, desk, lanes, init)
+COMMANDS = (
+    launch,
+    validate,
+    status,
+    attach,
+    logs,
+    dashboard,
+    stop,
+    metrics,
+    desk,
+    coord,
+    feedback,
+    comment,
+    lanes,
+    init,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

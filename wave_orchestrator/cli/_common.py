@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import yaml
 
 from ..definitions.repository import find_repository, resolve_lane_name
+from ..errors import UsageError
+from ..state.fsutil import read_json
 from ..state.layout import StateLayout, resolve_state_dir
 
 
@@ -57,3 +60,31 @@ def relative(path: Path, repo: Path) -> str:
         return str(path.relative_to(repo))
     except ValueError:
         return str(path)
+
+
+def current_wave(explicit: int | None, layout: StateLayout) -> int:
+    """--wave, else the agent's $WAVE_WAVE / $WAVE_NUMBER, else the running (or latest) wave."""
+    if explicit is not None:
+        if explicit < 1:
+            raise UsageError("--wave must be a positive number")
+        return explicit
+    for name in ("WAVE_WAVE", "WAVE_NUMBER"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    wave = _running_wave(layout.run_state)
+    if wave is None:
+        raise UsageError("which wave? pass --wave N (agents get $WAVE_WAVE)")
+    return wave
+
+
+def _running_wave(run_state: Path) -> int | None:
+    try:
+        waves = read_json(run_state).get("waves", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(waves, dict):
+        return None
+    numbers = [int(k) for k, v in waves.items() if isinstance(v, dict) and k.isdigit()]
+    running = [n for n in numbers if waves[str(n)].get("state") == "running"]
+    return max(running or numbers) if numbers else None

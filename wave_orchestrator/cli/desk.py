@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from ..desk.claims import Desk
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ..state.fsutil import read_json
-from ._common import add_json, emit_json, repo_and_lane, state_layout
+from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
 
 
 def register(sub: Any) -> None:
@@ -37,7 +35,7 @@ def _action(desk: Any, name: str, text: str, handler: Any, needs_agent: bool = T
     p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
     p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
     p.add_argument(
-        "--wave", type=int, metavar="N", help="default: $WAVE_NUMBER, else the running wave"
+        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
     )
     if needs_agent:
         p.add_argument(
@@ -56,25 +54,8 @@ def _open(args: argparse.Namespace, needs_agent: bool) -> Desk:
     layout = state_layout(repo, lane)
     if needs_agent and (not args.agent or not AGENT_ID_RE.fullmatch(args.agent)):
         raise UsageError("who are you? pass --agent ID (agents get $WAVE_AGENT_ID)")
-    wave = args.wave or _env_wave() or _running_wave(layout.run_state)
-    if wave is None:
-        raise UsageError("which wave? pass --wave N (agents get $WAVE_NUMBER)")
+    wave = current_wave(args.wave, layout)
     return Desk(layout.desk, repo, wave)
-
-
-def _env_wave() -> int | None:
-    value = os.environ.get("WAVE_NUMBER", "")
-    return int(value) if value.isdigit() else None
-
-
-def _running_wave(run_state: Path) -> int | None:
-    try:
-        waves = read_json(run_state).get("waves", {})
-    except (OSError, ValueError, AttributeError):
-        return None
-    numbers = [int(k) for k, v in waves.items() if isinstance(v, dict) and k.isdigit()]
-    running = [n for n in numbers if waves[str(n)].get("state") == "running"]
-    return max(running or numbers) if numbers else None
 
 
 def _claim(args: argparse.Namespace, desk: Desk) -> int:

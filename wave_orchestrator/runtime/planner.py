@@ -155,6 +155,7 @@ def plan_agent(
         ),
         "WAVE_LANE": lane.name,
         "WAVE_NUMBER": str(wave.number),
+        "WAVE_WAVE": str(wave.number),
         "WAVE_AGENT_ID": agent.id,
         "WAVE_ROLE": agent.role,
         "WAVE_ATTEMPT": str(attempt),

@@ -159,3 +159,31 @@ class StateLayout:
         if not AGENT_ID_RE.fullmatch(agent_id):
             raise ValueError(f"invalid agent id {agent_id!r}")
         return AgentPaths(self.agents_dir(wave) / agent_id)
+
+    @property
+    def coordination_dir(self) -> Path:
+        """The coordination log and its projections (board, summary, inboxes), per wave."""
+        return self.root / "coordination"
+
+    def coordination_log(self, wave: int) -> Path:
+        return self.coordination_dir / f"wave-{wave}.jsonl"
+
+    def board(self, wave: int) -> Path:
+        return self.coordination_dir / f"wave-{wave}.board.md"
+
+    def shared_summary(self, wave: int) -> Path:
+        return self.coordination_dir / f"wave-{wave}.summary.md"
+
+    def owners(self, wave: int) -> Path:
+        """Each agent's owned paths, written at wave start: inboxes gather items touching them."""
+        return self.coordination_dir / f"wave-{wave}.owners.json"
+
+    def inbox(self, wave: int, agent_id: str) -> Path:
+        if not AGENT_ID_RE.fullmatch(agent_id):
+            raise ValueError(f"invalid agent id {agent_id!r}")
+        return self.coordination_dir / f"wave-{wave}.inbox" / f"{agent_id}.md"
+
+    @property
+    def feedback(self) -> Path:
+        """Questions to a person, lane-wide: ``wave feedback`` and the launcher read it."""
+        return self.root / "feedback.jsonl"

@@ -1,0 +1,72 @@
+"""`wave comment`: a person steers a running wave by leaving guidance for an agent or a wave.
+
+The comment is a ``guidance`` item in the coordination log: it reaches the agent's inbox at once,
+goes into the prompt of every later attempt, and shows on the board as pending until the agent
+acks or resolves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..coordination.log import PERSON, CoordLog
+from ..errors import UsageError
+from ..names import AGENT_ID_RE
+from ._common import (
+    add_json,
+    add_lane,
+    add_repo,
+    current_wave,
+    emit_json,
+    repo_and_lane,
+    state_layout,
+)
+
+EXAMPLES = """examples:
+  wave comment --agent api --text "use the pagination helper in lib/page.py"
+  wave comment --wave 2 --text "do not touch the public API this wave"
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "comment",
+        help="leave guidance for a running agent (or every agent of a wave)",
+        description="Guidance from a person, delivered to the agent's inbox and to every later "
+        "attempt's prompt, without stopping anything.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_repo(p)
+    add_lane(p)
+    p.add_argument("--agent", metavar="ID", help="the agent it is for (default: every agent)")
+    p.add_argument("--wave", type=int, metavar="N", help="default: the running wave")
+    p.add_argument("--text", required=True, help="the guidance")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.agent is not None and not AGENT_ID_RE.fullmatch(args.agent):
+        raise UsageError(f"invalid agent id {args.agent!r}")
+    if args.agent is None and args.wave is None:
+        raise UsageError("for whom? pass --agent ID or --wave N")
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    wave = current_wave(args.wave, layout)
+    log = CoordLog(layout.coordination_log(wave), wave)
+    text = args.text.strip()
+    rid = log.post(
+        kind="guidance",
+        summary=text.splitlines()[0][:300] if text else "",
+        detail=text if len(text) > 300 or "\n" in text else "",
+        agent=PERSON,
+        source="human",
+        targets=[args.agent] if args.agent else [],
+    )
+    if args.json:
+        emit_json(log.records()[rid].to_json())
+    else:
+        print(rid)
+    return 0

@@ -1,0 +1,181 @@
+"""`wave coord`: post to, read and resolve items of a wave's coordination log.
+
+Agents run it bare: lane, wave and agent come from their WAVE_* environment. A person passes
+--lane, --wave and --agent (posts from a person are recorded with source "human").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from ..coordination.log import KINDS, PERSON, PRIORITIES, STATUSES, CoordLog
+from ..coordination.views import InboxOwner, clean, inbox, inbox_items, newest_first
+from ..errors import UsageError
+from ..names import AGENT_ID_RE
+from ..state.fsutil import read_json
+from ..state.layout import StateLayout
+from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
+
+EXAMPLES = """examples:
+  wave coord post --kind request --target agent:api --summary "expose GET /items"
+  wave coord post --kind blocker --priority high --summary "schema undecided" --artifact db/
+  wave coord show --open
+  wave coord resolve c-1a2b3c4d --note "done in db/schema.sql"
+  wave coord inbox
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "coord",
+        help="the wave's coordination log: post, show, resolve, inbox",
+        description="Agents of a wave talk through an append-only coordination log: requests, "
+        "acks, blockers, decisions, evidence, handoffs. The launcher keeps a board, a shared "
+        "summary and one inbox per agent current from it.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="coord_command", metavar="ACTION", required=True)
+
+    post = _action(actions, "post", "add an item (or update one with --id)", _post)
+    post.add_argument("--kind", required=True, choices=KINDS, metavar="KIND", help=", ".join(KINDS))
+    post.add_argument("--summary", required=True, help="one line: what this is about")
+    post.add_argument("--detail", default=None, help="more text (up to 4000 characters)")
+    post.add_argument(
+        "--target", action="append", default=[], metavar="agent:ID", help="who it is for"
+    )
+    post.add_argument("--priority", choices=PRIORITIES, metavar="P", help=", ".join(PRIORITIES))
+    post.add_argument("--status", choices=STATUSES, metavar="S", help=", ".join(STATUSES))
+    post.add_argument("--depends-on", action="append", default=[], metavar="ID")
+    post.add_argument("--artifact", action="append", default=[], metavar="PATH")
+    post.add_argument("--id", dest="record_id", metavar="ID", help="update this item")
+
+    show = _action(actions, "show", "list the wave's items, merged, newest first", _show)
+    show.add_argument("--open", action="store_true", help="only open items")
+
+    resolve = _action(actions, "resolve", "mark an item resolved", _resolve)
+    resolve.add_argument("record_id", metavar="ID")
+    resolve.add_argument("--note", default=None, help="how it was resolved")
+
+    _action(actions, "inbox", "the calling agent's inbox (--agent ID for a person)", _inbox)
+
+
+def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
+    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
+    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
+    )
+    p.add_argument(
+        "--agent",
+        metavar="ID",
+        default=os.environ.get("WAVE_AGENT_ID"),
+        help="who you are (default: $WAVE_AGENT_ID; a person may leave it out)",
+    )
+    add_json(p)
+    p.set_defaults(handler=handler)
+    return p
+
+
+def _open(args: argparse.Namespace) -> tuple[StateLayout, CoordLog]:
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    if args.agent and not AGENT_ID_RE.fullmatch(args.agent):
+        raise UsageError(f"invalid agent id {args.agent!r}")
+    wave = current_wave(args.wave, layout)
+    return layout, CoordLog(layout.coordination_log(wave), wave)
+
+
+def _post(args: argparse.Namespace) -> int:
+    _, log = _open(args)
+    fields: dict[str, Any] = {}
+    for key, value in (
+        ("detail", args.detail),
+        ("priority", args.priority),
+        ("status", args.status),
+    ):
+        if value is not None:
+            fields[key] = value
+    for key, values in (
+        ("targets", args.target),
+        ("depends_on", args.depends_on),
+        ("artifacts", args.artifact),
+    ):
+        if values:
+            fields[key] = values
+    agent = args.agent or PERSON
+    source = "agent" if args.agent else "human"
+    if args.record_id and args.record_id in log.records():
+        record = log.update(args.record_id, kind=args.kind, summary=args.summary, **fields)
+        rid = record.id
+    else:
+        rid = log.post(
+            kind=args.kind,
+            summary=args.summary,
+            agent=agent,
+            source=source,
+            record_id=args.record_id,
+            **fields,
+        )
+    if args.json:
+        emit_json(log.records()[rid].to_json())
+    else:
+        print(rid)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    _, log = _open(args)
+    items = [r for r in newest_first(log.records().values()) if r.is_open or not args.open]
+    if args.json:
+        emit_json([r.to_json() for r in items])
+        return 0
+    if not items:
+        print(f"wave {log.wave}: no {'open ' if args.open else ''}coordination items")
+    for r in items:
+        to = f" -> {', '.join(r.targets)}" if r.targets else ""
+        print(
+            f"{r.id}  {r.kind:<21} {r.status:<12} {r.priority:<6} {r.agent}{to}: {clean(r.summary)}"
+        )
+    return 0
+
+
+def _resolve(args: argparse.Namespace) -> int:
+    _, log = _open(args)
+    fields: dict[str, Any] = {"status": "resolved"}
+    if args.note:
+        fields["detail"] = args.note
+    record = log.update(args.record_id, **fields)
+    if args.json:
+        emit_json(record.to_json())
+    else:
+        print(f"resolved {record.id}")
+    return 0
+
+
+def _owns(layout: StateLayout, wave: int, agent: str) -> tuple[str, ...]:
+    """The agent's owned paths as the launcher recorded them at wave start; () if unknown."""
+    try:
+        data = read_json(layout.owners(wave))
+    except (OSError, ValueError):
+        return ()
+    owned = data.get(agent) if isinstance(data, dict) else None
+    if not isinstance(owned, list):
+        return ()
+    return tuple(p for p in owned if isinstance(p, str))
+
+
+def _inbox(args: argparse.Namespace) -> int:
+    layout, log = _open(args)
+    if not args.agent:
+        raise UsageError("whose inbox? pass --agent ID (agents get $WAVE_AGENT_ID)")
+    owner = InboxOwner(args.agent, _owns(layout, log.wave, args.agent))
+    records = log.records()
+    if args.json:
+        emit_json([r.to_json() for r in inbox_items(owner, records)])
+    else:
+        print(inbox(owner, records))
+    return 0

@@ -1,0 +1,167 @@
+"""`wave feedback`: an agent asks a person a question; a person lists and answers them.
+
+Agents run `ask` bare (lane, wave and agent from their WAVE_* environment). With --wait the
+agent blocks until the answer comes and reads it on stdout, or exits 4 when it times out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import time
+from typing import Any
+
+from ..coordination.feedback import FeedbackRequest, FeedbackStore
+from ..coordination.views import clean
+from ..errors import UsageError
+from ..names import AGENT_ID_RE
+from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
+
+EXAMPLES = """examples:
+  wave feedback ask --question "keep the v1 endpoint?" --context "clients X, Y" --wait
+  wave feedback list --pending
+  wave feedback respond q-1a2b3c4d --response "yes, keep it until March"
+
+exit codes: 0 done; 2 bad input or already answered (use --force); 4 ask --wait timed out.
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "feedback",
+        help="questions from agents to a person: ask, list, show, respond, watch",
+        description="An agent that meets an ambiguity asks a person instead of guessing; the "
+        "launcher shows the question and the exact command to answer it.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="feedback_command", metavar="ACTION", required=True)
+    ask = _action(actions, "ask", "ask a person a question (prints its id)", _ask)
+    ask.add_argument("--question", required=True, help="what you need to know")
+    ask.add_argument("--context", default="", help="what the person needs to answer it")
+    ask.add_argument("--wait", action="store_true", help="block until answered; print the answer")
+    ask.add_argument(
+        "--timeout-seconds", type=float, metavar="S", help="with --wait: give up after S (exit 4)"
+    )
+    lst = _action(actions, "list", "the lane's questions, newest first", _list)
+    lst.add_argument("--pending", action="store_true", help="only unanswered ones")
+    show = _action(actions, "show", "one question and its answer", _show)
+    show.add_argument("request_id", metavar="ID")
+    respond = _action(actions, "respond", "answer a question", _respond)
+    respond.add_argument("request_id", metavar="ID")
+    respond.add_argument("--response", required=True, help="your answer")
+    respond.add_argument("--operator", default=None, help="your name (default: your login)")
+    respond.add_argument("--force", action="store_true", help="replace an earlier answer")
+    watch = _action(actions, "watch", "live list of pending questions (Ctrl-C ends)", _watch)
+    watch.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
+    watch.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
+
+
+def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
+    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
+    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
+    )
+    p.add_argument(
+        "--agent",
+        metavar="ID",
+        default=os.environ.get("WAVE_AGENT_ID"),
+        help="who asks (default: $WAVE_AGENT_ID)",
+    )
+    add_json(p)
+    p.set_defaults(handler=handler)
+    return p
+
+
+def _store(args: argparse.Namespace) -> tuple[FeedbackStore, Any]:
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    return FeedbackStore(layout.feedback, lane, layout.coordination_log), layout
+
+
+def _ask(args: argparse.Namespace) -> int:
+    store, layout = _store(args)
+    if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
+        raise UsageError("who asks? pass --agent ID (agents get $WAVE_AGENT_ID)")
+    request = store.ask(current_wave(args.wave, layout), args.agent, args.question, args.context)
+    if not args.wait:
+        if args.json:
+            emit_json(request.to_json())
+        else:
+            print(request.id)
+        return 0
+    answered = store.wait(request.id, args.timeout_seconds)
+    if args.json:
+        emit_json(answered.to_json())
+    elif answered.response is not None:
+        print(answered.response.text)
+    return 0
+
+
+def _describe(r: FeedbackRequest) -> str:
+    head = f"{r.id}  {r.status:<8} wave {r.wave} {r.agent}: {clean(r.question)}"
+    if r.response is not None:
+        head += f"\n    answer from {clean(r.response.operator)}: {clean(r.response.text)}"
+    return head
+
+
+def _list(args: argparse.Namespace) -> int:
+    store, _ = _store(args)
+    items = sorted(store.requests().values(), key=lambda r: r.created_at, reverse=True)
+    items = [r for r in items if r.status == "pending" or not args.pending]
+    if args.json:
+        emit_json([r.to_json() for r in items])
+        return 0
+    for r in items:
+        print(_describe(r))
+    if not items:
+        print("no pending questions" if args.pending else "no questions")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    store, _ = _store(args)
+    r = store.get(args.request_id)
+    if args.json:
+        emit_json(r.to_json())
+        return 0
+    print(_describe(r))
+    if r.context:
+        print(f"    context: {clean(r.context)}")
+    return 0
+
+
+def _respond(args: argparse.Namespace) -> int:
+    store, _ = _store(args)
+    operator = args.operator or _login()
+    r = store.respond(args.request_id, args.response, operator, force=args.force)
+    if args.json:
+        emit_json(r.to_json())
+    else:
+        print(f"answered {r.id} ({r.agent}, wave {r.wave})")
+    return 0
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "operator"
+
+
+def _watch(args: argparse.Namespace) -> int:
+    store, _ = _store(args)
+    shown = 0
+    while True:
+        pending = sorted(store.pending(), key=lambda r: r.created_at)
+        print(f"\x1b[2J\x1b[H{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
+        for r in pending:
+            print(_describe(r))
+            print(f"    answer: wave feedback respond {r.id} --lane {store.lane} --response '...'")
+        shown += 1
+        if args.count and shown >= args.count:
+            return 0
+        time.sleep(args.interval)

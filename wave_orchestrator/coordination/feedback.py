@@ -1,0 +1,251 @@
+"""Questions to a person: an agent asks, a person answers, the agent (or its inbox) gets it.
+
+Requests live in one lane-wide JSON-lines file; lines with the same id merge, like the
+coordination log. Answering and expiring take an exclusive ``flock`` on that file, so two people
+answering at once cannot both win, and an answer cannot land on a request that just expired.
+Every request is mirrored in the wave's coordination log as a ``human-feedback`` item, so the
+board shows it and the asking agent's inbox receives the answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError, WaveError
+from ..state.events import utc_now
+from ..state.fsutil import append_jsonl, read_jsonl
+from .log import PERSON, CoordLog, new_id
+
+MAX_QUESTION = 2000
+MAX_CONTEXT = 4000
+MAX_RESPONSE = 8000
+REQUEST_STATUSES = ("pending", "answered", "expired")
+
+
+class FeedbackTimeout(WaveError):
+    """Nobody answered in time: the request is now ``expired``."""
+
+    exit_code = 4
+
+
+@dataclass(frozen=True)
+class Response:
+    operator: str
+    text: str
+    answered_at: str
+
+
+@dataclass(frozen=True)
+class FeedbackRequest:
+    id: str
+    lane: str
+    wave: int
+    agent: str
+    question: str
+    context: str
+    status: str
+    response: Response | None
+    created_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.response
+        return {
+            "id": self.id,
+            "lane": self.lane,
+            "wave": self.wave,
+            "agent": self.agent,
+            "question": self.question,
+            "context": self.context,
+            "status": self.status,
+            "response": None
+            if r is None
+            else {"operator": r.operator, "text": r.text, "answered_at": r.answered_at},
+            "created_at": self.created_at,
+        }
+
+
+def _request(values: dict[str, Any]) -> FeedbackRequest | None:
+    """A request from merged stored fields, or None when a field is missing or malformed."""
+    try:
+        wave = values["wave"]
+        if not isinstance(wave, int) or isinstance(wave, bool) or wave < 1:
+            return None
+        response = values.get("response")
+        answer = None
+        if isinstance(response, dict):
+            answer = Response(
+                str(response["operator"])[:64],
+                str(response["text"])[:MAX_RESPONSE],
+                str(response["answered_at"])[:40],
+            )
+        status = values.get("status")
+        if status not in REQUEST_STATUSES:
+            return None
+        return FeedbackRequest(
+            id=str(values["id"])[:64],
+            lane=str(values["lane"])[:64],
+            wave=wave,
+            agent=str(values["agent"])[:64],
+            question=str(values["question"])[:MAX_QUESTION],
+            context=str(values.get("context", ""))[:MAX_CONTEXT],
+            status=status,
+            response=answer,
+            created_at=str(values.get("created_at", ""))[:40],
+        )
+    except (KeyError, TypeError):
+        return None
+
+
+class FeedbackStore:
+    """The lane's human-feedback requests (``feedback.jsonl`` in the state dir)."""
+
+    def __init__(self, path: Path, lane: str, coord_path: Any) -> None:
+        """``coord_path(wave)`` gives the coordination log file of a wave."""
+        self.path = path
+        self.lane = lane
+        self._coord_path = coord_path
+
+    def _coord(self, wave: int) -> CoordLog:
+        return CoordLog(self._coord_path(wave), wave)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            self.path.with_name(self.path.name + ".lock"),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+            0o600,
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def requests(self) -> dict[str, FeedbackRequest]:
+        merged: dict[str, dict[str, Any]] = {}
+        for line in read_jsonl(self.path):
+            rid = line.get("id")
+            if isinstance(rid, str):
+                merged.setdefault(rid, {}).update(line)
+        out = {}
+        for rid, values in merged.items():
+            request = _request(values)
+            if request is not None:
+                out[rid] = request
+        return out
+
+    def get(self, request_id: str) -> FeedbackRequest:
+        found = self.requests().get(request_id)
+        if found is None:
+            raise UsageError(f"no feedback request {request_id!r} in lane {self.lane}")
+        return found
+
+    def ask(self, wave: int, agent: str, question: str, context: str = "") -> FeedbackRequest:
+        question = question.strip()
+        if not question:
+            raise UsageError("the question is empty")
+        if len(question) > MAX_QUESTION or len(context) > MAX_CONTEXT:
+            raise UsageError(
+                f"question or context too long (limits {MAX_QUESTION} and {MAX_CONTEXT})"
+            )
+        rid = "q-" + new_id()[2:]
+        now = utc_now()
+        record = {
+            "id": rid,
+            "lane": self.lane,
+            "wave": wave,
+            "agent": agent,
+            "question": question,
+            "context": context,
+            "status": "pending",
+            "response": None,
+            "created_at": now,
+        }
+        append_jsonl(self.path, record)
+        self._coord(wave).post(
+            kind="human-feedback",
+            summary=question[:300],
+            detail=context,
+            agent=agent,
+            record_id=rid,
+            targets=[PERSON],
+            priority="high",
+        )
+        found = _request(record)
+        assert found is not None
+        return found
+
+    def respond(
+        self, request_id: str, text: str, operator: str, *, force: bool = False
+    ) -> FeedbackRequest:
+        if not text.strip():
+            raise UsageError("the response is empty")
+        if len(text) > MAX_RESPONSE:
+            raise UsageError(f"the response is {len(text)} characters; the limit is {MAX_RESPONSE}")
+        with self._locked():
+            current = self.get(request_id)
+            if current.status == "answered" and not force:
+                by = current.response.operator if current.response else "?"
+                raise UsageError(
+                    f"{request_id} was already answered by {by}; pass --force to replace the answer"
+                )
+            answer = {"operator": operator, "text": text, "answered_at": utc_now()}
+            append_jsonl(self.path, {"id": request_id, "status": "answered", "response": answer})
+        self._coord(current.wave).update(
+            request_id,
+            status="resolved",
+            detail=f"answer from {operator}: {text}"[:4000],
+            targets=[current.agent, PERSON],
+        )
+        return self.get(request_id)
+
+    def expire(self, request_id: str) -> FeedbackRequest:
+        """Mark a still-pending request expired (a timed-out ``--wait``); answers stay."""
+        with self._locked():
+            current = self.get(request_id)
+            if current.status != "pending":
+                return current
+            append_jsonl(self.path, {"id": request_id, "status": "expired"})
+        self._coord(current.wave).update(request_id, status="cancelled", detail="expired")
+        return self.get(request_id)
+
+    def wait(self, request_id: str, timeout: float | None, poll: float = 0.2) -> FeedbackRequest:
+        """Block until answered; on timeout expire it and raise FeedbackTimeout (exit 4)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: tuple[int, int] | None = None
+        while True:
+            try:
+                st = self.path.stat()
+                seen = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                seen = None
+            if seen != last:
+                last = seen
+                current = self.get(request_id)
+                if current.status != "pending":
+                    if current.status == "answered":
+                        return current
+                    raise FeedbackTimeout(f"{request_id} expired before an answer came")
+            if deadline is not None and time.monotonic() >= deadline:
+                expired = self.expire(request_id)
+                if expired.status == "answered":
+                    return expired
+                raise FeedbackTimeout(
+                    f"no answer to {request_id} within {timeout:g}s; the request is now expired"
+                )
+            time.sleep(poll)
+
+    def pending(self, wave: int | None = None) -> list[FeedbackRequest]:
+        return [
+            r
+            for r in self.requests().values()
+            if r.status == "pending" and (wave is None or r.wave == wave)
+        ]

@@ -1,0 +1,257 @@
+"""The coordination log: one append-only JSON-lines file per wave, the source of truth.
+
+A post appends one line with one ``write`` on an ``O_APPEND`` descriptor, so many agents posting
+at once lose nothing and never interleave. Lines with the same id merge (later fields win): an
+update is a new line, never a rewrite, and a launcher restart reads the same history.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..names import AGENT_ID_RE
+from ..state.events import utc_now
+from ..state.fsutil import append_jsonl, read_jsonl
+
+KINDS = (
+    "request",
+    "ack",
+    "claim",
+    "evidence",
+    "decision",
+    "blocker",
+    "handoff",
+    "clarification-request",
+    "human-feedback",
+    "guidance",
+)
+STATUSES = ("open", "acknowledged", "in_progress", "resolved", "closed", "cancelled")
+OPEN_STATUSES = ("open", "acknowledged", "in_progress")
+PRIORITIES = ("low", "normal", "high", "urgent")
+SOURCES = ("agent", "human", "launcher")
+# One post is one line: bounded so that a runaway agent cannot grow the log without limit.
+MAX_SUMMARY = 300
+MAX_DETAIL = 4000
+MAX_LIST = 50
+PERSON = "human"
+
+
+@dataclass(frozen=True)
+class CoordRecord:
+    """One item of the log as it stands after every update to its id has been merged."""
+
+    id: str
+    kind: str
+    wave: int
+    agent: str
+    summary: str
+    status: str = "open"
+    priority: str = "normal"
+    targets: tuple[str, ...] = ()
+    detail: str = ""
+    artifacts: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    created_at: str = ""
+    updated_at: str = ""
+    source: str = "agent"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("targets", "artifacts", "depends_on"):
+            data[key] = list(data[key])
+        return data
+
+
+def new_id() -> str:
+    """Short, random and unique enough for one lane: agents post from many processes at once."""
+    return "c-" + secrets.token_hex(4)
+
+
+def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise UsageError(f"invalid {name} {value!r}: choose one of {', '.join(allowed)}")
+    return value
+
+
+def _text(name: str, value: str, limit: int) -> str:
+    if len(value) > limit:
+        raise UsageError(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _ids(name: str, values: Iterable[str]) -> tuple[str, ...]:
+    out = tuple(values)
+    if len(out) > MAX_LIST:
+        raise UsageError(f"at most {MAX_LIST} {name} per post")
+    return out
+
+
+def normalize_target(target: str) -> str:
+    """``agent:ID`` or ``ID`` (or ``human``) to the bare id, refusing anything else."""
+    bare = target.removeprefix("agent:")
+    if bare != PERSON and not AGENT_ID_RE.fullmatch(bare):
+        raise UsageError(f"invalid target {target!r}: use agent:ID or ID (letters, digits, _ -)")
+    return bare
+
+
+def check_post(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a post from the command line; raises UsageError naming the valid set."""
+    out = dict(values)
+    if "kind" in out:
+        _choice("kind", out["kind"], KINDS)
+    if "status" in out:
+        _choice("status", out["status"], STATUSES)
+    if "priority" in out:
+        _choice("priority", out["priority"], PRIORITIES)
+    if "summary" in out:
+        out["summary"] = _text("summary", out["summary"].strip(), MAX_SUMMARY)
+        if not out["summary"]:
+            raise UsageError("summary is empty: say in one line what this is about")
+    if "detail" in out:
+        out["detail"] = _text("detail", out["detail"], MAX_DETAIL)
+    if "targets" in out:
+        out["targets"] = [normalize_target(t) for t in _ids("targets", out["targets"])]
+    for key in ("artifacts", "depends_on"):
+        if key in out:
+            out[key] = list(_ids(key, out[key]))
+    return out
+
+
+def _parse_line(line: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The fields of one stored line that are well formed; None when it has no usable id."""
+    rid = line.get("id")
+    if not isinstance(rid, str) or not rid or len(rid) > 64:
+        return None
+    out: dict[str, Any] = {"id": rid}
+    for key, allowed in (
+        ("kind", KINDS),
+        ("status", STATUSES),
+        ("priority", PRIORITIES),
+        ("source", SOURCES),
+    ):
+        value = line.get(key)
+        if isinstance(value, str) and value in allowed:
+            out[key] = value
+    for key, limit in (("summary", MAX_SUMMARY), ("detail", MAX_DETAIL), ("agent", 64)):
+        value = line.get(key)
+        if isinstance(value, str):
+            out[key] = value[:limit]
+    for key in ("created_at", "updated_at"):
+        value = line.get(key)
+        if isinstance(value, str) and len(value) <= 40:
+            out[key] = value
+    wave = line.get("wave")
+    if isinstance(wave, int) and not isinstance(wave, bool) and 0 < wave < 1_000_000:
+        out["wave"] = wave
+    for key in ("targets", "artifacts", "depends_on"):
+        value = line.get(key)
+        if isinstance(value, list):
+            out[key] = tuple(str(v)[:512] for v in value[:MAX_LIST] if isinstance(v, str))
+    return out
+
+
+class CoordLog:
+    """One wave's log file: append a post, read the merged items."""
+
+    def __init__(self, path: Path, wave: int) -> None:
+        self.path = path
+        self.wave = wave
+
+    def post(
+        self,
+        *,
+        kind: str,
+        summary: str,
+        agent: str,
+        source: str = "agent",
+        record_id: str | None = None,
+        **fields: Any,
+    ) -> str:
+        """Append a new item (or, with ``record_id`` of an existing one, an update); its id."""
+        values = check_post({"kind": kind, "summary": summary, **fields})
+        now = utc_now()
+        line = {
+            "id": record_id or new_id(),
+            "wave": self.wave,
+            "agent": agent,
+            "source": _choice("source", source, SOURCES),
+            "created_at": now,
+            "updated_at": now,
+            "status": "open",
+            "priority": "normal",
+            **values,
+        }
+        append_jsonl(self.path, line)
+        return str(line["id"])
+
+    def update(self, record_id: str, **fields: Any) -> CoordRecord:
+        """Append fields for an existing id (e.g. ``status=resolved``); refuses unknown ids."""
+        current = self.records().get(record_id)
+        if current is None:
+            raise UsageError(f"no coordination item {record_id!r} in wave {self.wave}")
+        values = check_post(fields)
+        append_jsonl(self.path, {"id": record_id, "updated_at": utc_now(), **values})
+        merged = {**current.to_json(), **values}
+        return _record(merged, self.wave) or current
+
+    def records(self) -> dict[str, CoordRecord]:
+        """Every item, merged by id, in order of first appearance."""
+        merged: dict[str, dict[str, Any]] = {}
+        for raw in read_jsonl(self.path):
+            line = _parse_line(raw)
+            if line is None:
+                continue
+            base = merged.setdefault(line["id"], {})
+            created = base.get("created_at")
+            base.update(line)
+            if created:
+                base["created_at"] = created
+        out: dict[str, CoordRecord] = {}
+        for rid, values in merged.items():
+            record = _record(values, self.wave)
+            if record is not None:
+                out[rid] = record
+        return out
+
+
+def _record(values: Mapping[str, Any], wave: int) -> CoordRecord | None:
+    """A record once its required fields are known; a line that only updates is not one."""
+    if not all(isinstance(values.get(k), str) for k in ("kind", "summary", "agent")):
+        return None
+
+    def text(key: str, default: str) -> str:
+        value = values.get(key, default)
+        return value if isinstance(value, str) else default
+
+    def ids(key: str) -> tuple[str, ...]:
+        value = values.get(key, ())
+        return (
+            tuple(v for v in value if isinstance(v, str)) if isinstance(value, list | tuple) else ()
+        )
+
+    number = values.get("wave", wave)
+    return CoordRecord(
+        id=str(values["id"]),
+        kind=values["kind"],
+        wave=number if isinstance(number, int) else wave,
+        agent=values["agent"],
+        summary=values["summary"],
+        status=text("status", "open"),
+        priority=text("priority", "normal"),
+        targets=ids("targets"),
+        detail=text("detail", ""),
+        artifacts=ids("artifacts"),
+        depends_on=ids("depends_on"),
+        created_at=text("created_at", ""),
+        updated_at=text("updated_at", ""),
+        source=text("source", "agent"),
+    )

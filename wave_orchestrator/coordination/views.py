@@ -1,0 +1,163 @@
+"""Projections of the coordination log: the board a person reads, the shared summary every
+agent is given, and one inbox per agent. Regenerated from the log, never edited.
+
+Every text here comes from agents, so it is stripped of control characters before it is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .log import PERSON, CoordRecord
+
+SUMMARY_LIMIT = 4000
+INBOX_LIMIT = 8000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """One line of agent text, safe for a terminal and for markdown list items."""
+    return _CONTROL.sub("", text).replace("\n", " ").strip()
+
+
+def guidance_addressed(item: CoordRecord, records: Iterable[CoordRecord]) -> bool:
+    """A person's guidance is addressed once the agent acks or resolves it."""
+    if not item.is_open:
+        return True
+    return any(
+        r.id != item.id and item.id in r.depends_on and (r.kind == "ack" or not r.is_open)
+        for r in records
+    )
+
+
+def _line(item: CoordRecord, *, with_time: bool = False) -> str:
+    to = f" -> {', '.join(item.targets)}" if item.targets else ""
+    when = f"{item.updated_at[11:19]} " if with_time and len(item.updated_at) >= 19 else ""
+    pri = f" ({item.priority})" if item.priority in ("high", "urgent") else ""
+    head = f"- {when}[{item.id}] {item.kind}{pri} {item.status}"
+    return f"{head} · {item.agent}{to}: {clean(item.summary)}"
+
+
+def _section(title: str, items: Sequence[CoordRecord], *, with_time: bool = False) -> list[str]:
+    lines = [f"## {title}", ""]
+    lines += [_line(i, with_time=with_time) for i in items] or ["(none)"]
+    return [*lines, ""]
+
+
+def newest_first(records: Iterable[CoordRecord]) -> list[CoordRecord]:
+    return sorted(records, key=lambda r: (r.updated_at, r.created_at), reverse=True)
+
+
+def open_blockers(records: Iterable[CoordRecord]) -> list[CoordRecord]:
+    return [r for r in newest_first(records) if r.kind == "blocker" and r.is_open]
+
+
+def open_requests(records: Iterable[CoordRecord]) -> list[CoordRecord]:
+    kinds = ("request", "clarification-request", "human-feedback", "handoff")
+    return [r for r in newest_first(records) if r.kind in kinds and r.is_open]
+
+
+def board(lane: str, wave: int, records: Mapping[str, CoordRecord], now: str) -> str:
+    """The wave's message board: what is open, what was decided, what happened."""
+    items = list(records.values())
+    guidance = [r for r in newest_first(items) if r.kind == "guidance"]
+    lines = [
+        f"# Coordination board: lane {lane}, wave {wave}",
+        "",
+        f"Updated {now}. Post with `wave coord post`; read your inbox with `wave coord inbox`.",
+        "",
+        *_section("Open blockers", open_blockers(items)),
+        *_section("Open requests and questions", open_requests(items)),
+        *_section("Decisions", [r for r in newest_first(items) if r.kind == "decision"]),
+        "## Guidance from people",
+        "",
+    ]
+    for g in guidance:
+        state = "addressed" if guidance_addressed(g, items) else "pending"
+        lines.append(
+            f"- [{g.id}] {state} -> {', '.join(g.targets) or 'everyone'}: {clean(g.summary)}"
+        )
+    if not guidance:
+        lines.append("(none)")
+    lines += ["", *_section("Activity (newest first)", newest_first(items), with_time=True)]
+    return "\n".join(lines)
+
+
+def _bounded(lines: list[str], limit: int) -> str:
+    """Whole lines up to ``limit`` characters, with a note of what was left out."""
+    out: list[str] = []
+    used = 0
+    for n, line in enumerate(lines):
+        if used + len(line) + 1 > limit - 80:
+            out.append(f"... {len(lines) - n} more line(s): see `wave coord show`")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+def shared_summary(records: Mapping[str, CoordRecord]) -> str:
+    """What every agent of the wave should know, at most 4000 characters; '' when nothing."""
+    items = list(records.values())
+    if not items:
+        return ""
+    decided = [r for r in newest_first(items) if r.kind == "decision"]
+    progress = [r for r in newest_first(items) if r.kind in ("evidence", "handoff", "claim")]
+    lines: list[str] = []
+    for title, chosen in (
+        ("Open blockers", open_blockers(items)),
+        ("Open requests", open_requests(items)),
+        ("Decisions", decided),
+        ("Progress", progress),
+    ):
+        if chosen:
+            lines += [f"{title}:", *(_line(r) for r in chosen)]
+    return _bounded(lines, SUMMARY_LIMIT)
+
+
+@dataclass(frozen=True)
+class InboxOwner:
+    """Whose inbox: an agent id and the paths it owns (items touching them reach it)."""
+
+    agent: str
+    owns: tuple[str, ...] = ()
+
+
+def _touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
+    owned = [o.rstrip("/") for o in owns if o]
+    return any(a == o or a.startswith(o + "/") for a in artifacts for o in owned)
+
+
+def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[CoordRecord]:
+    """Items targeted at the agent, its own open items, and items touching its owned paths."""
+    chosen = []
+    for r in newest_first(records.values()):
+        mine = r.agent == owner.agent
+        if (
+            owner.agent in r.targets
+            or (mine and r.is_open)
+            or (not mine and _touches(r.artifacts, owner.owns))
+        ):
+            chosen.append(r)
+    return chosen
+
+
+def inbox(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> str:
+    """The agent's inbox as text, at most 8000 characters, open items first."""
+    items = inbox_items(owner, records)
+    if not items:
+        return f"Inbox of {owner.agent}: empty."
+    ordered = [r for r in items if r.is_open] + [r for r in items if not r.is_open]
+    lines = [f"Inbox of {owner.agent} ({len(items)} item(s), open first):"]
+    for r in ordered:
+        lines.append(_line(r))
+        if r.detail:
+            lines.append("    " + clean(r.detail)[:600])
+        if r.kind == "guidance" and r.source == PERSON:
+            lines.append(
+                "    (from a person: when done, run "
+                f'`wave coord post --kind ack --depends-on {r.id} --summary "..."`)'
+            )
+    return _bounded(lines, INBOX_LIMIT)
