@@ -16,7 +16,8 @@ PACKAGE = ROOT / "wave_orchestrator"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "errors.py", "names.py"}
 ROOMS = {
-    "cli", "runtime", "metrics", "desk", "dashboard", "closure", "agents", "definitions", "state",
+    "cli", "runtime", "metrics", "desk", "dashboard", "coordination", "closure", "agents",
+    "definitions", "state",
 }  # fmt: skip
 
 
