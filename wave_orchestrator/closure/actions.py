@@ -1,0 +1,62 @@
+"""What to do about each failed gate: one line per status code, shown with every ``gate_failed``
+(event, ``wave status``, dashboard, ``--json``) and given to the retry. docs/markers.md shows the
+same table; tests/closure/test_actions.py keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import re
+
+READ_LOG = "the briefing asks for it: read the agent's log for why it did not print it"
+
+ACTIONS: dict[str, str] = {
+    "missing-deliverable": "check the agent's log; make the prompt name the file",
+    "missing-wave-proof": READ_LOG,
+    "wave-proof-gap": "read its detail=: it says what is missing",
+    "completion-gap": "the work is less finished than agreed; retry or lower the contract",
+    "durability-gap": "the work is less finished than agreed; retry or lower the contract",
+    "proof-level-gap": "the work is less finished than agreed; retry or lower the contract",
+    "missing-doc-delta": READ_LOG,
+    "doc-impact-gap": "the docs were not updated as agreed",
+    "open-blocker": "resolve the blocker (wave coord resolve ID) or answer it; the retry reruns "
+    "the agents it names",
+    "missing-wave-eval": READ_LOG,
+    "cont-eval-needs-more-work": "read its detail and log",
+    "cont-eval-blocked": "read its detail and log",
+    "cont-eval-regressions": "fix the regressions",
+    "cont-eval-count-mismatch": "the evaluator miscounted: tighten its prompt",
+    "missing-wave-security": READ_LOG,
+    "missing-security-report": "its first owned file must be the report",
+    "invalid-security-clear-state": "the reviewer contradicts itself: use concerns",
+    "security-blocked": "read the report and fix the findings",
+    "missing-wave-integration": READ_LOG,
+    "integration-needs-more-work": "read its detail; the retry reruns integration and later stages",
+    "missing-doc-closure": READ_LOG,
+    "doc-closure-open": "finish the docs",
+    "missing-wave-gate": READ_LOG,
+    "missing-cont-qa-verdict": READ_LOG,
+    "cont-qa-concerns": "read the QA report",
+    "cont-qa-blocked": "read the QA report",
+    "missing-cont-qa-report": "its first owned file must be the report",
+}
+PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"gate-[a-z]+-(concerns|blocked)"), "read the QA report for that dimension"),
+    (
+        re.compile(r"invalid-[a-z-]+-marker"),
+        "the detail shows the line and why; fix the prompt's example",
+    ),
+    (re.compile(r"agent-[a-z-]+"), "see its log (wave logs --lane L ID)"),
+)
+FALLBACK = "read the gate's detail and the agent's log (wave logs --lane L ID)"
+
+
+def action_for(code: str | None) -> str:
+    """The one line a person (or the retry) should act on for this gate status code."""
+    if code is None:
+        return FALLBACK
+    if code in ACTIONS:
+        return ACTIONS[code]
+    for pattern, action in PATTERNS:
+        if pattern.fullmatch(code):
+            return action
+    return FALLBACK
