@@ -1,0 +1,214 @@
+"""The launcher's side of coordination: keeps a wave's board, shared summary and inboxes current
+from its coordination log, and notices questions for a person.
+
+It costs two ``stat`` calls per check while nothing changes; the projections are regenerated
+only when the log or the feedback file grew. Projection writes are best effort: a board that
+cannot be written never stops a wave.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..coordination.feedback import FeedbackRequest, FeedbackStore
+from ..coordination.log import CoordLog, CoordRecord
+from ..coordination.views import (
+    InboxOwner,
+    board,
+    clean,
+    inbox,
+    inbox_items,
+    open_blockers,
+    open_requests,
+    shared_summary,
+)
+from ..state.events import EventLog, utc_now
+from ..state.fsutil import write_atomic, write_json_atomic
+from ..state.layout import StateLayout
+
+NOTIFY_TIMEOUT_SECONDS = 30
+BLOCKING_PRIORITIES = ("high", "urgent")
+
+
+class Coordinator:
+    """One lane's coordination while its launcher runs; ``begin`` switches to a new wave."""
+
+    def __init__(
+        self,
+        layout: StateLayout,
+        events: EventLog,
+        log: Any,
+        *,
+        notify: Sequence[str] = (),
+        echo: Callable[[str], None] = print,
+    ) -> None:
+        self.layout = layout
+        self.lane = layout.lane
+        self.events = events
+        self.log = log
+        self.notify = tuple(notify)
+        self.echo = echo
+        self.feedback = FeedbackStore(layout.feedback, layout.lane, layout.coordination_log)
+        self.wave = 0
+        self.owners: dict[str, tuple[str, ...]] = {}
+        self.records: dict[str, CoordRecord] = {}
+        self.requests: dict[str, FeedbackRequest] = {}
+        self._seen: tuple[object, object] | None = None
+
+    # -- the wave -----------------------------------------------------------------------
+    def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
+        """Start following ``wave``: record who owns what (inboxes need it), draw the board."""
+        self.wave = wave
+        self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
+        self._seen = None
+        try:
+            write_json_atomic(
+                self.layout.owners(wave), {a: list(p) for a, p in self.owners.items()}
+            )
+        except OSError as exc:
+            self.log.warning("coordination: cannot record owned paths", error=str(exc))
+        self.requests = self.feedback.requests()  # questions asked before this launcher started
+        self.tick()
+
+    @property
+    def coord_log(self) -> CoordLog:
+        return CoordLog(self.layout.coordination_log(self.wave), self.wave)
+
+    def _stamp(self) -> tuple[object, object]:
+        def one(path: Any) -> object:
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+        return one(self.layout.coordination_log(self.wave)), one(self.layout.feedback)
+
+    def tick(self) -> bool:
+        """Regenerate the projections and announce questions if anything was posted; cheap
+        otherwise. True when something changed (the dashboard should be redrawn)."""
+        if not self.wave:
+            return False
+        stamp = self._stamp()
+        if stamp == self._seen:
+            return False
+        self._seen = stamp
+        self.records = self.coord_log.records()
+        self._follow_feedback()
+        self._write_projections()
+        return True
+
+    # -- questions to a person ----------------------------------------------------------
+    def _follow_feedback(self) -> None:
+        current = self.feedback.requests()
+        for rid, request in current.items():
+            before = self.requests.get(rid)
+            if request.wave != self.wave:
+                continue
+            if before is None and request.status == "pending":
+                self._announce(request)
+            elif before is not None and before.status == "pending" and request.status == "answered":
+                operator = request.response.operator if request.response else None
+                self.events.emit(
+                    "human_feedback_answered", self.wave, request.agent, id=rid, operator=operator
+                )
+                self.log.info(f"question {rid} of {request.agent} answered", agent=request.agent)
+        self.requests = current
+
+    def _announce(self, request: FeedbackRequest) -> None:
+        self.events.emit(
+            "human_feedback_requested",
+            self.wave,
+            request.agent,
+            id=request.id,
+            question=request.question[:300],
+        )
+        self.echo(
+            f"wave: {request.agent} asks: {clean(request.question)[:200]}\n"
+            f"      answer with: wave feedback respond {request.id} --lane {self.lane} "
+            "--response '...'"
+        )
+        if self.notify:
+            payload = json.dumps(request.to_json(), ensure_ascii=False)
+            threading.Thread(target=self._run_notify, args=(payload,), daemon=True).start()
+
+    def _run_notify(self, payload: str) -> None:
+        """The lane's ``notify.command`` with the request on stdin; a failure is only logged."""
+        try:
+            done = subprocess.run(
+                self.notify,
+                input=payload,
+                text=True,
+                capture_output=True,
+                timeout=NOTIFY_TIMEOUT_SECONDS,
+                check=False,
+            )
+            if done.returncode != 0:
+                self.log.warning("notify command failed", code=done.returncode)
+        except (OSError, subprocess.SubprocessError) as exc:
+            self.log.warning("notify command failed", error=str(exc))
+
+    def waiting_human(self) -> frozenset[str]:
+        """Agents of this wave with a question nobody has answered yet."""
+        return frozenset(
+            r.agent for r in self.requests.values() if r.wave == self.wave and r.status == "pending"
+        )
+
+    def pending(self) -> list[FeedbackRequest]:
+        return [r for r in self.requests.values() if r.wave == self.wave and r.status == "pending"]
+
+    # -- what agents and gates read -------------------------------------------------------
+    def blocking(self) -> list[CoordRecord]:
+        """Open blockers of priority high or urgent: they fail the implementation gate."""
+        self.tick()
+        return [
+            b for b in open_blockers(self.records.values()) if b.priority in BLOCKING_PRIORITIES
+        ]
+
+    def open_items(self) -> dict[str, Any]:
+        """What the dashboard shows: open blockers and requests, and where the board is."""
+        items = self.records.values()
+        return {
+            "board": str(self.layout.board(self.wave)),
+            "blockers": [_brief(r) for r in open_blockers(items)][:10],
+            "requests": [_brief(r) for r in open_requests(items)][:10],
+        }
+
+    def prompt_context(self, agent_id: str) -> str:
+        """The agent's inbox and the shared summary, for a prompt; '' when there is nothing."""
+        self.tick()
+        owner = InboxOwner(agent_id, self.owners.get(agent_id, ()))
+        parts = []
+        if inbox_items(owner, self.records):
+            parts.append(inbox(owner, self.records))
+        summary = shared_summary(self.records)
+        if summary:
+            parts.append("Shared summary of the wave:\n" + summary)
+        return "\n\n".join(parts)
+
+    def _write_projections(self) -> None:
+        try:
+            write_atomic(
+                self.layout.board(self.wave),
+                board(self.lane, self.wave, self.records, utc_now()) + "\n",
+            )
+            write_atomic(self.layout.shared_summary(self.wave), shared_summary(self.records) + "\n")
+            for agent, owns in self.owners.items():
+                text = inbox(InboxOwner(agent, owns), self.records)
+                write_atomic(self.layout.inbox(self.wave, agent), text + "\n")
+        except OSError as exc:
+            self.log.warning("coordination: cannot write the board", error=str(exc))
+
+
+def _brief(record: CoordRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "kind": record.kind,
+        "agent": record.agent,
+        "priority": record.priority,
+        "summary": clean(record.summary)[:120],
+    }
