@@ -1,5 +1,6 @@
 """What each agent reads on stdin: standing role prompt, harness preamble, why it runs again
-(on a retry), its gate's instructions (closure agents), the wave so far, then its own task."""
+(on a retry), its gate's instructions (closure agents), the wave so far, messages from the
+coordination log (inbox, guidance, shared summary), then its own task."""
 
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
         "As you move between phases, print `[wave-phase] coding` "
         "(or validating, deploying, finalizing) on a line of its own."
     )
+    lines += [
+        "Talk to the other agents of this wave (and to people) through the coordination log:",
+        "  wave coord inbox        (items addressed to you, guidance from people; read it often)",
+        "  wave coord post --kind request --target agent:ID --summary '...'   (ask an agent)",
+        "  wave coord post --kind ack --depends-on ITEM --summary '...'       (acknowledge/answer)",
+        "  wave coord post --kind blocker --priority high --summary '...'    (you are stuck)",
+        "  wave coord resolve ITEM --note '...'      (an item is done)",
+        "  wave feedback ask --question '...' --wait   (ask a person; prints the answer)",
+    ]
     if lane.shared_files or wave.shared:
         lines += [
             "Other agents of this wave may edit the same files. Claim a file before you edit it,",
@@ -81,6 +91,7 @@ def compose_prompt(
     attempt: int,
     briefing: str = "",
     retry_context: str = "",
+    coordination: str = "",
 ) -> str:
     parts = []
     standing = lane.role_prompts.get(agent.role)
@@ -93,5 +104,7 @@ def compose_prompt(
         parts.append(closure_instructions(agent))
     if briefing:
         parts.append(briefing)
+    if coordination:
+        parts.append("## messages from the wave\n" + coordination.rstrip("\n") + "\n")
     parts.append("## task\n" + agent.prompt)
     return "\n".join(parts)

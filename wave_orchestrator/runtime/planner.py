@@ -101,6 +101,7 @@ class AgentLaunch:
     env_file: Path | None = None  # the launcher's environment (none in a dry run)
     bin_dir: Path | None = None  # the private bin folder first on the agent's PATH
     retry_context: str = ""  # on a retry: why this agent runs again
+    coordination: str = ""  # at launch: the agent's inbox and the wave's shared summary
 
     @property
     def model(self) -> str | None:
@@ -198,6 +199,7 @@ def materialize(launch: AgentLaunch) -> None:
         launch.attempt,
         launch.briefing,
         launch.retry_context,
+        launch.coordination,
     )
     launch.paths.dir.mkdir(parents=True, exist_ok=True)
     if launch.bin_dir is not None:
