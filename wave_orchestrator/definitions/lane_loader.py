@@ -36,7 +36,12 @@ LANE_KEYS = (
     "role_prompts",
     "executors",
     "profiles",
+    "notify",
+    "feedback",
 )
+NOTIFY_KEYS = ("command",)
+FEEDBACK_KEYS = ("timeout_minutes",)
+MAX_FEEDBACK_MINUTES = 7 * 24 * 60
 DEFAULTS_KEYS = (
     "executor",
     "timeout_minutes",
@@ -90,6 +95,8 @@ class LaneLoader:
             defaults = LaneDefaults(**{**defaults.__dict__, "executor": self.default_executor})
         profiles = check_profiles(ck, raw.get("profiles"), defaults.executor)
         state_dir = self._state_dir(ck, raw.get("state_dir"))
+        notify = self._notify(ck, raw.get("notify"))
+        feedback_minutes = self._feedback_minutes(ck, raw.get("feedback"))
         waves = self._waves(ck, defaults, required, shared_files, lane_settings, profiles)
         if self.problems:
             raise LaneInvalid(self.problems)
@@ -104,7 +111,31 @@ class LaneLoader:
             required_roles=tuple(required),
             role_prompts=role_prompts,
             waves=tuple(waves),
+            notify_command=tuple(notify),
+            feedback_timeout_minutes=feedback_minutes,
         )
+
+    def _notify(self, ck: Checker, value: Any) -> list[str]:
+        """``notify.command``: argv run with each question for a person as JSON on stdin."""
+        raw = ck.mapping(value, ("notify",), NOTIFY_KEYS) or {}
+        command = ck.string_list(raw.get("command"), ("notify", "command")) or []
+        if "command" in raw and not command:
+            ck.error(
+                ("notify", "command"), "is empty", "a command line as a list, e.g. [notify-send]"
+            )
+        return command
+
+    def _feedback_minutes(self, ck: Checker, value: Any) -> float:
+        """How long a wave with nothing else to wait for waits on a question (then: blocked)."""
+        raw = ck.mapping(value, ("feedback",), FEEDBACK_KEYS) or {}
+        if "timeout_minutes" not in raw:
+            return LaneDef.feedback_timeout_minutes
+        path: FieldPath = ("feedback", "timeout_minutes")
+        got = ck.number(raw["timeout_minutes"], path, positive=True)
+        if got is not None and got > MAX_FEEDBACK_MINUTES:
+            ck.error(path, f"must be at most {MAX_FEEDBACK_MINUTES} (a week), got {got}")
+            return LaneDef.feedback_timeout_minutes
+        return LaneDef.feedback_timeout_minutes if got is None else got
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:
         text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")

@@ -163,6 +163,8 @@ class LaneDef:
     required_roles: tuple[str, ...] = ()
     role_prompts: Mapping[str, str] = field(default_factory=dict)
     waves: tuple[WaveDef, ...] = ()
+    notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
+    feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:
