@@ -12,7 +12,7 @@ wave: 1
 agents:
   - id: A1
     prompt: p
-    executor: {local: {command: [true]}}
+    executor: {local: {command: ["true"]}}
 """
 
 
