@@ -1,0 +1,216 @@
+"""End to end in real tmux: agents that post, read their inboxes, ask a person, get steered,
+and a blocker that fails the implementation gate (issue: agents that talk)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+from helpers import Repo, local_lane, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def _agent(agent_id: str, command: str, **extra: Any) -> str:
+    fields = {"id": agent_id, "prompt": f"task of {agent_id}", "owns": [f"{agent_id}.txt"]}
+    fields.update(extra)
+    fields["executor"] = {"local": {"command": command}}
+    return "  - " + json.dumps(fields) + "\n"
+
+
+def _wave(*agents: str) -> str:
+    return "agents:\n" + "".join(agents)
+
+
+def _status_agent(repo: Repo, agent: str) -> dict[str, Any] | None:
+    done = repo.wave("status", "--lane", "main", "--json")
+    if done.returncode != 0:
+        return None
+    for wave in json.loads(done.stdout).get("waves", []):
+        for a in wave.get("agents", []):
+            if a.get("id") == agent:
+                return dict(a)
+    return None
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 90) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def test_a_request_reaches_the_dependent_agent_which_acks_it(tmux_repo: Repo) -> None:
+    post = (
+        "wave coord post --kind request --target agent:B --summary 'expose GET /items' "
+        "--artifact B.txt > A-id.txt"
+    )
+    answer = (
+        "wave coord inbox > B-inbox.txt && "
+        'wave coord post --kind ack --depends-on "$(cat A-id.txt)" --summary "on it, B here"'
+    )
+    tmux_repo.lane(
+        "main", local_lane(), {1: _wave(_agent("A", post), _agent("B", answer, depends_on=["A"]))}
+    )
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    rid = (tmux_repo.root / "A-id.txt").read_text().strip()
+    prompt = (tmux_repo.agent_dir("main", 1, "B") / "prompt.md").read_text()
+    assert "## messages from the wave" in prompt and f"[{rid}] request" in prompt
+    assert "expose GET /items" in (tmux_repo.root / "B-inbox.txt").read_text()
+    assert "wave coord inbox" in (tmux_repo.agent_dir("main", 1, "A") / "prompt.md").read_text()
+    board = (tmux_repo.state("main") / "coordination" / "wave-1.board.md").read_text()
+    activity = board.split("## Activity")[1]
+    assert f"[{rid}] request" in activity and "on it, B here" in activity
+    shown = json.loads(
+        tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
+    )
+    assert [r["kind"] for r in shown] == ["ack", "request"]  # newest first
+    assert shown[0]["depends_on"] == [rid] and shown[0]["agent"] == "B"
+
+
+def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> None:
+    ask = (
+        "ans=$(wave feedback ask --question 'keep the v1 endpoint?' --wait --timeout-seconds 80)"
+        ' && echo "answer: $ans" > Q-answer.txt'
+    )
+    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("Q", ask))})
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        pending = wait_for(
+            lambda: json.loads(
+                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
+                or "[]"
+            ),
+            seconds=40,
+            what="a pending question",
+        )
+        (request,) = pending
+        assert (request["agent"], request["question"]) == ("Q", "keep the v1 endpoint?")
+        wait_for(
+            lambda: (_status_agent(tmux_repo, "Q") or {}).get("state") == "waiting-human",
+            seconds=20,
+            what="Q shown as waiting-human",
+        )
+        done = tmux_repo.wave(
+            "feedback",
+            "respond",
+            request["id"],
+            "--lane",
+            "main",
+            "--response",
+            "keep it",
+            "--operator",
+            "ana",
+        )
+        assert done.returncode == 0, done.stderr
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err
+    assert "wave feedback respond " + request["id"] in err  # the hint on the launcher's terminal
+    assert (tmux_repo.root / "Q-answer.txt").read_text() == "answer: keep it\n"
+    events = [e["event"] for e in tmux_repo.events("main")]
+    asked = events.index("human_feedback_requested")
+    assert events.index("human_feedback_answered") > asked
+    again = tmux_repo.wave(
+        "feedback", "respond", request["id"], "--lane", "main", "--response", "no"
+    )
+    assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_a_pending_question_holds_the_retry_and_a_timeout_ends_the_wave_blocked(
+    tmux_repo: Repo,
+) -> None:
+    ask = "wave feedback ask --question 'which database?' > asked.txt; exit 1"
+    lane = local_lane(retries=1) + "feedback: {timeout_minutes: 0.03}\n"
+    tmux_repo.lane("main", lane, {1: _wave(_agent("A", ask))})
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 4, result.stderr
+    assert "question" in result.stderr and "which database?" in result.stderr
+    launched = [e for e in tmux_repo.events("main") if e["event"] == "agent_launched"]
+    assert [e["attempt"] for e in launched] == [1]  # the retry never started
+    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "blocked"
+
+
+def test_an_answer_to_a_pending_question_lets_the_retry_run_with_it(tmux_repo: Repo) -> None:
+    ask = (
+        '[ "$WAVE_ATTEMPT" = 2 ] && { cp "$WAVE_PROMPT_FILE" retry-prompt.md; exit 0; }; '
+        "wave feedback ask --question 'which database?'; exit 1"
+    )
+    lane = local_lane(retries=1) + "feedback: {timeout_minutes: 2}\n"
+    tmux_repo.lane("main", lane, {1: _wave(_agent("A", ask))})
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        pending = wait_for(
+            lambda: json.loads(
+                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
+                or "[]"
+            ),
+            seconds=40,
+            what="a pending question",
+        )
+        wait_for(
+            lambda: tmux_repo.agent_dir("main", 1, "A").joinpath("status.json").exists(),
+            what="attempt 1 finished",
+        )
+        tmux_repo.wave(
+            "feedback", "respond", pending[0]["id"], "--lane", "main", "--response", "use SQLite"
+        )
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err
+    assert "use SQLite" in (tmux_repo.root / "retry-prompt.md").read_text()
+
+
+def test_a_comment_reaches_a_running_agents_inbox(tmux_repo: Repo) -> None:
+    loop = (
+        "touch started; for i in $(seq 600); do "
+        "wave coord inbox | grep -q 'use lib/page.py' && exit 0; sleep 0.1; done; exit 1"
+    )
+    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", loop))})
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: (tmux_repo.root / "started").exists(), seconds=40, what="A started")
+        done = tmux_repo.wave(
+            "comment", "--lane", "main", "--agent", "A", "--text", "use lib/page.py"
+        )
+        assert done.returncode == 0, done.stderr
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err
+    board = (tmux_repo.state("main") / "coordination" / "wave-1.board.md").read_text()
+    assert "pending -> A: use lib/page.py" in board.split("## Guidance from people")[1]
+
+
+def test_fifty_posts_from_ten_running_agents_lose_nothing(tmux_repo: Repo) -> None:
+    burst = (
+        "for i in 1 2 3 4 5; do "
+        'wave coord post --kind evidence --summary "$WAVE_AGENT_ID post $i" & done; wait'
+    )
+    agents = [_agent(f"A{n}", burst) for n in range(10)]
+    tmux_repo.lane("main", local_lane(), {1: _wave(*agents)})
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=240)
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(
+        tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
+    )
+    got = sorted(r["summary"] for r in shown)
+    assert got == sorted(f"A{n} post {i}" for n in range(10) for i in range(1, 6))
+
+
+def test_an_open_high_blocker_fails_the_implementation_gate(tmux_repo: Repo) -> None:
+    block = "wave coord post --kind blocker --priority high --summary 'schema undecided' > id.txt"
+    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", block))})
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    rid = (tmux_repo.root / "id.txt").read_text().strip()
+    (failed,) = [e for e in tmux_repo.events("main") if e["event"] == "gate_failed"]
+    assert failed["status"] == "open-blocker" and rid in failed["detail"]
+    assert "wave coord resolve" in failed["action"]
+    assert "open-blocker" in result.stderr and rid in result.stderr
