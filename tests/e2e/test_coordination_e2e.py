@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -131,7 +132,40 @@ def test_a_pending_question_holds_the_retry_and_a_timeout_ends_the_wave_blocked(
     assert "question" in result.stderr and "which database?" in result.stderr
     launched = [e for e in tmux_repo.events("main") if e["event"] == "agent_launched"]
     assert [e["attempt"] for e in launched] == [1]  # the retry never started
-    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "blocked"
+    wave = tmux_repo.run_state("main")["waves"]["1"]
+    assert wave["state"] == "failed" and wave["reason"].startswith("blocked: question")
+
+
+def test_a_person_answering_late_does_not_run_out_the_agents_budget(tmux_repo: Repo) -> None:
+    ask = "wave feedback ask --question 'go on?' --wait --timeout-seconds 60 && touch went-on"
+    lane = local_lane().replace("timeout_minutes: 1", "timeout_minutes: 0.05")  # a 3 s budget
+    tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        pending = wait_for(
+            lambda: json.loads(
+                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
+                or "[]"
+            ),
+            seconds=40,
+            what="a pending question",
+        )
+        wait_for(
+            lambda: (_status_agent(tmux_repo, "Q") or {}).get("state") == "waiting-human",
+            seconds=20,
+            what="Q shown as waiting-human",
+        )
+        time.sleep(4)  # longer than the whole budget: the clock must be paused meanwhile
+        assert launch.poll() is None
+        tmux_repo.wave(
+            "feedback", "respond", pending[0]["id"], "--lane", "main", "--response", "yes"
+        )
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err
+    assert (tmux_repo.root / "went-on").exists()
 
 
 def test_an_answer_to_a_pending_question_lets_the_retry_run_with_it(tmux_repo: Repo) -> None:

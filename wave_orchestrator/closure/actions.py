@@ -6,6 +6,11 @@ same table; tests/closure/test_actions.py keeps the two in step.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..definitions.model import is_closure_role
+from .gates import AgentResult, GateResult
 
 READ_LOG = "the briefing asks for it: read the agent's log for why it did not print it"
 
@@ -60,3 +65,23 @@ def action_for(code: str | None) -> str:
         if pattern.fullmatch(code):
             return action
     return FALLBACK
+
+
+def failure_summary(
+    gate: GateResult, results: Sequence[AgentResult], logs: Mapping[str, Path]
+) -> dict[str, str | None]:
+    """What every view of a failed gate shows: code, detail, the action line, and where to read
+    more (the named agent's report, if it is a closure agent, and its log)."""
+    first = gate.failures[0] if gate.failures else None
+    agent = first.agent if first else None
+    result = next((r for r in results if r.agent.id == agent), None)
+    report = result.report_file if result and is_closure_role(result.agent.role) else None
+    return {
+        "stage": gate.stage,
+        "status": gate.code,
+        "detail": gate.detail,
+        "action": action_for(gate.code),
+        "agent": agent,
+        "report": str(report) if report else None,
+        "log": str(logs[agent]) if agent is not None and agent in logs else None,
+    }

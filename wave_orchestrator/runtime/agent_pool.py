@@ -8,8 +8,8 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from ..agents.usage import CliRetryFollower
 from ..errors import TmuxError
@@ -28,6 +28,28 @@ SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon afte
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
+TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
+
+
+class Messages(Protocol):
+    """The coordination layer as the pool sees it (runtime/coordinator.py implements it)."""
+
+    def tick(self) -> bool: ...
+
+    def waiting_human(self) -> frozenset[str]: ...
+
+    def prompt_context(self, agent_id: str) -> str: ...
+
+
+class NoMessages:
+    def tick(self) -> bool:
+        return False
+
+    def waiting_human(self) -> frozenset[str]:
+        return frozenset()
+
+    def prompt_context(self, agent_id: str) -> str:
+        return ""
 
 
 @dataclass
@@ -48,6 +70,8 @@ class AgentRun:
     seen_backoff_try: int = 0
     executors: list[str] = field(default_factory=list)
     backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
+    paused_at: float | None = None  # monotonic time it began waiting on a person
+    resumed_wall: float = 0.0  # when it last stopped waiting on a person (the stall clock)
     cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
 
     def __post_init__(self) -> None:
@@ -59,7 +83,11 @@ class AgentRun:
 
     @property
     def active(self) -> bool:
-        return self.state in (AgentState.RUNNING, AgentState.RATE_LIMITED)
+        return self.state in (
+            AgentState.RUNNING,
+            AgentState.RATE_LIMITED,
+            AgentState.WAITING_HUMAN,
+        )
 
     def to(self, state: AgentState) -> None:
         check_transition(self.state, state)
@@ -101,6 +129,7 @@ class AgentPool:
         keep_sessions: bool = False,
         max_running: int = 500,
         on_finish: Callable[[AgentRun], None] = lambda run: None,
+        coordinator: Messages | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -115,6 +144,7 @@ class AgentPool:
         self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.max_running = max_running
         self.on_finish = on_finish
+        self.talk: Messages = coordinator or NoMessages()
         self.reaping = Reaper(tmux, keep_sessions)  # agents being stopped
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
@@ -129,7 +159,7 @@ class AgentPool:
         watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         if not watcher.start():
             self.log.warning("file events unavailable (inotify limit?): polling only")
-        next_poll = next_live = next_refresh = time.monotonic()
+        next_poll = next_live = next_refresh = next_talk = time.monotonic()
         try:
             while any(not r.state.terminal for r in self.runs) or self.reaping:
                 if self.stop.is_set():
@@ -145,6 +175,10 @@ class AgentPool:
                 if now >= next_live:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
+                if now >= next_talk:
+                    if self.talk.tick():
+                        self._follow_questions(now)
+                    next_talk = now + TALK_SECONDS
                 self._check_deadlines(now)
                 self.reaping.reap(now)
                 if now >= next_refresh or (
@@ -152,13 +186,28 @@ class AgentPool:
                 ):
                     self._changed()
                     next_refresh = now + REFRESH_SECONDS
-                wake = min([next_poll, next_live, *self._timers()])
+                wake = min([next_poll, next_live, next_talk, *self._timers()])
                 got = watcher.get(min(1.0, wake - time.monotonic()))
                 if got is not None:
                     self._on_file(*got)
         finally:
             watcher.stop()
         self.log.debug("pool finished", wave=wave)
+
+    def _follow_questions(self, now: float) -> None:
+        """An agent with a question to a person waits on them: its budget and stall clocks are
+        paused, and start again (the budget extended by the wait) once the answer came."""
+        waiting = self.talk.waiting_human()
+        for run in self.runs:
+            if run.active and run.id in waiting and run.state is not AgentState.WAITING_HUMAN:
+                run.to(AgentState.WAITING_HUMAN)
+                run.paused_at = now
+            elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
+                run.to(AgentState.RUNNING)
+                if run.deadline is not None and run.paused_at is not None:
+                    run.deadline += now - run.paused_at
+                run.paused_at, run.resumed_wall = None, time.time()
+        self._changed()
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
@@ -232,7 +281,8 @@ class AgentPool:
         return sum(1 for r in self.runs if r.active) + len(self.reaping) >= self.max_running
 
     def _launch(self, run: AgentRun) -> None:
-        launch = run.launch
+        # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
+        launch = run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
         run.to(AgentState.LAUNCHING)
         try:
             materialize(launch)
@@ -303,7 +353,7 @@ class AgentPool:
         """Rate-limited while the wrapper or the CLI waits on a rate limit, else running."""
         waiting = run.backing_off or (run.cli.current is not None and run.cli.current.rate_limit)
         target = AgentState.RATE_LIMITED if waiting else AgentState.RUNNING
-        if not run.active or run.state is target:
+        if not run.active or run.state in (target, AgentState.WAITING_HUMAN):
             return False
         run.to(target)
         return True
@@ -353,7 +403,7 @@ class AgentPool:
                 continue
             self._check_backoff(run)
             self._check_cli_retry(run)
-            if self.stall > 0:
+            if self.stall > 0 and run.state is not AgentState.WAITING_HUMAN:
                 self._check_stall(run)
 
     def _check_stall(self, run: AgentRun) -> None:
@@ -367,7 +417,7 @@ class AgentPool:
             last = max(last, float(info.get("until_ms", 0)) / 1000)
         except (OSError, ValueError, AttributeError):
             pass
-        last = max(last, run.cli.wait_until)  # claude's announced wait before its next retry
+        last = max(last, run.cli.wait_until, run.resumed_wall)  # claude's wait; a person's answer
         if time.time() - last >= self.stall:
             self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")
 
@@ -406,6 +456,7 @@ class AgentPool:
         for run in self.runs:
             if (
                 run.active
+                and run.state is not AgentState.WAITING_HUMAN
                 and run.deadline is not None
                 and now >= run.deadline
                 and not self._check_status(run)

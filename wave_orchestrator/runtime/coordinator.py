@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..closure.gates import AgentResult, GateResult, judge_implementation
 from ..coordination.feedback import FeedbackRequest, FeedbackStore
 from ..coordination.log import CoordLog, CoordRecord
 from ..coordination.views import (
@@ -26,6 +28,7 @@ from ..coordination.views import (
     open_requests,
     shared_summary,
 )
+from ..definitions.model import AgentDef
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import write_atomic, write_json_atomic
 from ..state.layout import StateLayout
@@ -168,6 +171,55 @@ class Coordinator:
         return [
             b for b in open_blockers(self.records.values()) if b.priority in BLOCKING_PRIORITIES
         ]
+
+    def judge_implementation(
+        self, agents: Sequence[AgentDef], results: Sequence[AgentResult]
+    ) -> GateResult:
+        """The implementation gate, then ``open-blocker`` for each open high/urgent blocker,
+        naming the agent that posted it (or the one it targets) so a retry reruns it."""
+        gate = judge_implementation(results)
+        self.add_blockers(gate, [a.id for a in agents])
+        return gate
+
+    def add_blockers(self, gate: GateResult, agents: Sequence[str]) -> None:
+        for b in self.blocking():
+            named = (
+                b.agent if b.agent in agents else next((t for t in b.targets if t in agents), None)
+            )
+            gate.fail(
+                "open-blocker", f"{b.id} ({b.priority}, from {b.agent}): {clean(b.summary)}", named
+            )
+
+    def wait_for_answers(
+        self, stop: threading.Event, timeout_seconds: float
+    ) -> FeedbackRequest | None:
+        """Hold a retry while a question of this wave is pending: None once every question is
+        answered (or the launcher is stopped), else the question left unanswered at the timeout."""
+        deadline = time.monotonic() + timeout_seconds
+        while not stop.is_set():
+            self.tick()
+            pending = self.pending()
+            if not pending:
+                return None
+            if time.monotonic() >= deadline:
+                return pending[0]
+            stop.wait(0.2)
+        return None
+
+    def hold_retry(self, stop: threading.Event, minutes: float) -> str:
+        """Wait while a question of this wave is pending; '' once answered, else why the wave is
+        blocked (no answer within ``feedback.timeout_minutes``)."""
+        self.tick()  # a question asked just before the agent exited
+        if not self.pending():
+            return ""
+        self.log.info("the retry waits for an answer", questions=len(self.pending()))
+        left = self.wait_for_answers(stop, minutes * 60)
+        if left is None:
+            return ""
+        return (
+            f"blocked: question {left.id} from {left.agent} ({clean(left.question)[:200]}) "
+            f"got no answer within {minutes:g} minute(s)"
+        )
 
     def open_items(self) -> dict[str, Any]:
         """What the dashboard shows: open blockers and requests, and where the board is."""

@@ -24,6 +24,7 @@ from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, soc
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
 from ..state.run_state import RunState
+from .coordinator import Coordinator
 from .lock import LaneLock
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
@@ -141,6 +142,7 @@ class Launcher:
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None
         self.first_wave: WaveDef | None = None
+        self.coordinator: Coordinator | None = None
 
     def check_executors(self, waves: list[WaveDef]) -> None:
         missing = missing_programs(
@@ -276,6 +278,8 @@ class Launcher:
 
     def failure_text(self, outcome: WaveOutcome) -> str:
         blocked = " (blocked: nothing safe to retry)" if outcome.blocked else ""
+        if outcome.note:
+            blocked = f" ({outcome.note})"
         lines = [f"wave {outcome.wave} failed after {outcome.attempts} attempt(s){blocked}:"]
         if outcome.gate is not None:
             for f in outcome.gate.failures:
@@ -296,6 +300,18 @@ class Launcher:
             lines.append(f"  - {run.id}: {run.state.outcome}{detail}{code}, log: {shown}")
         return "\n".join(lines)
 
+    def _coordinator(self) -> Coordinator:
+        """One per launcher: it follows the running wave's coordination log and questions."""
+        if self.coordinator is None:
+            self.coordinator = Coordinator(
+                self.layout,
+                self.events,
+                self.log,
+                notify=self.lane.notify_command,
+                echo=lambda text: print(text, file=sys.stderr, flush=True),
+            )
+        return self.coordinator
+
     def run_wave(self, wave: WaveDef, run_state: RunState) -> WaveOutcome:
         assert self.tmux is not None
         ctx = WaveContext(
@@ -307,6 +323,7 @@ class Launcher:
             self.stop,
             self.path_env,
             self.opts.keep_sessions,
+            self._coordinator(),
             resume=self.opts.resume and wave is self.first_wave,
         )
         return WaveRunner(ctx, wave).run(run_state)

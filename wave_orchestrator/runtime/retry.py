@@ -13,11 +13,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..agents.briefings import PreviousAttempt, report_path, retry_section
 from ..closure.gates import AgentResult, GateResult
 from ..closure.markers import Marker, readable_lines
 from ..definitions.model import AgentDef, WaveDef
+from ..state.events import EventLog
 from ..state.status import last_try_output
 from .agent_pool import AgentRun
 
@@ -180,3 +182,26 @@ def failure_reason(failures: Sequence[AgentRun], gate: GateResult | None) -> str
             for f in gate.failures
         ]
     return "; ".join(parts)
+
+
+def announce_retry(
+    events: EventLog, log: Any, wave: WaveDef, attempt: int, plan: RetryPlan
+) -> None:
+    """The ``wave_retry`` event and log line: which agents (or which stage) run again, and why."""
+    stage = wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
+    agents = [a.id for a in plan.agents]
+    events.emit(
+        "wave_retry",
+        wave.number,
+        attempt=attempt,
+        agents=agents,
+        stage=stage,
+        reason=plan.reason or None,
+    )
+    log.info(
+        "wave retry",
+        attempt=attempt,
+        agents=", ".join(agents) or None,
+        stage=stage,
+        reason=plan.reason or None,
+    )

@@ -16,7 +16,8 @@ import structlog
 from ..agents.executors import build_command, reasoning_for
 from ..agents.prompts import closure_briefing
 from ..agents.usage import read_usage
-from ..closure.gates import AgentResult, GateResult, judge_implementation, judge_stage
+from ..closure.actions import failure_summary
+from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..desk.claims import Desk
@@ -29,11 +30,13 @@ from ..state.lifecycle import AgentState
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .coordinator import Coordinator
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
 from .resume import adopt, read_leftover
 from .retry import (
     RetryPlan,
+    announce_retry,
     failure_reason,
     gate_lines,
     notes_for,
@@ -51,6 +54,7 @@ class WaveOutcome:
     failures: list[AgentRun] = field(default_factory=list)
     gate: GateResult | None = None  # the gate that failed the last attempt, if one did
     blocked: bool = False  # failed with nothing safe left to retry (exit 4)
+    note: str = ""  # why it is blocked, when a person's answer is what it waited for
 
 
 @dataclass
@@ -77,6 +81,7 @@ class WaveContext:
     stop: threading.Event
     path_env: str
     keep_sessions: bool
+    coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
 
 
@@ -100,6 +105,7 @@ class WaveRunner:
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
+        self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -109,13 +115,14 @@ class WaveRunner:
 
     def run(self, run_state: RunState) -> WaveOutcome:
         first = self._start(run_state)
+        self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
         plan = RetryPlan(list(self.wave.implementation_agents), 0)
         outcome = WaveOutcome(self.wave.number, "failed", 0)
         for attempt in range(first, self.max_attempts + 1):
             self.attempt = outcome.attempts = attempt
             if attempt > first:  # a resumed attempt is not a retry
                 self.attempt_reason, self.retry_notes = plan.reason, plan.notes
-                self._announce_retry(plan)
+                announce_retry(self.ctx.events, self.ctx.log, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt_reason)
             result = self._attempt(plan)
             self.adopting = False
@@ -125,6 +132,11 @@ class WaveRunner:
                 break
             outcome.failures, outcome.gate = result.failed, result.gate
             if attempt == self.max_attempts:
+                break
+            minutes = self.ctx.lane.feedback_timeout_minutes  # a pending question holds it
+            outcome.note = self.ctx.coordinator.hold_retry(self.ctx.stop, minutes)
+            if outcome.note:
+                outcome.blocked = True
                 break
             next_plan = self._plan_retry(result, plan)
             if next_plan is None:
@@ -146,6 +158,8 @@ class WaveRunner:
             waiting_on=[r.id for r in runs if r.active],
             launcher_pid=os.getpid(),
             attempt_reason=self.attempt_reason or None,
+            gate_failure=self.gate_failure,
+            coordination=self.ctx.coordinator.open_items(),
         )
 
     # -- one attempt ------------------------------------------------------------------------
@@ -156,9 +170,9 @@ class WaveRunner:
             failed = self._failed(self.wave.implementation_agents)
             if failed or self.ctx.stop.is_set():
                 return AttemptResult(failed=failed)
-            gate = self._judge(
-                "implementation", judge_implementation, self.wave.implementation_agents
-            )
+            impl = self.wave.implementation_agents
+            judge = functools.partial(self.ctx.coordinator.judge_implementation, impl)
+            gate = self._judge("implementation", judge, impl)
             if not gate.passed:
                 named = {f.agent for f in gate.failures}
                 impl = self.wave.implementation_agents
@@ -189,6 +203,9 @@ class WaveRunner:
         gate = judge(results)
         self.stages[stage] = "passed" if gate.passed else "failed"
         wave = self.wave.number
+        if not gate.passed:
+            logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
+            self.gate_failure = failure_summary(gate, results, logs)
         if gate.passed:
             self.ctx.events.emit("gate_passed", wave, stage=stage, warnings=gate.warnings or None)
             self.ctx.log.info("gate passed", stage=stage)
@@ -201,6 +218,7 @@ class WaveRunner:
                 detail=gate.detail,
                 failures=[f.__dict__ for f in gate.failures],
                 warnings=gate.warnings or None,
+                **{k: (self.gate_failure or {}).get(k) for k in ("action", "report", "log")},
             )
             self.ctx.log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
         return gate
@@ -336,6 +354,7 @@ class WaveRunner:
             stop=ctx.stop,
             on_change=self.refresh,
             on_finish=self._on_finish,
+            coordinator=ctx.coordinator,
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
@@ -455,25 +474,6 @@ class WaveRunner:
         ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
         return 1
 
-    def _announce_retry(self, plan: RetryPlan) -> None:
-        stage = self.wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
-        agents = [a.id for a in plan.agents]
-        self.ctx.events.emit(
-            "wave_retry",
-            self.wave.number,
-            attempt=self.attempt,
-            agents=agents,
-            stage=stage,
-            reason=plan.reason or None,
-        )
-        self.ctx.log.info(
-            "wave retry",
-            attempt=self.attempt,
-            agents=", ".join(agents) or None,
-            stage=stage,
-            reason=plan.reason or None,
-        )
-
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
         ctx, wave = self.ctx, self.wave
         reason = (
@@ -481,7 +481,10 @@ class WaveRunner:
         )
         if outcome.state == "cancelled":
             reason = "stopped by a signal"
-        run_state.transition(wave.number, outcome.state, reason)
+        if outcome.note:
+            reason = f"{outcome.note}; {reason}" if reason else outcome.note
+        failed_gate = self.gate_failure if outcome.state == "failed" else None
+        run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate)
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
         )

@@ -10,6 +10,7 @@ class AgentState(StrEnum):
     LAUNCHING = "launching"
     RUNNING = "running"
     RATE_LIMITED = "rate-limited"
+    WAITING_HUMAN = "waiting-human"  # asked a person a question; budget and stall clocks paused
     COMPLETED = "completed"
     FAILED = "failed"
     TIMEOUT = "timeout"
@@ -46,8 +47,9 @@ TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     # A pending agent can fail without launching when an agent it depends on failed.
     AgentState.PENDING: frozenset({AgentState.LAUNCHING, AgentState.FAILED, AgentState.CANCELLED}),
     AgentState.LAUNCHING: frozenset({AgentState.RUNNING, AgentState.FAILED, AgentState.CANCELLED}),
-    AgentState.RUNNING: _ENDS | {AgentState.RATE_LIMITED},
-    AgentState.RATE_LIMITED: _ENDS | {AgentState.RUNNING},
+    AgentState.RUNNING: _ENDS | {AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN},
+    AgentState.RATE_LIMITED: _ENDS | {AgentState.RUNNING, AgentState.WAITING_HUMAN},
+    AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING},
 }
 
 
