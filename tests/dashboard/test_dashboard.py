@@ -136,3 +136,27 @@ def test_the_reason_for_a_retry_shows_in_one_line_and_the_frame_still_fits() -> 
     assert len(lines) <= 30
     del data["attempt_reason"]
     assert not any(line.startswith("why attempt") for line in frame(data, 80, 30).splitlines())
+
+
+def test_a_failed_gate_open_blockers_and_the_board_show_and_the_frame_still_fits() -> None:
+    data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
+    data["gate_failure"] = {
+        "stage": "implementation",
+        "status": "open-blocker",
+        "action": "resolve the blocker (wave coord resolve ID)",
+    }
+    data["coordination"] = {
+        "board": ".wave/main/coordination/wave-3.board.md",
+        "blockers": [{"id": "c-1", "agent": "A2", "summary": "schema undecided"}],
+        "requests": [{"id": "c-2", "agent": "A3", "summary": "expose GET /items"}],
+    }
+    lines = frame(data, 100, 30).splitlines()
+    text = "\n".join(lines)
+    assert "implementation gate failed: open-blocker; resolve the blocker" in text
+    assert "blocker c-1 A2: schema undecided" in text
+    assert "request c-2 A3: expose GET /items" in text
+    assert "board: .wave/main/coordination/wave-3.board.md" in text
+    assert len(lines) <= 30
+    data.pop("coordination")
+    data.pop("gate_failure")
+    assert "board:" not in frame(data, 100, 30)

@@ -248,3 +248,11 @@ def test_an_open_high_blocker_fails_the_implementation_gate(tmux_repo: Repo) -> 
     assert failed["status"] == "open-blocker" and rid in failed["detail"]
     assert "wave coord resolve" in failed["action"]
     assert "open-blocker" in result.stderr and rid in result.stderr
+    shown = tmux_repo.wave("status", "--lane", "main").stdout
+    assert "implementation gate failed: open-blocker" in shown
+    assert "what to do: resolve the blocker (wave coord resolve ID)" in shown
+    gate = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)["waves"][0][
+        "gate_failure"
+    ]
+    assert gate["status"] == "open-blocker" and gate["action"] == failed["action"]
+    assert gate["log"].endswith("agents/A/output.log")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..coordination.views import clean
 from ..runtime.lock import live_lock
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
@@ -58,6 +59,11 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 "waiting_on": snapshot.get("waiting_on", [])
                 if entry.get("state") == "running"
                 else [],
+                "gate_failure": _gate_failure(entry, snapshot),
+                "coordination": snapshot.get("coordination")
+                if entry.get("state") == "running"
+                and isinstance(snapshot.get("coordination"), dict)
+                else None,
             }
         )
     return {
@@ -80,6 +86,39 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
 
 
 FINAL = {s.value for s in TERMINAL}
+GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
+
+
+def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, str] | None:
+    """The wave's last failed gate (run state once it ended, the dashboard while it runs)."""
+    found = entry.get("gate_failure") or snapshot.get("gate_failure")
+    if not isinstance(found, dict):
+        return None
+    return {k: found[k] for k in GATE_FIELDS if isinstance(found.get(k), str)}
+
+
+def _print_gate_and_board(wave: dict[str, Any]) -> None:
+    gate = wave.get("gate_failure")
+    if isinstance(gate, dict) and gate.get("status"):
+        print(
+            f"  {gate.get('stage', '?')} gate failed: {clean(gate['status'])}"
+            + (f" - {clean(gate['detail'])[:300]}" if gate.get("detail") else "")
+        )
+        if gate.get("action"):
+            print(f"  what to do: {clean(gate['action'])}")
+        for key in ("report", "log"):
+            if gate.get(key):
+                print(f"  {key}: {clean(gate[key])}")
+    talk = wave.get("coordination")
+    if isinstance(talk, dict):
+        for key, title in (("blockers", "open blocker"), ("requests", "open request")):
+            for item in _dicts(talk.get(key)):
+                print(
+                    f"  {title} {clean(str(item.get('id')))} from {clean(str(item.get('agent')))}: "
+                    f"{clean(str(item.get('summary')))}"
+                )
+        if isinstance(talk.get("board"), str):
+            print(f"  board: {clean(talk['board'])}")
 
 
 def _settled_state(layout: StateLayout, wave: int, agent: str) -> str:
@@ -124,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wave {wave['wave']}: {state}, attempts {attempts}{reason}")
         if isinstance(wave.get("attempt_reason"), str):
             print(f"  why attempt {attempts}: {wave['attempt_reason']}")
+        _print_gate_and_board(wave)
         for a in wave["agents"]:
             code = "-" if a.get("exit_code") is None else a["exit_code"]
             elapsed = _elapsed(a.get("elapsed_ms"))

@@ -26,6 +26,7 @@ STATE_STYLES = {
     "deploying": "blue",
     "finalizing": "blue",
     "rate-limited": "yellow",
+    "waiting-human": "magenta",
     "completed": "green",
     "failed": "bold red",
     "timeout": "red",
@@ -129,13 +130,36 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
+def _attention(data: dict[str, Any]) -> list[Text]:
+    """The last failed gate with what to do, open blockers and requests, and the board."""
+    out = []
+    gate = data.get("gate_failure")
+    if isinstance(gate, dict) and isinstance(gate.get("status"), str):
+        action = gate.get("action") if isinstance(gate.get("action"), str) else ""
+        out.append(Text(f"{gate.get('stage')} gate failed: {gate['status']}; {action}", "red"))
+    talk = data.get("coordination")
+    if isinstance(talk, dict):
+        for key, style in (("blockers", "bold red"), ("requests", "yellow")):
+            for item in _dicts(talk.get(key))[:3]:
+                out.append(
+                    Text(
+                        f"{key[:-1]} {item.get('id')} {item.get('agent')}: {item.get('summary')}",
+                        style,
+                    )
+                )
+        if isinstance(talk.get("board"), str) and out:
+            out.append(Text(f"board: {talk['board']}", "dim"))
+    return out
+
+
 def render(data: dict[str, Any], width: int = 80, height: int = 40) -> RenderableType:
     """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
     agents = _dicts(data.get("agents"))
     events = _dicts(data.get("events"))[-5:]
     reason = data.get("attempt_reason")
     reason = reason if isinstance(reason, str) and reason else None
-    rows = max(1, height - CHROME_ROWS - (1 if reason else 0))
+    attention = _attention(data)
+    rows = max(1, height - CHROME_ROWS - (1 if reason else 0) - len(attention))
     shown, hidden = (
         (agents, [])
         if len(agents) <= rows
@@ -147,6 +171,7 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     parts.append(_table(shown, width))
     if hidden:
         parts.append(_summary(hidden))
+    parts += attention
     parts.append(Text("recent events:", "bold"))
     for e in events:
         who = f" {e['agent']}" if e.get("agent") else ""
