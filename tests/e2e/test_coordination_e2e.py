@@ -256,3 +256,36 @@ def test_an_open_high_blocker_fails_the_implementation_gate(tmux_repo: Repo) -> 
     ]
     assert gate["status"] == "open-blocker" and gate["action"] == failed["action"]
     assert gate["log"].endswith("agents/A/output.log")
+
+
+def test_a_new_run_of_a_wave_starts_a_fresh_log_keeping_a_persons_open_guidance(
+    tmux_repo: Repo,
+) -> None:
+    post = "wave coord post --kind evidence --summary 'run one was here'"
+    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", post))})
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    guide = tmux_repo.wave("comment", "--lane", "main", "--agent", "A", "--text", "be brief")
+    asked = tmux_repo.wave(
+        "feedback",
+        "ask",
+        "--lane",
+        "main",
+        "--wave",
+        "1",
+        "--agent",
+        "A",
+        "--question",
+        "left over?",
+    )
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    shown = json.loads(
+        tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
+    )
+    assert sorted(r["kind"] for r in shown) == ["evidence", "guidance"]  # one evidence: run 2's
+    assert guide.stdout.strip() in {r["id"] for r in shown}
+    archived = list((tmux_repo.state("main") / "coordination").glob("wave-1.*.jsonl"))
+    assert len(archived) == 1 and "run one was here" in archived[0].read_text()
+    request = json.loads(
+        tmux_repo.wave("feedback", "show", asked.stdout.strip(), "--lane", "main", "--json").stdout
+    )
+    assert request["status"] == "expired"

@@ -29,6 +29,7 @@ from ..coordination.views import (
     shared_summary,
 )
 from ..definitions.model import AgentDef
+from ..errors import WaveError
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import write_atomic, write_json_atomic
 from ..state.layout import StateLayout
@@ -76,6 +77,32 @@ class Coordinator:
             self.log.warning("coordination: cannot record owned paths", error=str(exc))
         self.requests = self.feedback.requests()  # questions asked before this launcher started
         self.tick()
+
+    def archive(self, wave: int, stamp: str) -> None:
+        """A new run of a wave that ran before starts with a fresh log: the old one is kept as
+        ``wave-<n>.<stamp>.jsonl``, a person's open guidance carries over, and the old run's
+        unanswered questions expire (they must not hold this run's retries)."""
+        path = self.layout.coordination_log(wave)
+        old = CoordLog(path, wave).records()
+        try:
+            for request in self.feedback.pending(wave):
+                self.feedback.expire(request.id)
+            if path.exists():
+                path.rename(path.with_name(f"wave-{wave}.{stamp}.jsonl"))
+            new = CoordLog(path, wave)
+            for item in old.values():
+                if item.kind == "guidance" and item.source == "human" and item.is_open:
+                    new.post(
+                        kind="guidance",
+                        summary=item.summary,
+                        detail=item.detail,
+                        agent=item.agent,
+                        source="human",
+                        record_id=item.id,
+                        targets=list(item.targets),
+                    )
+        except (OSError, WaveError) as exc:
+            self.log.warning("coordination: cannot archive the old log", error=str(exc))
 
     @property
     def coord_log(self) -> CoordLog:

@@ -467,6 +467,7 @@ class WaveRunner:
                 n += 1
                 target = wave_dir.with_name(f"{wave_dir.name}.{stamp}-{n}")
             wave_dir.rename(target)
+            ctx.coordinator.archive(wave.number, target.name.removeprefix(wave_dir.name + "."))
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:
             self.desk.reset()
