@@ -75,7 +75,9 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
         "ans=$(wave feedback ask --question 'keep the v1 endpoint?' --wait --timeout-seconds 80)"
         ' && echo "answer: $ans" > Q-answer.txt'
     )
-    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("Q", ask))})
+    notified = tmux_repo.root / "notified.json"
+    lane = local_lane() + f'notify: {{command: [sh, -c, "cat > {notified}"]}}\n'
+    tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         pending = wait_for(
@@ -87,6 +89,11 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
             what="a pending question",
         )
         (request,) = pending
+        wait_for(lambda: notified.exists() and notified.stat().st_size > 0, what="notify ran")
+        sent = json.loads(notified.read_text())
+        assert (sent["id"], sent["question"], sent["status"]) == (
+            request["id"], "keep the v1 endpoint?", "pending"
+        )  # fmt: skip
         assert (request["agent"], request["question"]) == ("Q", "keep the v1 endpoint?")
         wait_for(
             lambda: (_status_agent(tmux_repo, "Q") or {}).get("state") == "waiting-human",
