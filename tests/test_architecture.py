@@ -17,7 +17,7 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "errors.py", "names.py"}
 ROOMS = {
     "cli", "runtime", "metrics", "desk", "dashboard", "coordination", "closure", "agents",
-    "definitions", "state",
+    "definitions", "state", "worktrees",
 }  # fmt: skip
 
 
