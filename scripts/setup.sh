@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Everything `wave` needs on a fresh Debian/Ubuntu machine: tmux, then a virtualenv in .venv
+# Everything `wave` needs on a fresh Debian/Ubuntu machine: tmux and git, then a virtualenv in .venv
 # with wave and its development tools. Safe to run again; it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v tmux >/dev/null 2>&1; then
-  echo "setup: installing tmux" >&2
+missing=""
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+command -v git >/dev/null 2>&1 || missing="$missing git"   # isolation: worktree
+if [ -n "$missing" ]; then
+  echo "setup: installing$missing" >&2
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq </dev/null
-  $sudo apt-get install -y -qq tmux </dev/null
+  # shellcheck disable=SC2086
+  $sudo apt-get install -y -qq $missing </dev/null
 fi
 
 python="${PYTHON:-python3}"
