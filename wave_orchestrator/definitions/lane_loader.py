@@ -13,18 +13,21 @@ from ..errors import LaneInvalid, LaneProblem
 from ..names import LANE_NAME_RE
 from ..state.layout import resolve_state_dir
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
+from .isolation import check_isolation, check_merge
 from .model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
     ROLES,
     WAVE_FILE_RE,
+    IsolationSettings,
     LaneDef,
     LaneDefaults,
     RateLimitPolicy,
     WaveDef,
 )
+from .repo_paths import normalise_repo_path
 from .schema import Checker
-from .wave_loader import LaneContext, WaveLoader, normalise_repo_path, parse_file, read_inside
+from .wave_loader import LaneContext, WaveLoader, parse_file, read_inside
 from .yaml_source import FieldPath, Located
 
 LANE_KEYS = (
@@ -38,6 +41,10 @@ LANE_KEYS = (
     "profiles",
     "notify",
     "feedback",
+    "isolation",
+    "base",
+    "setup",
+    "merge",
 )
 NOTIFY_KEYS = ("command",)
 FEEDBACK_KEYS = ("timeout_minutes",)
@@ -97,7 +104,11 @@ class LaneLoader:
         state_dir = self._state_dir(ck, raw.get("state_dir"))
         notify = self._notify(ck, raw.get("notify"))
         feedback_minutes = self._feedback_minutes(ck, raw.get("feedback"))
-        waves = self._waves(ck, defaults, required, shared_files, lane_settings, profiles)
+        isolation = check_isolation(ck, raw, IsolationSettings())
+        merge = check_merge(ck, raw.get("merge"))
+        waves = self._waves(
+            ck, defaults, required, shared_files, lane_settings, profiles, isolation
+        )
         if self.problems:
             raise LaneInvalid(self.problems)
         return LaneDef(
@@ -113,6 +124,7 @@ class LaneLoader:
             waves=tuple(waves),
             notify_command=tuple(notify),
             feedback_timeout_minutes=feedback_minutes,
+            merge=merge,
         )
 
     def _notify(self, ck: Checker, value: Any) -> list[str]:
@@ -241,6 +253,7 @@ class LaneLoader:
         shared_files: bool,
         lane_settings: dict[str, dict[str, Any]],
         profiles: dict[str, SettingsLayer],
+        isolation: IsolationSettings,
     ) -> list[WaveDef]:
         ctx = LaneContext(
             repo=self.repo,
@@ -249,6 +262,7 @@ class LaneLoader:
             settings=LaneSettings(defaults.executor, lane_settings, profiles),
             required_roles=required,
             shared_files=shared_files,
+            isolation=isolation,
         )
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []

@@ -123,6 +123,20 @@ class AgentDef:
 
 
 @dataclass(frozen=True)
+class IsolationSettings:
+    """``isolation``, ``base`` and ``setup`` of a lane, or of a wave (which overrides per key)."""
+
+    mode: str = "shared"  # shared: one checkout for all | worktree: one git worktree per agent
+    base: str | None = None  # the ref agent branches start from (default HEAD)
+    setup_copy: tuple[str, ...] = ()  # untracked files copied from the main checkout
+    setup_command: tuple[str, ...] | str | None = None  # run in each new worktree
+
+    @property
+    def worktree(self) -> bool:
+        return self.mode == "worktree"
+
+
+@dataclass(frozen=True)
 class WaveDef:
     number: int
     title: str
@@ -130,6 +144,7 @@ class WaveDef:
     agents: tuple[AgentDef, ...]
     commit_message: str | None = None
     shared: tuple[str, ...] = ()
+    isolation: IsolationSettings = field(default_factory=IsolationSettings)
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:
@@ -163,6 +178,7 @@ class LaneDef:
     required_roles: tuple[str, ...] = ()
     role_prompts: Mapping[str, str] = field(default_factory=dict)
     waves: tuple[WaveDef, ...] = ()
+    merge: str = "none"  # ff: fast-forward your branch to a completed wave's integration branch
     notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
 

@@ -3,17 +3,17 @@ deliverables, depends_on, closure roles; every problem located in the file."""
 
 from __future__ import annotations
 
-import posixpath
-import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
 from .executor_settings import LaneSettings, resolve_executor
-from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, WaveDef
+from .isolation import check_isolation
+from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, IsolationSettings, WaveDef
+from .repo_paths import normalise_repo_path
 from .schema import Checker
 from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
 
@@ -30,7 +30,7 @@ AGENT_KEYS = (
     "exit_contract",
     "depends_on",
 )
-WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared")
+WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared", "isolation", "base", "setup")
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
     "durability": ("none", "ephemeral", "durable"),
@@ -50,11 +50,6 @@ def parse_file(path: Path, display: str, problems: list[LaneProblem]) -> Located
     return None
 
 
-def _hostile_char(c: str) -> bool:
-    """Control, format and line/paragraph-separator characters have no place in a path."""
-    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
-
-
 def read_inside(base: Path, rel: str) -> str:
     """Read ``base/rel``, refusing a symlink (or anything) that resolves outside ``base``."""
     target = (base / rel).resolve()
@@ -64,17 +59,6 @@ def read_inside(base: Path, rel: str) -> str:
     if not text.strip():
         raise ValueError(f"{rel!r} is empty")
     return text
-
-
-def normalise_repo_path(raw: str) -> str | None:
-    """A repository-relative POSIX path, or None when it is absolute, escapes, or is hostile."""
-    if not raw or raw.startswith(("/", "~")) or any(_hostile_char(c) for c in raw):
-        return None
-    trailing = raw.endswith("/")
-    norm = posixpath.normpath(raw)
-    if norm == ".." or norm.startswith("../") or norm == ".":
-        return None
-    return norm + "/" if trailing else norm
 
 
 def paths_overlap(a: str, b: str) -> bool:
@@ -94,6 +78,7 @@ class LaneContext:
     settings: LaneSettings
     required_roles: list[str]
     shared_files: bool
+    isolation: IsolationSettings = field(default_factory=IsolationSettings)
 
 
 class WaveLoader:
@@ -149,6 +134,7 @@ class WaveLoader:
             agents=tuple(agents),
             commit_message=commit,
             shared=tuple(s for s in shared if s),
+            isolation=check_isolation(ck, raw, self.lane.isolation),
         )
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:
