@@ -22,6 +22,7 @@ from . import (
     status,
     stop,
     validate,
+    worktrees,
 )
 
 COMMANDS = (

@@ -54,6 +54,11 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--keep-sessions", action="store_true", help="keep finished agents' tmux sessions"
     )
+    p.add_argument(
+        "--keep-worktrees",
+        action="store_true",
+        help="isolation: worktree: keep agent worktrees at wave end (branches are always kept)",
+    )
     for flag, dest, kind in OVERRIDES:
         p.add_argument(flag, dest=dest, type=kind, metavar="N", help="override the lane default")
     p.add_argument("--executor", choices=EXECUTOR_IDS, help="executor for agents that name none")
@@ -79,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         auto_next=args.auto_next,
         dry_run=args.dry_run,
         keep_sessions=args.keep_sessions,
+        keep_worktrees=args.keep_worktrees,
         no_dashboard=args.no_dashboard,
         executor=args.executor,
         overrides=_check_overrides(args),

@@ -51,6 +51,7 @@ class GateResult:
     stage: str
     failures: list[GateFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the retry prompt only (merge hunks)
 
     @property
     def passed(self) -> bool:

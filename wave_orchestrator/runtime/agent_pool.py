@@ -300,7 +300,7 @@ class AgentPool:
                 },
             )
             self.tmux.start_session(
-                launch.session, ["bash", str(launch.paths.run_script)], str(launch.lane.repo)
+                launch.session, ["bash", str(launch.paths.run_script)], str(launch.cwd)
             )
         except (TmuxError, OSError) as exc:
             self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")

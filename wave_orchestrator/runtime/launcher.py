@@ -39,6 +39,7 @@ class LaunchOptions:
     auto_next: bool = False
     dry_run: bool = False
     keep_sessions: bool = False
+    keep_worktrees: bool = False
     no_dashboard: bool = False
     resume: bool = False
     executor: str | None = None
@@ -325,5 +326,6 @@ class Launcher:
             self.opts.keep_sessions,
             self._coordinator(),
             resume=self.opts.resume and wave is self.first_wave,
+            keep_worktrees=self.opts.keep_worktrees,
         )
         return WaveRunner(ctx, wave).run(run_state)

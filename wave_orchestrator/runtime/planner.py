@@ -102,6 +102,11 @@ class AgentLaunch:
     bin_dir: Path | None = None  # the private bin folder first on the agent's PATH
     retry_context: str = ""  # on a retry: why this agent runs again
     coordination: str = ""  # at launch: the agent's inbox and the wave's shared summary
+    workdir: Path | None = None  # its own git worktree (isolation: worktree), else the repo
+
+    @property
+    def cwd(self) -> Path:
+        return self.workdir or self.lane.repo
 
     @property
     def model(self) -> str | None:
@@ -120,6 +125,7 @@ class AgentLaunch:
             "session": self.session,
             "socket": self.socket,
             "deadline_minutes": self.deadline_minutes,
+            "cwd": str(self.cwd),
             "rate_limit": {
                 "tries": self.rate_limit.tries,
                 "base_delay_seconds": self.rate_limit.base_delay_seconds,
@@ -141,6 +147,7 @@ def plan_agent(
     path_env: str | None = None,
     briefing: str = "",
     retry_context: str = "",
+    workdir: Path | None = None,
 ) -> AgentLaunch:
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
@@ -164,6 +171,7 @@ def plan_agent(
         "WAVE_PROMPT_FILE": str(paths.prompt),
         "WAVE_REPO": str(lane.repo),
         "WAVE_EXECUTOR": executor_id,
+        **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
         **command.env,
     }
     budget = agent.executor.budget_minutes
@@ -187,6 +195,7 @@ def plan_agent(
         retry_context=retry_context,
         env_file=None if layout.dry_run else layout.agent_env,
         bin_dir=layout.agent_bin,
+        workdir=workdir,
     )
 
 
@@ -210,7 +219,7 @@ def materialize(launch: AgentLaunch) -> None:
         wave=launch.wave.number,
         agent=launch.agent.id,
         attempt=launch.attempt,
-        repo=str(launch.lane.repo),
+        repo=str(launch.cwd),
         agent_dir=str(launch.paths.dir),
         prompt_file=str(launch.paths.prompt),
         prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),

@@ -107,7 +107,7 @@ def gate_lines(gate: GateResult, wave: WaveDef, named: Sequence[AgentDef]) -> li
     if reports:
         lines.append(f"Report: {', '.join(reports)}")
     lines.append("Agents it names: " + (", ".join(a.id for a in named) if named else "none"))
-    return lines
+    return lines + gate.notes
 
 
 def notes_for(

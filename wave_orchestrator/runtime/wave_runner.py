@@ -13,18 +13,16 @@ from typing import Any
 
 import structlog
 
-from ..agents.executors import build_command, reasoning_for
+from ..agents.executors import build_command
 from ..agents.prompts import closure_briefing
-from ..agents.usage import read_usage
 from ..closure.actions import failure_summary
 from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..desk.claims import Desk
 from ..errors import WaveError
-from ..metrics.records import metrics_record
-from ..state.events import EventLog, utc_stamp
-from ..state.fsutil import append_jsonl, read_jsonl
+from ..state.events import EventLog
+from ..state.fsutil import read_jsonl
 from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
 from ..state.run_state import RunState
@@ -33,6 +31,7 @@ from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .coordinator import Coordinator
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
+from .recorder import record_metrics, release_files
 from .resume import adopt, read_leftover
 from .retry import (
     RetryPlan,
@@ -43,7 +42,8 @@ from .retry import (
     plan_closure_retry,
     why_ended,
 )
-from .snapshot import SnapshotWriter, last_line, tail_text
+from .snapshot import SnapshotWriter
+from .workspaces import Workspaces
 
 
 @dataclass
@@ -83,6 +83,7 @@ class WaveContext:
     keep_sessions: bool
     coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
+    keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
 
 
 class WaveRunner:
@@ -106,6 +107,7 @@ class WaveRunner:
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
+        self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -116,6 +118,7 @@ class WaveRunner:
     def run(self, run_state: RunState) -> WaveOutcome:
         first = self._start(run_state)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
+        self.spaces.begin(resume=self.adopting)
         plan = RetryPlan(list(self.wave.implementation_agents), 0)
         outcome = WaveOutcome(self.wave.number, "failed", 0)
         for attempt in range(first, self.max_attempts + 1):
@@ -171,8 +174,7 @@ class WaveRunner:
             if failed or self.ctx.stop.is_set():
                 return AttemptResult(failed=failed)
             impl = self.wave.implementation_agents
-            judge = functools.partial(self.ctx.coordinator.judge_implementation, impl)
-            gate = self._judge("implementation", judge, impl)
+            gate = self._judge("implementation", self._implementation_gate, impl)
             if not gate.passed:
                 named = {f.agent for f in gate.failures}
                 impl = self.wave.implementation_agents
@@ -192,6 +194,14 @@ class WaveRunner:
             if not gate.passed:
                 return AttemptResult(gate=gate, failed_stage=index)
         return AttemptResult()
+
+    def _implementation_gate(self, results: Sequence[AgentResult]) -> GateResult:
+        """Deliverables, exit contracts and open blockers; then, with worktrees, the merge."""
+        impl = self.wave.implementation_agents
+        gate = self.ctx.coordinator.judge_implementation(impl, results)
+        if gate.passed:
+            self.spaces.integrate(gate, impl, self.latest)
+        return gate
 
     def _judge(
         self,
@@ -231,7 +241,7 @@ class WaveRunner:
             run.state.outcome,
             run.code,
             parse_markers(text),
-            self.ctx.lane.repo,
+            self.spaces.root_for(agent),
             launched_at=run.launched_wall,
         )
 
@@ -299,7 +309,7 @@ class WaveRunner:
             result.gate,
             [self._result(a) for a in members] if result.gate is not None else [],
             self.latest,
-            self.ctx.lane.repo,
+            self.spaces.root_for(members[0]),
             self.attempt + 1,
             self._stopped_by_person,
         )
@@ -333,6 +343,7 @@ class WaveRunner:
                 ctx.path_env,
                 briefing,
                 self.retry_notes.get(agent.id, ""),
+                workdir=self.spaces.workdir(agent),
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
@@ -397,44 +408,11 @@ class WaveRunner:
 
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
-        launch = run.launch
-        record_id = f"{self.ctx.lane.name}:{self.wave.number}:{run.id}:{launch.attempt}:" + (
-            f"{int((run.launched_wall or 0) * 1000)}"
-        )
-        if run.launched_wall is not None and (recorded is None or record_id not in recorded):
-            text = (
-                launch.paths.output_log.read_text(errors="replace")
-                if launch.paths.output_log.exists()
-                else ""
-            )
-            usage = read_usage(
-                launch.executor, launch.agent.executor.settings_for(launch.executor), text
-            )
-            record = metrics_record(
-                lane=self.ctx.lane.name,
-                wave=self.wave.number,
-                agent=run.id,
-                role=launch.agent.role,
-                executor=launch.executor,
-                model=usage.model or launch.model,  # the model the CLI reports, if any
-                reasoning=reasoning_for(launch.agent.executor, launch.executor),
-                state=run.state.outcome,
-                started_at=utc_stamp(run.launched_wall),
-                duration_ms=run.duration_ms,
-                tries=max(run.tries, run.seen_backoff_try + 1),
-                rate_limited=max(run.rate_limited, run.seen_backoff_try),
-                usage=usage,
-                record_id=record_id,
-            )
-            append_jsonl(self.ctx.layout.metrics, record)
+        ctx = self.ctx
+        record_metrics(run, ctx.lane.name, self.wave.number, ctx.layout.metrics, recorded)
+        self.spaces.commit(run)
         if self.desk is not None:
-            note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
-                tail_text(run.launch.paths.output_log)
-            )
-            for done in self.desk.release_all(run.id, note):
-                self.ctx.events.emit(
-                    "desk_handover", self.wave.number, run.id, path=done.path, to=done.to_agent
-                )
+            release_files(run, self.desk, ctx.events, self.wave.number)
 
     def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
@@ -493,3 +471,8 @@ class WaveRunner:
         self.refresh(force=True, status=outcome.state)
         if not ctx.keep_sessions:
             ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+        # Worktrees go once no agent runs in them; a stopped wave keeps them for --resume.
+        merged = self.spaces.finish(outcome.state == "completed", outcome.state != "cancelled")
+        if merged:
+            ctx.events.emit("wave_merge", wave.number, message=merged)
+            ctx.log.info(merged)

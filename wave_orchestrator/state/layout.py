@@ -161,6 +161,11 @@ class StateLayout:
         return AgentPaths(self.agents_dir(wave) / agent_id)
 
     @property
+    def worktrees(self) -> Path:
+        """Agent worktrees (``isolation: worktree``): ``w<n>-<id>`` and ``w<n>-integration``."""
+        return self.root / "worktrees"
+
+    @property
     def coordination_dir(self) -> Path:
         """The coordination log and its projections (board, summary, inboxes), per wave."""
         return self.root / "coordination"
