@@ -38,6 +38,7 @@ COMMANDS = (
     coord,
     feedback,
     comment,
+    worktrees,
     lanes,
     init,
 )
