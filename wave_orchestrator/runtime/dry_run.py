@@ -20,6 +20,7 @@ from .planner import (
     plan_agent,
     required_programs,
 )
+from .workspaces import Workspaces
 
 # opencode providers whose models define reasoning variants; an openai-compatible provider
 # (any provider of your own config) ignores `--variant`.
@@ -32,13 +33,17 @@ class DryRunResult:
     missing: list[str] = field(default_factory=list)
     preview_path: str = ""
     warnings: list[str] = field(default_factory=list)
+    worktrees: dict[tuple[int, str], dict[str, str] | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "preview": self.preview_path,
             "missing_executables": self.missing,
             "warnings": self.warnings,
-            "agents": [preview(launch) for launch in self.launches],
+            "agents": [
+                preview(lc, self.worktrees.get((lc.wave.number, lc.agent.id)))
+                for lc in self.launches
+            ],
         }
 
 
@@ -64,9 +69,10 @@ def agent_warnings(wave: WaveDef, agent: AgentDef) -> list[str]:
     return out
 
 
-def preview(launch: AgentLaunch) -> dict[str, Any]:
-    """``launch-preview.json`` for one agent, with its warnings."""
-    return {**launch.preview(), "warnings": agent_warnings(launch.wave, launch.agent)}
+def preview(launch: AgentLaunch, worktree: dict[str, str] | None = None) -> dict[str, Any]:
+    """``launch-preview.json`` for one agent, with its warnings (and worktree, if isolated)."""
+    extra = {"worktree": worktree} if worktree else {}
+    return {**launch.preview(), **extra, "warnings": agent_warnings(launch.wave, launch.agent)}
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
@@ -78,13 +84,24 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         path_env = agent_path_env(layout.agent_bin)
         result = DryRunResult()
         for wave in waves:
+            spaces = Workspaces(lane, layout, wave, None)
             for agent in wave.agents:
                 launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
                 materialize(launch)
-                write_json_atomic(launch.paths.preview, preview(launch))
+                result.worktrees[(wave.number, agent.id)] = spaces.describe(agent)
+                write_json_atomic(
+                    launch.paths.preview,
+                    preview(launch, result.worktrees[(wave.number, agent.id)]),
+                )
                 result.launches.append(launch)
                 result.warnings += agent_warnings(wave, agent)
-        write_json_atomic(layout.launch_preview, [preview(launch) for launch in result.launches])
+        write_json_atomic(
+            layout.launch_preview,
+            [
+                preview(lc, result.worktrees.get((lc.wave.number, lc.agent.id)))
+                for lc in result.launches
+            ],
+        )
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )
@@ -119,6 +136,13 @@ def format_table(result: DryRunResult) -> str:
             "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
             for r in rows
         ]
+        for lc in launches:
+            tree = result.worktrees.get((number, lc.agent.id))
+            if tree:
+                out.append(
+                    f"  {lc.agent.id}: worktree {tree['path']} on {tree['branch']} "
+                    f"from {tree['base'][:12]}"
+                )
         out.append("")
     if result.missing:
         out.append("warning: executables missing (a live launch would stop):")

@@ -52,6 +52,25 @@ class Workspaces:
         self.base = self.iso.base(self.wave.isolation.base)
         write_json_atomic(self.record, {"base": self.base, "ref": self.wave.isolation.base})
 
+    def describe(self, agent: AgentDef) -> dict[str, str] | None:
+        """Where the agent would work, for a dry run: path, branch and base; creates nothing."""
+        if not self.enabled:
+            return None
+        if not self.base:
+            try:
+                self.base = self.iso.base(self.wave.isolation.base)
+            except WaveError as exc:
+                self.base = f"(unresolved: {exc})"
+        closure = agent.is_closure
+        name = INTEGRATION if closure else agent.id
+        branch = (
+            self.iso.integration_branch(self.wave.number)
+            if closure
+            else (self.iso.branch(self.wave.number, agent.id))
+        )
+        return {"path": str(self.iso.path(self.wave.number, name)), "branch": branch,
+                "base": self.base}  # fmt: skip
+
     def workdir(self, agent: AgentDef) -> Path | None:
         """The folder the agent runs in: its worktree, the integration worktree for closure
         agents, or None for the shared checkout."""

@@ -1,0 +1,153 @@
+"""End to end in real git and tmux: isolation: worktree."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Repo, local_lane, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def sh(cwd: Path, *argv: str) -> str:
+    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def git_repo(repo: Repo, lane_extra: str, agents: list[dict[str, Any]], retries: int = 0) -> str:
+    """A git repository with one lane in worktree isolation; returns the base commit."""
+    wave = "agents:\n" + "".join("  - " + json.dumps(a) + "\n" for a in agents)
+    repo.lane("main", local_lane(retries=retries) + "isolation: worktree\n" + lane_extra, {1: wave})
+    root = repo.root
+    (root / ".gitignore").write_text(".wave/\nbin/\n")
+    (root / "shared.txt").write_text("one\ntwo\nthree\n")
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, "git", "config", "user.email", "me@example.com")
+    sh(root, "git", "config", "user.name", "Me")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-qm", "base")
+    return sh(root, "git", "rev-parse", "HEAD")
+
+
+def agent(agent_id: str, command: str, **extra: Any) -> dict[str, Any]:
+    return {"id": agent_id, "prompt": f"task {agent_id}", "owns": [f"{agent_id}.txt"],
+            "executor": {"local": {"command": command}}, **extra}  # fmt: skip
+
+
+def worktrees(repo: Repo) -> list[str]:
+    folder = repo.state("main") / "worktrees"
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_two_agents_merge_into_the_integration_branch_and_your_branch_is_untouched(
+    tmux_repo: Repo,
+) -> None:
+    base = git_repo(tmux_repo, "", [agent("A", "echo a > A.txt; pwd > ../../../../A-cwd"),
+                                    agent("B", "echo b > B.txt")])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    root = tmux_repo.root
+    assert sh(root, "git", "rev-parse", "HEAD") == base  # merge: none leaves your branch
+    assert "git merge wave/main/wave-1" in result.stderr
+    files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "B.txt"} <= set(files)
+    log = sh(root, "git", "log", "--format=%s", "wave/main/w1-A")
+    assert log.splitlines()[0] == "wave: A attempt 1"  # the launcher committed A's work
+    assert (root / "A-cwd").read_text().strip().endswith(".wave/main/worktrees/w1-A")
+    assert not (root / "A.txt").exists()  # nothing touched the main checkout
+    assert worktrees(tmux_repo) == []  # removed at wave end; branches kept
+    branches = sh(root, "git", "branch", "--list", "wave/*", "--format=%(refname:short)")
+    assert set(branches.splitlines()) == {"wave/main/w1-A", "wave/main/w1-B", "wave/main/wave-1"}
+
+
+def test_merge_ff_fast_forwards_your_branch(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "merge: ff\n", [agent("A", "echo a > A.txt")])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    assert "fast-forwarded main to wave/main/wave-1" in result.stderr
+    assert (tmux_repo.root / "A.txt").read_text() == "a\n"
+
+
+def test_same_lines_changed_by_two_agents_fail_with_merge_conflict_and_the_retry_says_so(
+    tmux_repo: Repo,
+) -> None:
+    b_cmd = (
+        '[ "$WAVE_ATTEMPT" = 2 ] && cp "$WAVE_PROMPT_FILE" "$WAVE_REPO/B-retry.md"; '
+        "printf 'one\\nTWO by B\\nthree\\n' > shared.txt"
+    )
+    git_repo(
+        tmux_repo, "",
+        [agent("A", "printf 'one\\nTWO by A\\nthree\\n' > shared.txt", owns=["shared.txt"]),
+         agent("B", b_cmd, owns=["B.txt"])],
+        retries=1,
+    )  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    failed = [e for e in tmux_repo.events("main") if e["event"] == "gate_failed"]
+    assert failed and failed[0]["status"] == "merge-conflict"
+    assert "B and A changed the same lines of shared.txt" in failed[0]["detail"]
+    retry = (tmux_repo.root / "B-retry.md").read_text()
+    assert "merge-conflict" in retry and "<<<<<<<" in retry and "TWO by B" in retry
+    relaunched = [e["agent"] for e in tmux_repo.events("main")
+                  if e["event"] == "agent_launched" and e["attempt"] == 2]  # fmt: skip
+    assert relaunched == ["B"]  # A's work is kept, not rerun
+    kept = sh(tmux_repo.root, "git", "show", "wave/main/wave-1:shared.txt")
+    assert "TWO by A" in kept
+
+
+def test_kill_9_and_resume_reuse_the_worktrees(tmux_repo: Repo) -> None:
+    slow = "echo started > started.txt; for i in $(seq 600); do [ -e go ] && break; sleep 0.1; done; echo done > A.txt"
+    git_repo(tmux_repo, "", [agent("A", slow)])
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    tree = tmux_repo.state("main") / "worktrees" / "w1-A"
+    try:
+        wait_for(lambda: (tree / "started.txt").exists(), seconds=40, what="A started")
+        inode = tree.stat().st_ino
+        os.kill(launch.pid, signal.SIGKILL)
+        launch.wait(10)
+        resumed = tmux_repo.spawn("launch", "--lane", "main", "--resume", "--no-dashboard")
+        wait_for(lambda: any(e["event"] == "wave_resumed" for e in tmux_repo.events("main")),
+                 seconds=40, what="the resumed launcher")  # fmt: skip
+        assert tree.stat().st_ino == inode  # the same folder: reused, never recreated
+        (tree / "go").touch()
+        out, err = resumed.communicate(timeout=90)
+    finally:
+        for proc in (launch,):
+            if proc.poll() is None:
+                proc.kill()
+    assert resumed.returncode == 0, err
+    files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "started.txt"} <= set(files)  # started.txt only exists in the first worktree
+
+
+def test_keep_worktrees_then_prune_refuses_dirty_ones(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"), agent("B", "echo b > B.txt")])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--keep-worktrees")
+    assert result.returncode == 0, result.stderr
+    assert worktrees(tmux_repo) == ["w1-A", "w1-B", "w1-integration"]
+    (tmux_repo.state("main") / "worktrees" / "w1-B" / "wip.txt").write_text("wip\n")
+    listed = tmux_repo.wave("worktrees", "list", "--lane", "main")
+    assert "w1-B  wave/main/w1-B  1 uncommitted change(s)" in listed.stdout
+    pruned = tmux_repo.wave("worktrees", "prune", "--lane", "main")
+    assert pruned.returncode == 1 and "kept " in pruned.stdout and "--force" in pruned.stdout
+    assert worktrees(tmux_repo) == ["w1-B"]
+    forced = tmux_repo.wave("worktrees", "prune", "--lane", "main", "--force")
+    assert forced.returncode == 0 and worktrees(tmux_repo) == []
+
+
+def test_dry_run_shows_each_agents_worktree(repo: Repo) -> None:
+    git_repo(repo, "", [agent("A", "true")])
+    result = repo.wave("launch", "--lane", "main", "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    (shown,) = json.loads(result.stdout)["agents"]
+    base = sh(repo.root, "git", "rev-parse", "HEAD")
+    assert shown["worktree"]["path"].endswith(".wave/main/worktrees/w1-A")
+    assert (shown["worktree"]["branch"], shown["worktree"]["base"]) == ("wave/main/w1-A", base)
+    table = repo.wave("launch", "--lane", "main", "--dry-run").stdout
+    assert f"A: worktree {shown['worktree']['path']} on wave/main/w1-A from {base[:12]}" in table
+    assert not (repo.state("main") / "worktrees").exists()  # a dry run creates nothing
