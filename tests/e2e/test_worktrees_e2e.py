@@ -105,6 +105,7 @@ def test_kill_9_and_resume_reuse_the_worktrees(tmux_repo: Repo) -> None:
     git_repo(tmux_repo, "", [agent("A", slow)])
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     tree = tmux_repo.state("main") / "worktrees" / "w1-A"
+    resumed: subprocess.Popen[str] | None = None
     try:
         wait_for(lambda: (tree / "started.txt").exists(), seconds=40, what="A started")
         inode = tree.stat().st_ino
@@ -115,12 +116,12 @@ def test_kill_9_and_resume_reuse_the_worktrees(tmux_repo: Repo) -> None:
                  seconds=40, what="the resumed launcher")  # fmt: skip
         assert tree.stat().st_ino == inode  # the same folder: reused, never recreated
         (tree / "go").touch()
-        out, err = resumed.communicate(timeout=90)
+        _, err = resumed.communicate(timeout=90)
     finally:
-        for proc in (launch,):
-            if proc.poll() is None:
+        for proc in (launch, resumed):
+            if proc is not None and proc.poll() is None:
                 proc.kill()
-    assert resumed.returncode == 0, err
+    assert resumed is not None and resumed.returncode == 0, err
     files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
     assert {"A.txt", "started.txt"} <= set(files)  # started.txt only exists in the first worktree
 

@@ -135,5 +135,5 @@ def test_a_bad_base_and_a_failing_setup_are_clear_errors(repo: Path) -> None:
     w = iso(repo)
     with pytest.raises(GitError, match="base 'nope' is not a commit"):
         w.base("nope")
-    with pytest.raises(GitError, match="setup.command .* exited 3"):
+    with pytest.raises(GitError, match=r"setup\.command .* exited 3"):
         w.prepare(1, "A", w.base(None), Setup(command="exit 3"))
