@@ -94,3 +94,12 @@ def test_a_comment_before_launch_is_in_the_agents_prompt(tmux_repo: Repo) -> Non
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     prompt = (tmux_repo.agent_dir("main", 1, "A") / "prompt.md").read_text()
     assert f"[{rid.stdout.strip()}] guidance" in prompt and "keep it small" in prompt
+
+
+def test_a_desk_claim_from_a_worktree_is_keyed_by_the_repository_path(repo: Repo) -> None:
+    _repo(repo, WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    tree = repo.root / ".wave" / "main" / "worktrees" / "w1-A"
+    repo.env["WAVE_WORKTREE"] = str(tree)
+    done = repo.wave("desk", "claim", str(tree / "src" / "a.py"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == "src/a.py"

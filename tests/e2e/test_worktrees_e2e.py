@@ -152,3 +152,22 @@ def test_dry_run_shows_each_agents_worktree(repo: Repo) -> None:
     table = repo.wave("launch", "--lane", "main", "--dry-run").stdout
     assert f"A: worktree {shown['worktree']['path']} on wave/main/w1-A from {base[:12]}" in table
     assert not (repo.state("main") / "worktrees").exists()  # a dry run creates nothing
+
+
+def test_closure_agents_run_on_the_integration_branch_and_their_work_is_kept(
+    tmux_repo: Repo,
+) -> None:
+    doc = (
+        'pwd > "$WAVE_REPO/doc-cwd"; ls > "$WAVE_REPO/doc-sees"; echo notes > D.txt; '
+        "echo '[wave-doc-closure] state=no-change paths='"
+    )
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
+                             agent("D", doc, role="documentation")])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    root = tmux_repo.root
+    assert (root / "doc-cwd").read_text().strip().endswith("worktrees/w1-integration")
+    assert "A.txt" in (root / "doc-sees").read_text().split()  # it sees the merged work
+    files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "D.txt"} <= set(files)
+    assert sh(root, "git", "log", "-1", "--format=%s", "wave/main/wave-1") == "wave: D attempt 1"

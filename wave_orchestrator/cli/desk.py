@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from ..desk.claims import Desk
@@ -58,8 +59,17 @@ def _open(args: argparse.Namespace, needs_agent: bool) -> Desk:
     return Desk(layout.desk, repo, wave)
 
 
+def _in_repo(path: str) -> str:
+    """An agent in its own worktree (isolation: worktree) names files by their path there;
+    the desk keys them by the path relative to the repository, whichever worktree."""
+    worktree = os.environ.get("WAVE_WORKTREE")
+    if worktree and os.path.isabs(path) and Path(path).is_relative_to(worktree):
+        return os.path.relpath(path, worktree)
+    return path
+
+
 def _claim(args: argparse.Namespace, desk: Desk) -> int:
-    result = desk.claim(args.agent, args.path, args.intent)
+    result = desk.claim(args.agent, _in_repo(args.path), args.intent)
     if args.json:
         emit_json(result.__dict__)
     elif result.outcome == "queued":
@@ -75,7 +85,7 @@ def _claim(args: argparse.Namespace, desk: Desk) -> int:
 
 
 def _handover(args: argparse.Namespace, desk: Desk) -> int:
-    done = desk.handover(args.agent, args.path, args.note)
+    done = desk.handover(args.agent, _in_repo(args.path), args.note)
     if args.json:
         emit_json(done.__dict__)
     else:
