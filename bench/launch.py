@@ -3,8 +3,9 @@
     .venv/bin/python bench/launch.py [--sizes 10 50 200] [--idle-seconds 30]
 
 For N no-op agents (stagger 0): per-agent launch overhead and completion-detection latency (the
-agent's own exit → the `agent_finished` event), p50/p99. Then the launcher's CPU seconds and peak
-RSS while 200 agents wait, and the dry-run time of a lane of 20 waves x 10 agents.
+agent's own exit → the `agent_finished` event), p50/p99; then the same with `isolation: worktree`
+(a `git worktree add` per agent, the commits and the merges). Then the launcher's CPU seconds and
+peak RSS while 200 agents wait, and the dry-run time of a lane of 20 waves x 10 agents.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def pct(values: list[float], f: float) -> float:
     )
 
 
-def make_repo(root: Path, waves: int, agents: int, command: str) -> None:
+def make_repo(root: Path, waves: int, agents: int, command: str, worktree: bool = False) -> None:
     lane = root / "lanes" / "bench"
     (lane / "waves").mkdir(parents=True)
-    (lane / "lane.yaml").write_text(LANE)
+    (lane / "lane.yaml").write_text(LANE + ("isolation: worktree\n" if worktree else ""))
     (root / "exit").mkdir()
     for w in range(1, waves + 1):
         cmd = json.dumps(command)
@@ -51,6 +52,12 @@ def make_repo(root: Path, waves: int, agents: int, command: str) -> None:
             for i in range(agents)
         )
         (lane / "waves" / f"wave-{w}.yaml").write_text(f"agents:\n{rows}\n")
+    if worktree:
+        (root / ".gitignore").write_text(".wave/\nexit/\n")
+        git = ["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=b@localhost"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "bench"], check=True)
 
 
 def wave_cmd(root: Path, *args: str) -> list[str]:
@@ -70,10 +77,10 @@ def events(root: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def bench_launch(n: int) -> None:
+def bench_launch(n: int, worktree: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        make_repo(root, 1, n, NOOP)
+        make_repo(root, 1, n, NOOP, worktree)
         socket = f"wave-bench-{os.getpid()}-{n}"
         try:
             subprocess.run(
@@ -90,9 +97,12 @@ def bench_launch(n: int) -> None:
         finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
         latency = [(finished[a] - float((root / "exit" / a).read_text())) * 1000 for a in finished]
         per_agent = (max(launched) - started) / n * 1000
+        mode = "worktree" if worktree else "shared  "
+        ended = at(next(e for e in evs if e["event"] == "wave_completed")["at"])
         print(
-            f"N={n:<4} launch overhead {per_agent:6.1f} ms/agent   "
-            f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms"
+            f"N={n:<4} {mode} launch overhead {per_agent:6.1f} ms/agent   "
+            f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms   "
+            f"wave {ended - started:5.2f} s"
         )
 
 
@@ -170,9 +180,12 @@ def main() -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 200])
     p.add_argument("--idle-seconds", type=float, default=30)
     p.add_argument("--idle-agents", type=int, default=200)
+    p.add_argument("--worktree-sizes", type=int, nargs="*", default=[10, 50])
     args = p.parse_args()
     for n in args.sizes:
         bench_launch(n)
+    for n in args.worktree_sizes:
+        bench_launch(n, worktree=True)
     bench_idle(args.idle_agents, args.idle_seconds)
     bench_dry_run()
 
