@@ -43,7 +43,9 @@ def state_layout(repo: Path, lane: str) -> StateLayout:
         raw = None
     configured = raw.get("state_dir") if isinstance(raw, dict) else None
     return StateLayout(
-        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None), lane
+        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None),
+        lane,
+        repo=repo,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..runtime.lock import live_lock
@@ -27,6 +28,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     layout = state_layout(repo, lane)
     lock = live_lock(layout.lock)
     alive = lock is not None
+    if lock and lock.get("state_dir") and Path(lock["state_dir"]) != layout.root:
+        # The live launcher keeps its state elsewhere (WAVE_STATE_DIR, an edited state_dir).
+        layout = StateLayout(Path(lock["state_dir"]), lane, repo=repo)
     state = RunState(layout.run_state, lane)
     waves = []
     numbered = {

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import LockHeld, UsageError, WaveError
 from ..state.events import EventLog, utc_now
@@ -25,7 +26,7 @@ from ..state.layout import (
     socket_name,
 )
 from ..state.run_state import RunState
-from .lock import holder_text, live_lock
+from .lock import LaneLock, holder_text, live_lock
 from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
 
 KILL_GRACE_SECONDS = 10.0
@@ -106,19 +107,39 @@ class StopReport:
 
 def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopReport:
     """SIGTERM the lane's launcher and wait for it to release the lock; with no launcher
-    alive, stop the agent sessions a dead one left and record the wave cancelled."""
-    info = live_lock(layout.lock)
-    if info is not None:
-        pid = info.get("pid")
-        if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
-            raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        # The lock goes first, then the interpreter winds down: stopped means the process is gone.
-        done = wait_until(
-            lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout
-        )
-        return StopReport(pid, done, [])
+    alive, take the lock (so no `--resume` adopts agents meanwhile), stop the agent sessions
+    a dead launcher left and record the wave cancelled."""
+    for _ in range(3):
+        info = live_lock(layout.lock)
+        if info is None:
+            lock = LaneLock(layout.lock, layout.lane, state_dir=layout.root, command="stop")
+            try:
+                lock.acquire()
+            except LockHeld:
+                continue  # a launcher took it meanwhile: stop that one
+            try:
+                return _stop_leftovers(layout, repo)
+            finally:
+                lock.release()
+        if info.get("command") == "stop":
+            raise LockHeld(holder_text(layout.lane, info))
+        return _stop_holder(layout, info, timeout)
+    raise LockHeld(f"the lock of lane {layout.lane!r} keeps changing hands; try again")
+
+
+def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> StopReport:
+    pid = info.get("pid")
+    if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
+        raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    # The lock goes first, then the interpreter winds down: stopped means the process is gone.
+    done = wait_until(lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout)
+    return StopReport(pid, done, [])
+
+
+def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
+    """With the lock held by this `wave stop`: what a dead launcher left running."""
     tmux = TmuxServer(socket_name(layout.lane, repo))
     orphans = sorted(
         n for n, p in tmux.panes().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead

@@ -407,7 +407,10 @@ class WaveRunner:
                 usage=usage,
                 record_id=record_id,
             )
-            append_jsonl(self.ctx.layout.metrics, record)
+            try:
+                append_jsonl(self.ctx.layout.metrics, record)
+            except OSError as exc:  # a full disk loses one record, not the wave's agents
+                self.ctx.log.warning("metrics record not written", error=str(exc))
         if self.desk is not None:
             note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
                 tail_text(run.launch.paths.output_log)

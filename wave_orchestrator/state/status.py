@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fsutil import read_json, write_json_atomic
+from .fsutil import open_read, read_json, write_json_atomic
 from .layout import AgentPaths
 from .lifecycle import AgentState
 
@@ -83,7 +83,7 @@ def last_try_output(paths: AgentPaths) -> str:
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         offset = 0
     try:
-        with paths.output_log.open("rb") as fh:
+        with open_read(paths.output_log) as fh:
             fh.seek(offset)
             return fh.read().decode("utf-8", "replace")
     except OSError:
@@ -104,7 +104,7 @@ def new_log_lines(path: Path, offset: int) -> tuple[list[str], int]:
         if size == offset:
             return [], offset
         start = max(offset, size - NEW_LINES_LIMIT)
-        with path.open("rb") as fh:
+        with open_read(path) as fh:
             fh.seek(start)
             data = fh.read(size - start)
     except OSError:
