@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from ..runtime.lock import live_lock
-from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
 from ..state.status import StatusUnreadable, read_status
+from ..state.untrusted import read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 
@@ -38,12 +38,8 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     }
     for number in sorted(numbered):
         entry = dict(numbered[number])
-        try:
-            snapshot = read_json(layout.dashboard(number))
-        except (OSError, ValueError):
-            snapshot = {}
-        snapshot = snapshot if isinstance(snapshot, dict) else {}
-        agents = [dict(a) for a in _dicts(snapshot.get("agents")) if "id" in a]
+        snapshot = read_snapshot(layout.dashboard(number)) or {}
+        agents = [dict(a) for a in snapshot.get("agents", [])]
         last: dict[str, str] = {}
         for event in _dicts(snapshot.get("events")):
             if event.get("agent") and event.get("wave") == number:
@@ -80,6 +76,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             ),
         },
         "waves": waves,
+        **({"problem": state.problem} if state.problem else {}),
     }
 
 
@@ -118,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         else "not running"
     )
     print(f"lane {data['lane']}: launcher {alive}")
+    if data.get("problem"):
+        print(f"  warning: {data['problem']}")
     if launcher.get("waiting_on"):
         print(f"  waiting on: {', '.join(launcher['waiting_on'])}")
     if not data["waves"]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import LockHeld, UsageError, WaveError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import read_json, write_atomic, write_json_atomic
+from ..state.fsutil import write_atomic, write_json_atomic
 from ..state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
@@ -26,6 +26,7 @@ from ..state.layout import (
     socket_name,
 )
 from ..state.run_state import RunState
+from ..state.untrusted import read_launch_record
 from .lock import LaneLock, holder_text, live_lock
 from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
 
@@ -185,10 +186,7 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     paths = layout.agent(wave, agent_id)
     if pane is None or pane.dead or paths.status.exists():
         raise UsageError(f"agent {agent_id} is not running in wave {wave} of lane {layout.lane!r}")
-    try:
-        attempt = int(read_json(paths.launch_record).get("attempt", 1))
-    except (OSError, ValueError, AttributeError):
-        attempt = 1
+    attempt = read_launch_record(paths.launch_record).attempt or 1
     # The status goes first, so the launcher reads `cancelled` and never a killed wrapper's exit.
     write_json_atomic(
         paths.status,

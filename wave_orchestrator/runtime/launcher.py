@@ -20,7 +20,7 @@ from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
 from ..state.events import EventLog
-from ..state.fsutil import StateWriteFailed, write_atomic
+from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
@@ -188,6 +188,8 @@ class Launcher:
         self.events.best_effort = True
         if lock.took_over is not None:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
+        if run_state.problem:
+            self.log.warning(run_state.problem)
         try:
             if not self.opts.no_dashboard and waves and not self.stop.is_set():
                 self._start_dashboard()
@@ -199,7 +201,7 @@ class Launcher:
                     break
             self._conclude(result)
             return result
-        except StateWriteFailed as exc:
+        except (StateWriteFailed, UnsafePath) as exc:
             # An essential record (run state, a status) cannot be kept: running on would
             # leave agents nobody accounts for, so they stop now, and the wave with them.
             stopped = stop_agent_sessions(self.tmux)

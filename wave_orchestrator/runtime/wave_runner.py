@@ -318,7 +318,9 @@ class WaveRunner:
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
-            elif self.adopting and launch.paths.output_log.exists():
+            elif self.adopting and (
+                launch.paths.output_log.exists() or launch.paths.status.exists()
+            ):  # an unreadable status left behind must not pass for the relaunch's own
                 archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
             runs.append(run)

@@ -182,8 +182,12 @@ def _finite(text: str) -> float:
 
 
 def parse_json(text: str | bytes) -> Any:
-    """Strict JSON: NaN, Infinity and numbers that overflow a float are errors, not values."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    """Strict JSON: NaN, Infinity and numbers that overflow a float are errors, not values;
+    so is nesting too deep to parse (a ``RecursionError`` becomes a ``ValueError``)."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def read_json(path: Path) -> Any:
