@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from ..desk.claims import Desk
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ..state.fsutil import read_json
+from ..state.layout import StateLayout
+from ..state.run_state import RunState
 from ._common import add_json, emit_json, repo_and_lane, state_layout
 
 
@@ -56,7 +56,7 @@ def _open(args: argparse.Namespace, needs_agent: bool) -> Desk:
     layout = state_layout(repo, lane)
     if needs_agent and (not args.agent or not AGENT_ID_RE.fullmatch(args.agent)):
         raise UsageError("who are you? pass --agent ID (agents get $WAVE_AGENT_ID)")
-    wave = args.wave or _env_wave() or _running_wave(layout.run_state)
+    wave = args.wave or _env_wave() or _running_wave(layout)
     if wave is None:
         raise UsageError("which wave? pass --wave N (agents get $WAVE_NUMBER)")
     return Desk(layout.desk, repo, wave)
@@ -67,13 +67,10 @@ def _env_wave() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _running_wave(run_state: Path) -> int | None:
-    try:
-        waves = read_json(run_state).get("waves", {})
-    except (OSError, ValueError, AttributeError):
-        return None
-    numbers = [int(k) for k, v in waves.items() if isinstance(v, dict) and k.isdigit()]
-    running = [n for n in numbers if waves[str(n)].get("state") == "running"]
+def _running_wave(layout: StateLayout) -> int | None:
+    waves = RunState(layout.run_state, layout.lane).data["waves"]  # checked field by field
+    numbers = [int(k) for k in waves]
+    running = [n for n in numbers if waves[str(n)]["state"] == "running"]
     return max(running or numbers) if numbers else None
 
 

@@ -55,10 +55,12 @@ def stop_agent_sessions(tmux: TmuxServer, grace: float = KILL_GRACE_SECONDS) -> 
     """Stop every agent session on ``tmux`` now (SIGTERM, grace, SIGKILL, kill): what a
     launcher that can no longer keep its records does before it exits. Returns how many."""
     panes = tmux.panes()
-    agents = {
+    agents = {  # a dead pane's group may live on (`nohup cmd &`): signal every group
         name: info.pid
         for name, info in panes.items()
-        if AGENT_SESSION_RE.fullmatch(name) and not info.dead and info.pid is not None
+        if AGENT_SESSION_RE.fullmatch(name)
+        and info.pid is not None
+        and process_group_alive(info.pid)
     }
     for pid in agents.values():
         signal_process_group(pid, signal.SIGTERM)
