@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import LockHeld, UsageError, WaveError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import write_atomic, write_json_atomic
+from ..state.fsutil import check_regular_or_missing, write_atomic, write_json_atomic
 from ..state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
@@ -68,6 +68,7 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
         f"exec {shlex.join(argv)}",
     ]
     write_atomic(script, "\n".join(lines) + "\n", mode=0o700)
+    check_regular_or_missing(out)  # bash appends to it: never through a link, never a FIFO
     offset = out.stat().st_size if out.exists() else 0
     tmux.start_session(LAUNCHER_SESSION, ["bash", str(script)], str(repo), keep_pane=False)
     started = wait_until(lambda: _live_pid(layout) or not tmux.has_session(LAUNCHER_SESSION), 20)
