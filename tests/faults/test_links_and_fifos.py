@@ -15,7 +15,10 @@ import libtmux
 import pytest
 from helpers import Repo, local_lane
 
+from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.desk.claims import Desk
 from wave_orchestrator.runtime.lock import LaneLock
+from wave_orchestrator.runtime.planner import materialize, plan_agent
 from wave_orchestrator.state.fsutil import (
     UnsafePath,
     append_jsonl,
@@ -23,6 +26,7 @@ from wave_orchestrator.state.fsutil import (
     read_jsonl,
     write_json_atomic,
 )
+from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.status import StatusUnreadable, read_status
 
 WAVE = "agents:\n  - {id: A1, prompt: work, executor: {local: {command: 'echo hi'}}}\n"
@@ -90,6 +94,31 @@ def test_lock_file_that_is_a_symlink_is_not_written_through(tmp_path: Path) -> N
     lock.symlink_to(victim)
     with pytest.raises(UnsafePath, match="symbolic link"):
         LaneLock(lock, "main").acquire()
+    assert victim.read_text() == "precious\n"
+
+
+def test_files_the_wrapper_writes_must_not_be_links_when_an_agent_is_launched(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.lane("main", local_lane(), {1: WAVE})
+    lane = load_lane(repo.root, "main")
+    wave = lane.wave(1)
+    launch = plan_agent(lane, StateLayout(lane.state_dir, "main"), wave, wave.agent("A1"))
+    victim = outside_file(tmp_path)
+    launch.paths.dir.mkdir(parents=True)
+    launch.paths.output_log.symlink_to(victim)  # run.sh appends the agent's output here
+    with pytest.raises(UnsafePath, match=r"output\.log is a symbolic link"):
+        materialize(launch)
+    assert victim.read_text() == "precious\n" and not launch.paths.run_script.exists()
+
+
+def test_desk_database_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    victim = outside_file(tmp_path)
+    db = tmp_path / "state" / "desk.sqlite3"
+    db.parent.mkdir()
+    db.symlink_to(victim)
+    with pytest.raises(UnsafePath, match=r"desk\.sqlite3 is a symbolic link"):
+        Desk(db, tmp_path, 1)
     assert victim.read_text() == "precious\n"
 
 

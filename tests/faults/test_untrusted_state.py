@@ -207,3 +207,37 @@ def test_agent_writing_a_running_status_is_failed_not_waited_on(
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "status-unreadable" in result.stderr and "not a final state" in result.stderr
     wait_for(lambda: not server.sessions, 15, what="the agent's session stopped")
+
+
+@pytest.mark.e2e
+def test_a_launcher_that_meets_an_unexpected_error_stops_its_agents(
+    tmux_repo: Repo, server: libtmux.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever a state file makes go wrong inside the launcher, it does not leave agents
+    running with nobody watching them (a `kill -9` is what `--resume` is for)."""
+    from wave_orchestrator.runtime import agent_pool
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+
+    command = json.dumps('echo $$ > "$WAVE_REPO/agent.pid"; exec sleep 300')
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {1: f"agents:\n  - {{id: A1, prompt: x, executor: {{local: {{command: {command}}}}}}}\n"},
+    )
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, tmux_repo.env[key])
+    pid_file = tmux_repo.root / "agent.pid"
+    original = agent_pool.AgentPool._check_deadlines
+
+    def explode(self: agent_pool.AgentPool, now: float) -> None:
+        original(self, now)
+        if pid_file.exists():
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(agent_pool.AgentPool, "_check_deadlines", explode)
+    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
+    with pytest.raises(RuntimeError, match="boom"):
+        Launcher(prepare_lane(tmux_repo.root, opts), opts).run()
+    pid = int(pid_file.read_text())
+    wait_for(lambda: not Path(f"/proc/{pid}").exists(), 15, what="the agent stopped")
+    wait_for(lambda: not server.sessions, 15, what="no session left")

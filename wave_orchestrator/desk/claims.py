@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import UsageError, WaveError
 from ..state.events import utc_now
-from ..state.fsutil import ensure_dir
+from ..state.fsutil import check_regular_or_missing, ensure_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS holders (
@@ -79,6 +79,8 @@ class Desk:
         self.repo = repo.resolve()
         self.wave = wave
         ensure_dir(db_path.parent)  # a read-only or full state dir: a message, not a trace
+        for suffix in ("", "-journal", "-wal", "-shm"):  # sqlite would follow a link
+            check_regular_or_missing(db_path.with_name(db_path.name + suffix))
         with contextlib.closing(self._connect()) as db:
             try:
                 db.executescript(SCHEMA)

@@ -209,6 +209,12 @@ class Launcher:
             with contextlib.suppress(OSError):
                 self._record_failed(run_state, str(exc))
             return result
+        except Exception:
+            # A launcher that can still act does not leave its agents to nobody.
+            result.code = 1
+            with contextlib.suppress(Exception):
+                stop_agent_sessions(self.tmux)
+            raise
         except BaseException:
             result.code = result.code or 1
             raise

@@ -20,7 +20,7 @@ from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
 from ..agents.wrapper import WrapperSpec, render_run_script
 from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
-from ..state.fsutil import ensure_dir, write_atomic
+from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
 
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -201,6 +201,9 @@ def materialize(launch: AgentLaunch) -> None:
         launch.retry_context,
     )
     ensure_dir(launch.paths.dir)
+    paths = launch.paths
+    for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
+        check_regular_or_missing(path)  # through a link it would write outside the state dir
     if launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
     write_atomic(launch.paths.prompt, prompt)
