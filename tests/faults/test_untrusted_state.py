@@ -130,7 +130,20 @@ def test_lock_backoff_snapshot_and_metrics_fields_are_typed(tmp_path: Path) -> N
         fh.write(
             '{"status": "success", "duration_ms": NaN}\n{"status": "x", "duration_ms": 1e999}\n'
         )
+        fh.write('{"status": "success", "duration_ms": 1%s}\n' % ("0" * 400))  # beyond a float
     assert [r["duration_ms"] for r in read_records([metrics])] == [5]
+
+
+def test_json_nested_too_deep_in_agent_output_is_text_not_a_crash() -> None:
+    from wave_orchestrator.agents.usage import read_usage
+    from wave_orchestrator.closure.transcript import output_lines
+    from wave_orchestrator.runtime.snapshot import last_line
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert last_line(deep + "\n").startswith("[[[")
+    assert list(output_lines(deep + "\n"))
+    for executor, settings in (("claude", {"output_format": "json"}), ("codex", {"json": True})):
+        assert read_usage(executor, settings, deep + "\n").input_tokens is None
 
 
 # -- the commands, end to end ---------------------------------------------------------------

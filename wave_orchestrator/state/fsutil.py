@@ -181,11 +181,21 @@ def _finite(text: str) -> float:
     return value
 
 
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) >= 2**63:
+        raise ValueError(f"{text[:20]}... is out of range")
+    return value
+
+
 def parse_json(text: str | bytes) -> Any:
-    """Strict JSON: NaN, Infinity and numbers that overflow a float are errors, not values;
-    so is nesting too deep to parse (a ``RecursionError`` becomes a ``ValueError``)."""
+    """Strict JSON: NaN, Infinity, numbers that overflow a float and integers beyond 64 bits
+    are errors, not values; so is nesting too deep to parse (``RecursionError`` becomes
+    ``ValueError``)."""
     try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        return json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite, parse_int=_bounded_int
+        )
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
