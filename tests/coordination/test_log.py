@@ -65,7 +65,7 @@ def test_untrusted_lines_are_checked_field_by_field(tmp_path: Path) -> None:
     items = log.records()
     assert items[rid].status == "open" and items[rid].priority == "high"  # bad values ignored
     assert "c-x" not in items and "c-y" not in items  # no valid kind: not an item
-    assert items["c-z"].wave == 1
+    assert "c-z" not in items  # 1e400 is not JSON wave reads: the whole line is refused
 
 
 def _post_many(path: str, worker: int) -> None:

@@ -172,7 +172,7 @@ def _events(text: str) -> Iterator[dict[str, Any]]:
             continue
         try:
             value, stop = _DECODER.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if stop > line_end:  # a value spanning lines: go on after it
             following = text.find("\n", stop)
@@ -250,7 +250,7 @@ def follow_cli_retry(
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(event, dict):
             continue

@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `wave status --json | head`: the reader left, nothing to say
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a full disk, a read-only folder: what failed, where; no trace
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"wave: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

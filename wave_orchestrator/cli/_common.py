@@ -13,8 +13,8 @@ import yaml
 
 from ..definitions.repository import find_repository, resolve_lane_name
 from ..errors import UsageError
-from ..state.fsutil import read_json
 from ..state.layout import StateLayout, resolve_state_dir
+from ..state.run_state import RunState
 
 
 def add_repo(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +46,9 @@ def state_layout(repo: Path, lane: str) -> StateLayout:
         raw = None
     configured = raw.get("state_dir") if isinstance(raw, dict) else None
     return StateLayout(
-        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None), lane
+        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None),
+        lane,
+        repo=repo,
     )
 
 
@@ -72,19 +74,14 @@ def current_wave(explicit: int | None, layout: StateLayout) -> int:
         value = os.environ.get(name, "")
         if value.isdigit() and int(value) > 0:
             return int(value)
-    wave = _running_wave(layout.run_state)
+    wave = _running_wave(layout)
     if wave is None:
         raise UsageError("which wave? pass --wave N (agents get $WAVE_WAVE)")
     return wave
 
 
-def _running_wave(run_state: Path) -> int | None:
-    try:
-        waves = read_json(run_state).get("waves", {})
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(waves, dict):
-        return None
-    numbers = [int(k) for k, v in waves.items() if isinstance(v, dict) and k.isdigit()]
-    running = [n for n in numbers if waves[str(n)].get("state") == "running"]
+def _running_wave(layout: StateLayout) -> int | None:
+    waves = RunState(layout.run_state, layout.lane).data["waves"]  # checked field by field
+    numbers = [int(k) for k in waves]
+    running = [n for n in numbers if waves[str(n)]["state"] == "running"]
     return max(running or numbers) if numbers else None

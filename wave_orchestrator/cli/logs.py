@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..state.fsutil import open_read
 from ..state.layout import StateLayout
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     while True:
         finished = paths.status.exists()
         try:
-            with paths.output_log.open("rb") as fh:
+            with open_read(paths.output_log) as fh:
                 fh.seek(offset)
                 chunk = fh.read()
         except FileNotFoundError:

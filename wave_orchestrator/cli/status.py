@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..coordination.views import clean
 from ..runtime.lock import live_lock
-from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.lifecycle import TERMINAL
-from ..state.run_state import RunState
+from ..state.run_state import GATE_FIELDS, RunState
 from ..state.status import StatusUnreadable, read_status
+from ..state.untrusted import read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 
 
@@ -28,6 +29,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     layout = state_layout(repo, lane)
     lock = live_lock(layout.lock)
     alive = lock is not None
+    if lock and lock.get("state_dir") and Path(lock["state_dir"]) != layout.root:
+        # The live launcher keeps its state elsewhere (WAVE_STATE_DIR, an edited state_dir).
+        layout = StateLayout(Path(lock["state_dir"]), lane, repo=repo)
     state = RunState(layout.run_state, lane)
     waves = []
     numbered = {
@@ -35,12 +39,8 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     }
     for number in sorted(numbered):
         entry = dict(numbered[number])
-        try:
-            snapshot = read_json(layout.dashboard(number))
-        except (OSError, ValueError):
-            snapshot = {}
-        snapshot = snapshot if isinstance(snapshot, dict) else {}
-        agents = [dict(a) for a in _dicts(snapshot.get("agents")) if "id" in a]
+        snapshot = read_snapshot(layout.dashboard(number)) or {}
+        agents = [dict(a) for a in snapshot.get("agents", [])]
         last: dict[str, str] = {}
         for event in _dicts(snapshot.get("events")):
             if event.get("agent") and event.get("wave") == number:
@@ -82,11 +82,11 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             ),
         },
         "waves": waves,
+        **({"problem": state.problem} if state.problem else {}),
     }
 
 
 FINAL = {s.value for s in TERMINAL}
-GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
 
 
 def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, str] | None:
@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         else "not running"
     )
     print(f"lane {data['lane']}: launcher {alive}")
+    if data.get("problem"):
+        print(f"  warning: {data['problem']}")
     if launcher.get("waiting_on"):
         print(f"  waiting on: {', '.join(launcher['waiting_on'])}")
     if not data["waves"]:

@@ -23,7 +23,7 @@ def _json_value(line: str) -> object:
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
         try:
             return json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the parser goes: text
             pass
     return _NOT_JSON
 

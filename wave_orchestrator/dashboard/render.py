@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
+from ..state.untrusted import read_snapshot
 
 STATE_STYLES = {
     "pending": "dim",
@@ -208,11 +209,7 @@ def load_frame(layout: StateLayout, wave: int | None) -> dict[str, Any] | None:
     number = wave if wave is not None else current_wave(layout)
     if number is None:
         return None
-    try:
-        data = read_json(layout.dashboard(number))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_snapshot(layout.dashboard(number))
 
 
 def frames(

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
+from ..state.fsutil import read_text
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import check_isolation
 from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, IsolationSettings, WaveDef
@@ -55,7 +56,7 @@ def read_inside(base: Path, rel: str) -> str:
     target = (base / rel).resolve()
     if not target.is_relative_to(base.resolve()):
         raise PermissionError(f"{rel!r} resolves outside {base}")
-    text = target.read_text(encoding="utf-8")
+    text = read_text(target)  # a FIFO or device is refused, never waited on
     if not text.strip():
         raise ValueError(f"{rel!r} is empty")
     return text

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import UsageError, WaveError
 from ..state.events import utc_now
+from ..state.fsutil import check_regular_or_missing, ensure_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS holders (
@@ -77,7 +78,9 @@ class Desk:
         self.db_path = db_path
         self.repo = repo.resolve()
         self.wave = wave
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(db_path.parent)  # a read-only or full state dir: a message, not a trace
+        for suffix in ("", "-journal", "-wal", "-shm"):  # sqlite would follow a link
+            check_regular_or_missing(db_path.with_name(db_path.name + suffix))
         with contextlib.closing(self._connect()) as db:
             try:
                 db.executescript(SCHEMA)

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 from ..agents.usage import CliRetryFollower
 from ..errors import TmuxError
 from ..state.events import EventLog, utc_stamp
-from ..state.fsutil import read_json, write_json_atomic
+from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status, write_outcome
+from ..state.untrusted import read_backoff
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxServer
 from .planner import AgentLaunch, materialize
@@ -359,19 +360,18 @@ class AgentPool:
         return True
 
     def _check_backoff(self, run: AgentRun) -> None:
-        try:
-            info = read_json(run.launch.paths.backoff)
-        except (OSError, ValueError):
+        info = read_backoff(run.launch.paths.backoff)
+        if info is None:
             run.backing_off = False
             if self._settle_rate_limited(run):
                 self._changed()
             return
-        if not isinstance(info, dict) or info.get("try", 0) <= run.seen_backoff_try:
+        if info.try_number <= run.seen_backoff_try:
             return
-        run.seen_backoff_try = int(info["try"])
+        run.seen_backoff_try = info.try_number
         run.backing_off, run.cli.current = True, None  # the CLI's try is over
         self._settle_rate_limited(run)
-        tries = info.get("tries")
+        tries = info.tries
         self.events.emit(
             "agent_rate_limited",
             run.launch.wave.number,
@@ -379,7 +379,7 @@ class AgentPool:
             attempt=run.launch.attempt,
             **{"try": run.seen_backoff_try},
             tries=tries,
-            delay_ms=info.get("delay_ms"),
+            delay_ms=info.delay_ms,
         )
         self.log.info(
             f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{tries}", agent=run.id
@@ -412,11 +412,9 @@ class AgentPool:
         last = run.launched_wall or time.time()
         with contextlib.suppress(OSError):
             last = max(last, paths.output_log.stat().st_mtime)
-        try:
-            info = read_json(paths.backoff)
-            last = max(last, float(info.get("until_ms", 0)) / 1000)
-        except (OSError, ValueError, AttributeError):
-            pass
+        backoff = read_backoff(paths.backoff)
+        if backoff is not None and backoff.until is not None:
+            last = max(last, backoff.until)
         last = max(last, run.cli.wait_until, run.resumed_wall)  # claude's wait; a person's answer
         if time.time() - last >= self.stall:
             self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")

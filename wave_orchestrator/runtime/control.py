@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import LockHeld, UsageError, WaveError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import read_json, write_atomic, write_json_atomic
+from ..state.fsutil import check_regular_or_missing, write_atomic, write_json_atomic
 from ..state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
@@ -25,7 +26,8 @@ from ..state.layout import (
     socket_name,
 )
 from ..state.run_state import RunState
-from .lock import holder_text, live_lock
+from ..state.untrusted import read_launch_record
+from .lock import LaneLock, holder_text, live_lock
 from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
 
 KILL_GRACE_SECONDS = 10.0
@@ -66,6 +68,7 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
         f"exec {shlex.join(argv)}",
     ]
     write_atomic(script, "\n".join(lines) + "\n", mode=0o700)
+    check_regular_or_missing(out)  # bash appends to it: never through a link, never a FIFO
     offset = out.stat().st_size if out.exists() else 0
     tmux.start_session(LAUNCHER_SESSION, ["bash", str(script)], str(repo), keep_pane=False)
     started = wait_until(lambda: _live_pid(layout) or not tmux.has_session(LAUNCHER_SESSION), 20)
@@ -106,19 +109,39 @@ class StopReport:
 
 def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopReport:
     """SIGTERM the lane's launcher and wait for it to release the lock; with no launcher
-    alive, stop the agent sessions a dead one left and record the wave cancelled."""
-    info = live_lock(layout.lock)
-    if info is not None:
-        pid = info.get("pid")
-        if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
-            raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        # The lock goes first, then the interpreter winds down: stopped means the process is gone.
-        done = wait_until(
-            lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout
-        )
-        return StopReport(pid, done, [])
+    alive, take the lock (so no `--resume` adopts agents meanwhile), stop the agent sessions
+    a dead launcher left and record the wave cancelled."""
+    for _ in range(3):
+        info = live_lock(layout.lock)
+        if info is None:
+            lock = LaneLock(layout.lock, layout.lane, state_dir=layout.root, command="stop")
+            try:
+                lock.acquire()
+            except LockHeld:
+                continue  # a launcher took it meanwhile: stop that one
+            try:
+                return _stop_leftovers(layout, repo)
+            finally:
+                lock.release()
+        if info.get("command") == "stop":
+            raise LockHeld(holder_text(layout.lane, info))
+        return _stop_holder(layout, info, timeout)
+    raise LockHeld(f"the lock of lane {layout.lane!r} keeps changing hands; try again")
+
+
+def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> StopReport:
+    pid = info.get("pid")
+    if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
+        raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    # The lock goes first, then the interpreter winds down: stopped means the process is gone.
+    done = wait_until(lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout)
+    return StopReport(pid, done, [])
+
+
+def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
+    """With the lock held by this `wave stop`: what a dead launcher left running."""
     tmux = TmuxServer(socket_name(layout.lane, repo))
     orphans = sorted(
         n for n, p in tmux.panes().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
@@ -164,10 +187,7 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     paths = layout.agent(wave, agent_id)
     if pane is None or pane.dead or paths.status.exists():
         raise UsageError(f"agent {agent_id} is not running in wave {wave} of lane {layout.lane!r}")
-    try:
-        attempt = int(read_json(paths.launch_record).get("attempt", 1))
-    except (OSError, ValueError, AttributeError):
-        attempt = 1
+    attempt = read_launch_record(paths.launch_record).attempt or 1
     # The status goes first, so the launcher reads `cancelled` and never a killed wrapper's exit.
     write_json_atomic(
         paths.status,

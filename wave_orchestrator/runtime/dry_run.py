@@ -3,13 +3,12 @@ under ``dry-run/``, and start nothing — no tmux server, no agent."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import write_json_atomic
+from ..state.fsutil import clear_owned, write_json_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .planner import (
@@ -80,7 +79,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
     lock.acquire()
     try:
-        shutil.rmtree(layout.base / "waves", ignore_errors=True)
+        clear_owned(layout.base, "waves")  # only a tree an earlier dry run made
         path_env = agent_path_env(layout.agent_bin)
         result = DryRunResult()
         for wave in waves:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -19,13 +20,14 @@ from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
 from ..state.events import EventLog
-from ..state.fsutil import write_atomic
+from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lock import LaneLock
+from .placement.reaper import stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
@@ -135,7 +137,7 @@ class Launcher:
     def __init__(self, lane: LaneDef, opts: LaunchOptions) -> None:
         self.lane = lane
         self.opts = opts
-        self.layout = StateLayout(lane.state_dir, lane.name)
+        self.layout = StateLayout(lane.state_dir, lane.name, repo=lane.repo)
         self.stop = threading.Event()
         self.signum: int | None = None
         self.path_env = agent_path_env(self.layout.agent_bin)
@@ -157,7 +159,7 @@ class Launcher:
     def run(self) -> LaunchResult:
         """Run the waves; a failed, blocked or interrupted wave is a result, not an exception.
         Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
-        lock = LaneLock(self.layout.lock, self.lane.name)
+        lock = LaneLock(self.layout.lock, self.lane.name, state_dir=self.layout.root)
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
         self.first_wave = waves[0] if waves else None
@@ -177,13 +179,20 @@ class Launcher:
         self, lock: LaneLock, waves: list[WaveDef], run_state: RunState
     ) -> LaunchResult:
         assert self.tmux is not None
-        configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
-        self.log = get_logger(lane=self.lane.name)
+        result = LaunchResult(self.lane.name)
+        try:  # a state dir wave cannot write (full, read-only, a link) stops here, cleanly
+            configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
+            self.log = get_logger(lane=self.lane.name)
+            write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
+            self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+        except BaseException:
+            lock.release()
+            raise
+        self.events.best_effort = True
         if lock.took_over is not None:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
-        result = LaunchResult(self.lane.name)
-        write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
-        self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+        if run_state.problem:
+            self.log.warning(run_state.problem)
         try:
             if not self.opts.no_dashboard and waves and not self.stop.is_set():
                 self._start_dashboard()
@@ -195,6 +204,20 @@ class Launcher:
                     break
             self._conclude(result)
             return result
+        except (StateWriteFailed, UnsafePath) as exc:
+            # An essential record (run state, a status) cannot be kept: running on would
+            # leave agents nobody accounts for, so they stop now, and the wave with them.
+            stopped = stop_agent_sessions(self.tmux)
+            result.code, result.message = 1, f"{exc}; stopped {stopped} agent session(s)"
+            with contextlib.suppress(OSError):
+                self._record_failed(run_state, str(exc))
+            return result
+        except Exception:
+            # A launcher that can still act does not leave its agents to nobody.
+            result.code = 1
+            with contextlib.suppress(Exception):
+                stop_agent_sessions(self.tmux)
+            raise
         except BaseException:
             result.code = result.code or 1
             raise
@@ -203,6 +226,12 @@ class Launcher:
             if not self.opts.no_dashboard:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
             lock.release()
+
+    def _record_failed(self, run_state: RunState, reason: str) -> None:
+        """Best effort after a failed write: a running wave is recorded failed, not running."""
+        for key, entry in list(run_state.data["waves"].items()):
+            if isinstance(entry, dict) and entry.get("state") == "running":
+                run_state.transition(int(key), "failed", reason)
 
     def _start_dashboard(self) -> None:
         """The `dashboard` session shows the lane live for whoever attaches to it."""

@@ -1,16 +1,19 @@
 """``launcher.lock``: one launcher per lane (SPEC 3.6).
 
-The lock is an ``flock`` held on the file for the launcher's whole life: the kernel drops it
-when the process dies, however it dies, so a dead launcher's lock is simply free (and taken
-over, with a warning) while two live launchers can never both hold it. The file's content,
-``{pid, host, started_at, argv}``, tells people who holds it.
+The lock is an ``flock`` held on the lock file's *folder* for the launcher's whole life: the
+kernel drops it when the process dies, however it dies, so a dead launcher's lock is simply
+free (taken over, with a warning) while two live launchers can never both hold it. Locking
+the folder, not the file, means deleting ``launcher.lock`` frees nothing. The live lock's
+folder is ``<repo>/.wave/<lane>`` whatever the state dir (``StateLayout.lock``), so `wave stop`
+and `wave status` find a launcher that keeps its state elsewhere. The file's content,
+``{pid, host, started_at, argv, state_dir, command}``, tells people who holds it; the holder's
+pid is checked against ``/proc/locks``, so a forged or stale file cannot point elsewhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import socket
 import sys
@@ -20,89 +23,149 @@ from typing import Any
 
 from ..errors import LockHeld
 from ..state.events import utc_now
+from ..state.fsutil import ensure_dir, read_json, write_json_atomic
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def read_lock(path: Path) -> dict[str, Any] | None:
+    """The lock file's fields that have the expected types (untrusted: a person or a
+    repository may have written it); None when there is no readable object."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(path)
+    except (OSError, ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    info: dict[str, Any] = {}
+    pid = data.get("pid")
+    if isinstance(pid, int) and not isinstance(pid, bool) and 1 < pid < 2**22:
+        info["pid"] = pid
+    for key in ("host", "started_at", "state_dir", "command"):
+        if isinstance(data.get(key), str):
+            info[key] = data[key][:4096]
+    argv = data.get("argv")
+    if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
+        info["argv"] = argv
+    return info
 
 
-def live_lock(path: Path) -> dict[str, Any] | None:
-    """The holder's details while a launcher holds the lock, else None."""
+def lock_holders(folder: Path) -> set[int] | None:
+    """Pids holding an ``flock`` on ``folder`` per ``/proc/locks``; None where that file is
+    not there to ask (then a non-blocking probe decides whether the lock is held)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        st = os.stat(folder)
+    except OSError:
+        return set()  # no folder, no lock
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
     except OSError:
         return None
+    want = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    holders = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":  # "->" lines are waiters, not holders
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            key = (int(major, 16), int(minor, 16), int(inode))
+            pid = int(fields[4])
+        except ValueError:
+            continue
+        if key == want:
+            holders.add(pid)
+    return holders
+
+
+def _probe_held(folder: Path) -> bool:
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except OSError:
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        return read_lock(path) or {"pid": None, "started_at": "?"}
+        return True
     finally:
         os.close(fd)  # closing drops the shared lock we may have taken
-    return None
+    return False
+
+
+def live_lock(path: Path) -> dict[str, Any] | None:
+    """The holder's details while a launcher (or a `wave stop`) holds the lock, else None.
+    The pid given is one the kernel says holds the lock, whatever the file claims."""
+    holders = lock_holders(path.parent)
+    if holders is None:
+        if not _probe_held(path.parent):
+            return None
+        return read_lock(path) or {"pid": None, "started_at": "?"}
+    if not holders:
+        return None
+    holders.discard(0)  # a holder in another pid namespace: held, pid unknown
+    info = read_lock(path) or {"started_at": "?"}
+    if info.get("pid") not in holders:
+        info["pid"] = min(holders) if holders else None
+    return info
 
 
 def holder_text(lane: str, info: dict[str, Any]) -> str:
+    if info.get("command") == "stop":
+        return f"`wave stop` (pid {info.get('pid')}) is stopping lane {lane!r}; try again"
+    where = f", state dir {info['state_dir']}" if info.get("state_dir") else ""
     return (
         f"another launcher is active on lane {lane!r} "
-        f"(pid {info.get('pid')}, started {info.get('started_at')})"
+        f"(pid {info.get('pid')}, started {info.get('started_at')}{where})"
     )
 
 
 @dataclass
 class LaneLock:
+    """``path`` is the lock file; the ``flock`` is on its folder."""
+
     path: Path
     lane: str
+    state_dir: Path | None = None
+    command: str = "launch"
     took_over: dict[str, Any] | None = None
     fd: int | None = None
 
     def acquire(self) -> None:
         """Take the lock, or raise LockHeld naming the launcher that holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(10):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise LockHeld(holder_text(self.lane, read_lock(self.path) or {})) from None
-            if not self._still_named(fd):  # a releasing launcher unlinked it meanwhile
-                os.close(fd)
-                continue
-            previous = os.read(fd, 65536)
-            if previous.strip():
-                with contextlib.suppress(ValueError):
-                    info = json.loads(previous)
-                    self.took_over = info if isinstance(info, dict) else {}
-            body = json.dumps(
-                {
-                    "pid": os.getpid(),
-                    "host": socket.gethostname(),
-                    "started_at": utc_now(),
-                    "argv": sys.argv,
-                }
-            )
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, body.encode(), 0)
-            self.fd = fd
-            return
-        raise LockHeld(f"could not take the lock {self.path} for lane {self.lane!r}")
-
-    def _still_named(self, fd: int) -> bool:
+        ensure_dir(self.path.parent)
+        fd = os.open(self.path.parent, _DIR_FLAGS)
         try:
-            named = os.stat(self.path)
-        except FileNotFoundError:
-            return False
-        mine = os.fstat(fd)
-        return (named.st_ino, named.st_dev) == (mine.st_ino, mine.st_dev)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LockHeld(holder_text(self.lane, live_lock(self.path) or {})) from None
+        try:
+            previous = read_lock(self.path)
+            if previous is not None or self.path.exists():
+                self.took_over = previous or {}
+            body: dict[str, Any] = {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "started_at": utc_now(),
+                "argv": sys.argv,
+                "command": self.command,
+            }
+            if self.state_dir is not None:
+                body["state_dir"] = str(self.state_dir)
+            write_json_atomic(self.path, body)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
 
     def release(self) -> None:
+        """Remove the file (while it still names us), then drop the lock."""
         if self.fd is None:
             return
-        if self._still_named(self.fd):
-            self.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            info = read_lock(self.path)
+            if info is not None and info.get("pid") == os.getpid():
+                self.path.unlink()
         os.close(self.fd)
         self.fd = None

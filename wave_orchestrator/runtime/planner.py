@@ -20,7 +20,7 @@ from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
 from ..agents.wrapper import WrapperSpec, render_run_script
 from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
-from ..state.fsutil import write_atomic
+from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
 
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -49,7 +49,7 @@ def ensure_agent_bin(bin_dir: Path) -> None:
     """Make ``bin_dir`` hold `wave` and `wave-demo-agent` (links to our console scripts, or
     small shims running this interpreter when they are not installed)."""
     scripts = Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
-    bin_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(bin_dir)
     for name, module in AGENT_COMMANDS.items():
         link, target = bin_dir / name, scripts / name
         tmp = bin_dir / f".{name}.{os.getpid()}"
@@ -63,6 +63,8 @@ def ensure_agent_bin(bin_dir: Path) -> None:
             shim = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} "$@"\n'
             if not link.is_symlink() and link.is_file() and link.read_text() == shim:
                 continue
+            if link.is_symlink():  # our own link from a run that had the console scripts
+                link.unlink()
             write_atomic(link, shim, mode=0o755)
 
 
@@ -210,7 +212,10 @@ def materialize(launch: AgentLaunch) -> None:
         launch.retry_context,
         launch.coordination,
     )
-    launch.paths.dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(launch.paths.dir)
+    paths = launch.paths
+    for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
+        check_regular_or_missing(path)  # through a link it would write outside the state dir
     if launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
     write_atomic(launch.paths.prompt, prompt)

@@ -10,10 +10,11 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ..state.fsutil import read_json
+from ..definitions.model import EXECUTOR_IDS
 from ..state.layout import AgentPaths
 from ..state.lifecycle import AgentState
 from ..state.status import StatusFile, StatusUnreadable, read_status
+from ..state.untrusted import read_launch_record
 from .agent_pool import AgentRun
 from .placement.tmux import PaneInfo
 from .planner import AgentLaunch
@@ -30,21 +31,20 @@ class Leftover:
 
 
 def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
-    try:
-        record = read_json(paths.launch_record)
-    except (OSError, ValueError):
-        record = {}
-    record = record if isinstance(record, dict) else {}
+    """Every field checked: an attempt beyond the run state's, an executor wave does not
+    know, a launch time that is no time are ignored, and the agent is judged without them."""
+    record = read_launch_record(paths.launch_record)
     try:
         status = read_status(paths.status)
     except StatusUnreadable:
         status = None  # a torn status is not a result: the agent runs again
-    raw_attempt = status.raw.get("attempt") if status else record.get("attempt")
-    launched = record.get("launched_at")
+    attempt = (status.attempt if status else None) or record.attempt
+    if attempt is None or attempt > current_attempt:
+        attempt = current_attempt
     return Leftover(
-        attempt=raw_attempt if isinstance(raw_attempt, int) else current_attempt,
-        executor=str(record["executor"]) if record.get("executor") else None,
-        launched_at=float(launched) if isinstance(launched, int | float) else None,
+        attempt=attempt,
+        executor=record.executor if record.executor in EXECUTOR_IDS else None,
+        launched_at=record.launched_at,
         status=status,
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
 from ..state.events import utc_now
-from ..state.fsutil import write_json_atomic
+from ..state.fsutil import open_read, write_json_atomic
 from ..state.lifecycle import AgentState
 from .agent_pool import AgentRun
 
@@ -19,7 +19,7 @@ MIN_INTERVAL = 0.25
 
 def tail_text(path: Path, limit: int = 4096) -> str:
     try:
-        with path.open("rb") as fh:
+        with open_read(path) as fh:
             fh.seek(0, 2)
             fh.seek(max(0, fh.tell() - limit))
             return fh.read().decode("utf-8", "replace")
@@ -96,6 +96,7 @@ class SnapshotWriter:
         self.started_at = utc_now()
         self._last = 0.0
         self._outputs = OutputCache()
+        self.failed: OSError | None = None
 
     def write(
         self,
@@ -118,5 +119,8 @@ class SnapshotWriter:
             "agents": [agent_row(r, self._outputs) for r in runs],
             "events": list(events),
         }
-        write_json_atomic(self.path, data)
+        try:
+            write_json_atomic(self.path, data)
+        except OSError as exc:  # best effort: the picture, not the record (disk full)
+            self.failed = self.failed or exc
         return False

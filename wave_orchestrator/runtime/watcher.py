@@ -17,6 +17,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+from ..state.fsutil import ensure_dir
+
 WATCHED_NAMES = frozenset({"status.json", "backoff.json"})
 
 
@@ -42,7 +44,7 @@ class AgentFolderWatcher:
     def start(self) -> bool:
         """Start watching; False when the system allows no more watches (the inotify limit):
         the launcher's polling still notices everything, a little later."""
-        self.agents_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.agents_dir)
         observer = Observer()
         observer.schedule(
             _Handler(self.events),

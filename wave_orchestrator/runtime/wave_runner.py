@@ -347,7 +347,9 @@ class WaveRunner:
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
-            elif self.adopting and launch.paths.output_log.exists():
+            elif self.adopting and (
+                launch.paths.output_log.exists() or launch.paths.status.exists()
+            ):  # an unreadable status left behind must not pass for the relaunch's own
                 archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
             runs.append(run)
@@ -409,7 +411,10 @@ class WaveRunner:
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
         ctx = self.ctx
-        record_metrics(run, ctx.lane.name, self.wave.number, ctx.layout.metrics, recorded)
+        try:
+            record_metrics(run, ctx.lane.name, self.wave.number, ctx.layout.metrics, recorded)
+        except OSError as exc:  # a full disk loses one record, not the wave's agents
+            ctx.log.warning("metrics record not written", error=str(exc))
         self.spaces.commit(run)
         if self.desk is not None:
             release_files(run, self.desk, ctx.events, self.wave.number)

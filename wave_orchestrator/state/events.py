@@ -26,6 +26,8 @@ class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.recent: deque[dict[str, Any]] = deque(maxlen=100)
+        self.best_effort = False  # once the launcher runs, a failed append is not fatal
+        self.failed: OSError | None = None  # the first append that failed, for a warning
 
     def emit(
         self, event: str, wave: int | None = None, agent: str | None = None, **fields: Any
@@ -36,6 +38,11 @@ class EventLog:
         if agent is not None:
             record["agent"] = agent
         record.update({k: v for k, v in fields.items() if v is not None})
-        append_jsonl(self.path, record)
+        try:
+            append_jsonl(self.path, record)
+        except OSError as exc:
+            if not self.best_effort:
+                raise
+            self.failed = self.failed or exc
         self.recent.append(record)
         return record

@@ -1,60 +1,261 @@
-"""Atomic JSON files and append-only JSON-lines logs: the only two ways `wave` writes state."""
+"""The one place that opens state files: atomic JSON, append-only JSON lines, untrusted reads.
+
+A state dir can hold what a repository shipped (a symlink, a FIFO, a folder where a file
+belongs), so nothing here follows a link or waits on a non-regular file: every open uses
+``O_NOFOLLOW | O_NONBLOCK`` and checks it got a regular file, every folder made under a state
+root refuses a symlinked component, and only trees wave marked as its own are ever removed.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from ..errors import WaveError
+
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+READ_LIMIT = 16 * 1024 * 1024  # a JSON state file bigger than this is not one wave wrote
+OWNED_MARKER = ".wave-owned"  # written in a folder wave created and may remove again
+
+_ROOTS: set[Path] = set()
+
+
+class UnsafePath(WaveError, OSError):
+    """A state path is a symlink, a FIFO, a device or a folder where wave expects a file (or
+    the reverse): wave neither follows nor blocks on it. An ``OSError`` too, so a reader that
+    treats unreadable state as absent or failed keeps doing so."""
+
+
+class StateWriteFailed(WaveError, OSError):
+    """A state write failed (disk full, read-only folder): one line naming the path and the
+    error. An ``OSError`` too, so a best-effort writer (logs, dashboard) can shrug it off."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
+        self.path = path
+        self.errno = exc.errno
+
+
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Turn a failed write into ``StateWriteFailed``; ``UnsafePath`` is already a message."""
+    try:
+        yield
+    except (UnsafePath, StateWriteFailed):
+        raise
+    except OSError as exc:
+        raise StateWriteFailed(path, exc) from exc
+
+
+def register_state_root(root: Path) -> None:
+    """Folders below ``root`` are wave's: none of them may be a symlink."""
+    _ROOTS.add(Path(os.path.abspath(root)))
+
+
+def _refuse(path: Path, what: str) -> UnsafePath:
+    return UnsafePath(f"{path} is {what}; wave does not follow or replace it (remove it)")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_regular_or_missing(path: Path) -> None:
+    """Raise ``UnsafePath`` unless ``path`` is absent or a regular file (not a link)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise _refuse(path, _kind(mode))
+
+
+def ensure_dir(path: Path) -> None:
+    """``mkdir -p`` that refuses a symlink (or a non-folder) for any component below a
+    registered state root; outside the roots it is a plain ``mkdir -p``."""
+    path = Path(os.path.abspath(path))
+    with _writing(path):
+        _ensure_dir(path)
+
+
+def _ensure_dir(path: Path) -> None:
+    root = next((r for r in _ROOTS if path == r or r in path.parents), None)
+    if root is None:
+        path.mkdir(parents=True, exist_ok=True)
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        try:
+            os.mkdir(current)
+            continue
+        except FileExistsError:
+            pass
+        mode = os.lstat(current).st_mode
+        if not stat.S_ISDIR(mode):
+            raise _refuse(current, "a symbolic link" if stat.S_ISLNK(mode) else "not a folder")
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` so that readers see the old file or the new one, never a torn one.
+    A link or non-regular file in its place is refused, never written through."""
+    ensure_dir(path.parent)
+    with _writing(path):
+        check_regular_or_missing(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def open_regular(path: Path, flags: int = _READ) -> int:
+    """A descriptor on ``path`` only if it is a regular file: no link followed, no FIFO or
+    device waited on. Raises ``FileNotFoundError`` when absent, ``UnsafePath`` when odd."""
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(path, "a symbolic link") from None
+        if exc.errno in (errno.EISDIR, errno.ENXIO):
+            raise _refuse(path, _kind(os.lstat(path).st_mode)) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise _refuse(path, _kind(mode))
+    return fd
+
+
+def open_read(path: Path) -> IO[bytes]:
+    """A binary reader on a regular file (logs, prompts): see ``open_regular``."""
+    return os.fdopen(open_regular(path), "rb")
+
+
+def read_text(path: Path, limit: int = READ_LIMIT) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes."""
+    with open_read(path) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path} is larger than {limit} bytes")
+    return data.decode("utf-8")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number wave accepts")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) >= 2**63:
+        raise ValueError(f"{text[:20]}... is out of range")
+    return value
+
+
+def parse_json(text: str | bytes) -> Any:
+    """Strict JSON: NaN, Infinity, numbers that overflow a float and integers beyond 64 bits
+    are errors, not values; so is nesting too deep to parse (``RecursionError`` becomes
+    ``ValueError``)."""
+    try:
+        return json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite, parse_int=_bounded_int
+        )
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def read_json(path: Path) -> Any:
-    """Read a JSON file; raises ``OSError`` or ``ValueError`` for the caller to classify."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """Read an untrusted JSON file; raises ``OSError`` (``UnsafePath`` for a link, FIFO or
+    folder) or ``ValueError`` for the caller to classify."""
+    return parse_json(read_text(path))
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append ``line`` with one ``write`` on an O_APPEND descriptor: lines never interleave."""
+    ensure_dir(path.parent)
+    with _writing(path):
+        fd = open_regular(path, _APPEND)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one line with one ``write`` on an O_APPEND descriptor: lines never interleave."""
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield each valid object; a torn or invalid line is skipped, never fatal."""
+    """Yield each valid object; a torn or invalid line is skipped, never fatal (nor is a
+    missing file or one that is not a regular file)."""
     try:
-        fh = path.open(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        fh = open_read(path)
+    except OSError:
         return
     with fh:
         for line in fh:
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = parse_json(line.decode("utf-8", "replace"))
+            except (ValueError, RecursionError):
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+def clear_owned(path: Path, name: str) -> None:
+    """Remove the folder ``path/name`` if wave created it: ``path`` carries wave's marker,
+    written when ``path/name`` did not exist yet. A tree wave did not create is refused."""
+    ensure_dir(path)
+    marker, target = path / OWNED_MARKER, path / name
+    try:
+        check_regular_or_missing(marker)
+        owned = marker.exists()
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        if not owned:
+            write_atomic(marker, "created by wave: wave may remove the folders it made here\n")
+        return
+    if not owned:
+        raise UnsafePath(
+            f"{target} exists but wave did not create it (no {OWNED_MARKER} beside it); "
+            "wave will not delete it: move it away and run again"
+        )
+    if not stat.S_ISDIR(mode):
+        raise _refuse(target, _kind(mode))
+    shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed

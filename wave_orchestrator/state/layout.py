@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..names import AGENT_ID_RE, LANE_NAME_RE
+from .fsutil import UnsafePath, register_state_root
 
 
 def socket_name(lane: str, repo: Path) -> str:
@@ -41,7 +42,20 @@ def resolve_state_dir(repo: Path, lane: str, configured: str | None) -> Path:
         return Path(env).expanduser().resolve()
     if configured:
         return (repo / Path(configured).expanduser()).resolve()
-    return repo / ".wave" / lane
+    return lane_home(repo, lane)
+
+
+def lane_home(repo: Path, lane: str) -> Path:
+    """``<repo>/.wave/<lane>``: the default state dir, and where the lane lock always lives.
+    Inside the repository, so neither folder may be a link out of it."""
+    home = repo / ".wave" / lane
+    for folder in (home.parent, home):
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise UnsafePath(
+                f"{folder} is a symbolic link or not a folder; wave keeps a lane's state in a "
+                "real folder (set state_dir in lane.yaml or WAVE_STATE_DIR to keep it elsewhere)"
+            )
+    return home
 
 
 AGENT_SESSION_RE = re.compile(r"w\d+-[A-Za-z][A-Za-z0-9_-]{0,31}")
@@ -92,15 +106,20 @@ class AgentPaths:
 
 @dataclass(frozen=True)
 class StateLayout:
-    """Paths under one lane's state dir; ``dry_run`` selects the ``dry-run/`` mirror."""
+    """Paths under one lane's state dir; ``dry_run`` selects the ``dry-run/`` mirror.
+    ``repo`` places the live lock in ``<repo>/.wave/<lane>`` whatever the state dir."""
 
     root: Path
     lane: str
     dry_run: bool = False
+    repo: Path | None = None
 
     def __post_init__(self) -> None:
         if not LANE_NAME_RE.fullmatch(self.lane):
             raise ValueError(f"invalid lane name {self.lane!r}")
+        register_state_root(self.root)
+        if self.repo is not None:
+            register_state_root(self.repo / ".wave" / self.lane)
 
     @property
     def base(self) -> Path:
@@ -108,7 +127,11 @@ class StateLayout:
 
     @property
     def lock(self) -> Path:
-        return self.base / "launcher.lock"
+        """One launcher per repository and lane (they share a tmux server): the live lock
+        does not move with ``WAVE_STATE_DIR`` or ``state_dir``; a dry run's has its own."""
+        if self.dry_run or self.repo is None:
+            return self.base / "launcher.lock"
+        return lane_home(self.repo, self.lane) / "launcher.lock"
 
     @property
     def run_state(self) -> Path:

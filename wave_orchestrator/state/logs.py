@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -12,6 +13,7 @@ from typing import Any
 import structlog
 
 from .events import utc_now
+from .fsutil import append_line, ensure_dir
 
 _FILE: Path | None = None
 
@@ -26,8 +28,8 @@ def _tee_json(
 ) -> MutableMapping[str, Any]:
     if _FILE is not None:
         record = {"level": method, **event_dict}
-        with _FILE.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+        with contextlib.suppress(OSError):  # best effort: a full disk must not stop a launcher
+            append_line(_FILE, json.dumps(record, default=str, ensure_ascii=False) + "\n")
     return event_dict
 
 
@@ -67,7 +69,7 @@ def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None
     global _FILE
     _FILE = log_file
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(log_file.parent)
     stream = open(os.devnull, "w") if quiet else sys.stderr  # noqa: SIM115 - lives for the process
     structlog.contextvars.clear_contextvars()
     structlog.configure(

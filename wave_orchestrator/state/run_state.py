@@ -7,24 +7,60 @@ from typing import Any
 
 from .events import utc_now
 from .fsutil import read_json, write_json_atomic
+from .untrusted import count
 
 WAVE_STATES = ("pending", "running", "completed", "failed", "cancelled")
 
 
+_ENTRY_TEXT = ("started_at", "finished_at", "reason", "attempt_reason")
+# The last failed gate of a failed wave: what `wave status` shows with its action line.
+GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
+HISTORY_LIMIT = 1000  # transitions kept: the file is rewritten after each one
+
+
+def clean_entry(raw: Any) -> dict[str, Any] | None:
+    """One wave's record with every field of its type: an unknown state is no state (the
+    wave counts as not done), an odd attempt count is 0, other odd fields are dropped."""
+    if not isinstance(raw, dict):
+        return None
+    state = raw.get("state")
+    entry: dict[str, Any] = {"state": state if state in WAVE_STATES else "pending"}
+    entry["attempts"] = count(raw.get("attempts")) or 0
+    entry.update({k: raw[k][:2000] for k in _ENTRY_TEXT if isinstance(raw.get(k), str)})
+    gate = raw.get("gate_failure")
+    if isinstance(gate, dict):
+        entry["gate_failure"] = {
+            k: gate[k][:2000] for k in GATE_FIELDS if isinstance(gate.get(k), str)
+        }
+    return entry
+
+
 class RunState:
-    """Loaded once per launcher, saved atomically after every transition."""
+    """Loaded once per launcher, saved atomically after every transition. The file is
+    untrusted (a person may edit it): it is checked on load, and ``problem`` says what
+    was wrong with it when it could not be read at all."""
 
     def __init__(self, path: Path, lane: str) -> None:
         self.path = path
         self.data: dict[str, Any] = {"lane": lane, "waves": {}, "history": []}
+        self.problem: str | None = None
         try:
             loaded = read_json(path)
-        except (OSError, ValueError):
+        except FileNotFoundError:
             loaded = None
-        if isinstance(loaded, dict) and isinstance(loaded.get("waves"), dict):
-            self.data["waves"] = loaded["waves"]
-            history = loaded.get("history")
-            self.data["history"] = history if isinstance(history, list) else []
+        except (OSError, ValueError) as exc:
+            loaded, self.problem = None, f"{path} is unreadable ({exc}); starting from no waves"
+        if not isinstance(loaded, dict):
+            return
+        waves = loaded.get("waves")
+        for key, raw in (waves if isinstance(waves, dict) else {}).items():
+            entry = clean_entry(raw)
+            if key.isdigit() and len(key) < 10 and entry is not None:
+                self.data["waves"][str(int(key))] = entry
+        history = loaded.get("history")
+        if isinstance(history, list):
+            kept = [h for h in history if isinstance(h, dict)][-HISTORY_LIMIT:]
+            self.data["history"] = kept
 
     def wave(self, number: int) -> dict[str, Any]:
         entry = self.data["waves"].get(str(number))
@@ -42,6 +78,7 @@ class RunState:
             entry["started_at"] = now
             entry.pop("finished_at", None)
             entry.pop("reason", None)
+            entry.pop("gate_failure", None)
         if to in ("completed", "failed", "cancelled"):
             entry["finished_at"] = now
         if reason:
@@ -51,6 +88,7 @@ class RunState:
         self.data["history"].append(
             {"at": now, "wave": number, "from": before, "to": to, "reason": reason}
         )
+        del self.data["history"][:-HISTORY_LIMIT]
         self.save()
 
     def set_attempts(self, number: int, attempts: int, reason: str = "") -> None:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .fsutil import read_json, write_json_atomic
+from .fsutil import open_read, read_json, write_json_atomic
 from .layout import AgentPaths
-from .lifecycle import AgentState
+from .lifecycle import TERMINAL, AgentState
+from .untrusted import count
 
 
 @dataclass(frozen=True)
@@ -23,14 +24,12 @@ class StatusFile:
     usage_limit: bool
     outcome: str | None
     raw: dict[str, Any]
+    attempt: int | None = None  # which attempt wrote it; None in a status of an older wave
 
     @property
     def state(self) -> AgentState:
         if self.outcome:
-            try:
-                return AgentState(self.outcome)
-            except ValueError:
-                return AgentState.FAILED
+            return AgentState(self.outcome)  # read_status admits final states only
         if self.code == 0:
             return AgentState.COMPLETED
         return AgentState.USAGE_LIMIT if self.usage_limit else AgentState.FAILED
@@ -48,28 +47,53 @@ def read_status(path: Path) -> StatusFile | None:
         return None
     except (OSError, ValueError) as exc:
         raise StatusUnreadable(f"{path}: {exc}") from exc
-    if (
-        not isinstance(data, dict)
-        or not isinstance(data.get("code"), int)
-        or isinstance(data.get("code"), bool)
-    ):
-        raise StatusUnreadable(f"{path}: no integer 'code'")
-
-    def num(key: str) -> int:
-        value = data.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
+    if not isinstance(data, dict):
+        raise StatusUnreadable(f"{path}: not a JSON object")
+    problem = _status_problem(data)
+    if problem:
+        raise StatusUnreadable(f"{path}: {problem}")
     return StatusFile(
         code=data["code"],
-        tries=num("tries"),
-        rate_limited=num("rate_limited"),
-        started_at=data.get("started_at") if isinstance(data.get("started_at"), str) else None,
-        finished_at=data.get("finished_at") if isinstance(data.get("finished_at"), str) else None,
-        detail=data.get("detail") if isinstance(data.get("detail"), str) else None,
+        tries=data.get("tries") or 0,
+        rate_limited=data.get("rate_limited") or 0,
+        started_at=data.get("started_at"),
+        finished_at=data.get("finished_at"),
+        detail=data["detail"][:2000] if isinstance(data.get("detail"), str) else None,
         usage_limit=data.get("usage_limit") is True,
-        outcome=data.get("outcome") if isinstance(data.get("outcome"), str) else None,
+        outcome=data.get("outcome"),
         raw=data,
+        attempt=data.get("attempt"),
     )
+
+
+FINAL_OUTCOMES = frozenset(s.value for s in TERMINAL)
+_TEXT_FIELDS = ("started_at", "finished_at", "detail", "stopped_by")
+
+
+def _show(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _status_problem(data: dict[str, Any]) -> str | None:
+    """What makes ``data`` not a status a wrapper (or the launcher) writes, if anything:
+    every field present must have its type and range, so a status is never half believed."""
+    if count(data.get("code"), minimum=-(2**31), maximum=2**31) is None:
+        return f"'code' is {_show(data.get('code'))}, not an exit code"
+    for key in ("tries", "rate_limited"):
+        if data.get(key) is not None and count(data[key]) is None:
+            return f"{key!r} is {_show(data[key])}, not a count"
+    if "attempt" in data and count(data["attempt"], minimum=1) is None:
+        return f"'attempt' is {_show(data['attempt'])}, not an attempt number (1 or more)"
+    outcome = data.get("outcome")
+    if outcome is not None and (not isinstance(outcome, str) or outcome not in FINAL_OUTCOMES):
+        return f"'outcome' is {_show(outcome)}, not a final state"
+    for key in _TEXT_FIELDS:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"{key!r} is {_show(data[key])}, not text"
+    if data.get("usage_limit") is not None and not isinstance(data["usage_limit"], bool):
+        return f"'usage_limit' is {_show(data['usage_limit'])}, not true or false"
+    return None
 
 
 def last_try_output(paths: AgentPaths) -> str:
@@ -83,7 +107,7 @@ def last_try_output(paths: AgentPaths) -> str:
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         offset = 0
     try:
-        with paths.output_log.open("rb") as fh:
+        with open_read(paths.output_log) as fh:
             fh.seek(offset)
             return fh.read().decode("utf-8", "replace")
     except OSError:
@@ -104,7 +128,7 @@ def new_log_lines(path: Path, offset: int) -> tuple[list[str], int]:
         if size == offset:
             return [], offset
         start = max(offset, size - NEW_LINES_LIMIT)
-        with path.open("rb") as fh:
+        with open_read(path) as fh:
             fh.seek(start)
             data = fh.read(size - start)
     except OSError:

@@ -4,7 +4,9 @@ period (SPEC 3.3), then the session is killed unless it is to be kept for inspec
 from __future__ import annotations
 
 import signal
+import time
 
+from ...state.layout import AGENT_SESSION_RE
 from .tmux import TmuxServer, process_group_alive, signal_process_group
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
@@ -47,3 +49,26 @@ class Reaper:
             if not self.keep_sessions:
                 self.tmux.kill_sessions([session])
             del self.sessions[session]
+
+
+def stop_agent_sessions(tmux: TmuxServer, grace: float = KILL_GRACE_SECONDS) -> int:
+    """Stop every agent session on ``tmux`` now (SIGTERM, grace, SIGKILL, kill): what a
+    launcher that can no longer keep its records does before it exits. Returns how many."""
+    panes = tmux.panes()
+    agents = {  # a dead pane's group may live on (`nohup cmd &`): signal every group
+        name: info.pid
+        for name, info in panes.items()
+        if AGENT_SESSION_RE.fullmatch(name)
+        and info.pid is not None
+        and process_group_alive(info.pid)
+    }
+    for pid in agents.values():
+        signal_process_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(process_group_alive(p) for p in agents.values()):
+        time.sleep(0.1)
+    for pid in agents.values():
+        if process_group_alive(pid):
+            signal_process_group(pid, signal.SIGKILL)
+    tmux.kill_sessions([n for n in panes if AGENT_SESSION_RE.fullmatch(n)])
+    return len(agents)

@@ -1,0 +1,164 @@
+"""Field checks for JSON that wave reads but others can write (an agent, a person, a
+repository): ``launch.json``, ``dashboard.json``, ``backoff.json``. Each reader returns only
+fields of the expected type and range, so no caller ever meets ``"attempts": "x"``, ``1e400``
+or a list where a name belongs. ``status.json`` and ``run-state.json`` use these checks in
+their own modules; every file is read by ``fsutil.read_json`` (strict: no NaN, no Infinity).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..names import AGENT_ID_RE
+from .fsutil import read_json
+
+MAX_COUNT = 1_000_000  # attempts, tries, retries: far beyond any real run, far below overflow
+TEXT_LIMIT = 2000  # a detail or a last line longer than this is cut, not shown whole
+
+
+def count(value: Any, minimum: int = 0, maximum: int = MAX_COUNT) -> int | None:
+    """``value`` when it is an int (not a bool) in [minimum, maximum], else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum:
+        return value
+    return None
+
+
+def text(value: Any, limit: int = TEXT_LIMIT) -> str | None:
+    return value[:limit] if isinstance(value, str) else None
+
+
+def epoch(value: Any) -> float | None:
+    """Seconds since the epoch: a finite, positive number (not a bool), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and 0 < number < 1e11:
+            return number
+    return None
+
+
+def read_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when it is absent, unreadable or not an object."""
+    try:
+        data = read_json(path)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """``launch.json``: which attempt and executor were launched, and when."""
+
+    attempt: int | None
+    executor: str | None
+    session: str | None
+    launched_at: float | None
+
+
+def read_launch_record(path: Path) -> LaunchRecord:
+    data = read_object(path) or {}
+    executor = text(data.get("executor"), 64)
+    return LaunchRecord(
+        attempt=count(data.get("attempt"), minimum=1),
+        executor=executor if executor and AGENT_ID_RE.fullmatch(executor) else None,
+        session=text(data.get("session"), 64),
+        launched_at=epoch(data.get("launched_at")),
+    )
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """``backoff.json``, written by the wrapper while it sleeps on a rate limit."""
+
+    try_number: int  # the try that hit the limit
+    tries: int | None  # how many tries the wrapper allows
+    delay_ms: int | None
+    until: float | None  # when the sleep ends, seconds since the epoch
+
+
+def read_backoff(path: Path) -> Backoff | None:
+    data = read_object(path)
+    if data is None:
+        return None
+    until_ms = epoch(data.get("until_ms"))
+    return Backoff(
+        try_number=count(data.get("try")) or 0,
+        tries=count(data.get("tries")),
+        delay_ms=count(data.get("delay_ms"), maximum=2**62),
+        until=until_ms / 1000 if until_ms is not None else None,
+    )
+
+
+_ROW_TEXT = (
+    "id",
+    "role",
+    "executor",
+    "model",
+    "state",
+    "state_note",
+    "last_line",
+    "session",
+    "detail",
+    "last_event",
+)
+_ROW_COUNTS = ("attempt", "tries", "elapsed_ms")
+_EVENT_TEXT = ("at", "event", "agent", "status", "stage")
+_HEADER_TEXT = (
+    "lane",
+    "title",
+    "status",
+    "started_at",
+    "updated_at",
+    "attempt_reason",
+    "closure_stage",
+)
+_HEADER_COUNTS = ("wave", "attempt", "max_attempts", "launcher_pid")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _agent_row(raw: dict[str, Any]) -> dict[str, Any] | None:
+    row: dict[str, Any] = {k: text(raw.get(k)) for k in _ROW_TEXT if k in raw}
+    if not row.get("id") or not AGENT_ID_RE.fullmatch(row["id"]):
+        return None
+    row.update({k: count(raw.get(k), maximum=2**62) for k in _ROW_COUNTS if k in raw})
+    if "exit_code" in raw:
+        row["exit_code"] = count(raw.get("exit_code"), minimum=-(2**31), maximum=2**31)
+    return row
+
+
+def _event(raw: dict[str, Any]) -> dict[str, Any]:
+    event: dict[str, Any] = {k: text(raw[k], 200) for k in _EVENT_TEXT if k in raw}
+    if "wave" in raw:
+        event["wave"] = count(raw.get("wave"))
+    return event
+
+
+def clean_snapshot(data: Any) -> dict[str, Any]:
+    """A ``dashboard.json`` with every field of the expected type ({} for a non-object):
+    agent rows without a valid id are dropped, odd values become None."""
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {k: text(data.get(k)) for k in _HEADER_TEXT if k in data}
+    out.update({k: count(data.get(k)) for k in _HEADER_COUNTS if k in data})
+    rows = (_agent_row(a) for a in _list(data.get("agents")) if isinstance(a, dict))
+    out["agents"] = [r for r in rows if r is not None]
+    out["events"] = [_event(e) for e in _list(data.get("events")) if isinstance(e, dict)]
+    out["waiting_on"] = [w[:200] for w in _list(data.get("waiting_on")) if isinstance(w, str)]
+    out["stages"] = [
+        {"stage": text(s.get("stage"), 64), "state": text(s.get("state"), 64)}
+        for s in _list(data.get("stages"))
+        if isinstance(s, dict)
+    ]
+    return out
+
+
+def read_snapshot(path: Path) -> dict[str, Any] | None:
+    """A wave's ``dashboard.json``, checked field by field; None when absent or unreadable."""
+    data = read_object(path)
+    return None if data is None else clean_snapshot(data)
