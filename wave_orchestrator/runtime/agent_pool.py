@@ -8,17 +8,17 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.usage import CliRetryFollower
 from ..errors import TmuxError
 from ..state.events import EventLog, utc_stamp
 from ..state.fsutil import read_json, write_json_atomic
-from ..state.lifecycle import AgentState, check_transition
+from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, archive_files, read_status, write_outcome
+from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
+from .agent_run import describe_budget
 from .placement.reaper import Reaper
-from .placement.tmux import TmuxServer
+from .placement.tmux import TmuxServer, TmuxUnreachable, process_running
 from .planner import AgentLaunch, materialize
 from .watcher import AgentFolderWatcher
 
@@ -28,59 +28,6 @@ SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon afte
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
-
-
-@dataclass
-class AgentRun:
-    """One attempt of one agent, as the launcher tracks it."""
-
-    launch: AgentLaunch
-    state: AgentState = AgentState.PENDING
-    launched_mono: float | None = None
-    launched_wall: float | None = None
-    deadline: float | None = None
-    finished_wall: float | None = None
-    code: int | None = None
-    tries: int = 0
-    rate_limited: int = 0
-    detail: str = ""
-    pid: int | None = None
-    seen_backoff_try: int = 0
-    executors: list[str] = field(default_factory=list)
-    backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
-    cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
-
-    def __post_init__(self) -> None:
-        self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
-
-    @property
-    def id(self) -> str:
-        return self.launch.agent.id
-
-    @property
-    def active(self) -> bool:
-        return self.state in (AgentState.RUNNING, AgentState.RATE_LIMITED)
-
-    def to(self, state: AgentState) -> None:
-        check_transition(self.state, state)
-        self.state = state
-
-    @property
-    def state_note(self) -> str | None:
-        """What a rate-limited agent waits on when it is the CLI's own retry loop."""
-        limited = self.state is AgentState.RATE_LIMITED and not self.backing_off
-        return self.cli.current.describe() if limited and self.cli.current else None
-
-    @property
-    def duration_ms(self) -> int:
-        if self.launched_wall is None:
-            return 0
-        end = self.finished_wall or time.time()
-        return int((end - self.launched_wall) * 1000)
-
-
-def describe_budget(minutes: float) -> str:
-    return f"{minutes:g}m" if minutes >= 1 else f"{minutes * 60:g}s"
 
 
 class AgentPool:
@@ -101,6 +48,7 @@ class AgentPool:
         keep_sessions: bool = False,
         max_running: int = 500,
         on_finish: Callable[[AgentRun], None] = lambda run: None,
+        reaper: Reaper | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -115,7 +63,10 @@ class AgentPool:
         self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.max_running = max_running
         self.on_finish = on_finish
-        self.reaping = Reaper(tmux, keep_sessions)  # agents being stopped
+        # Process groups being ended; shared across a wave's pools, so that a relaunch waits
+        # until every process of the agent's previous attempt is gone.
+        self.reaping = reaper if reaper is not None else Reaper(tmux, keep_sessions)
+        self.unreachable = False  # the tmux server runs but lost its socket
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
         self.next_launch = 0.0
@@ -131,7 +82,7 @@ class AgentPool:
             self.log.warning("file events unavailable (inotify limit?): polling only")
         next_poll = next_live = next_refresh = time.monotonic()
         try:
-            while any(not r.state.terminal for r in self.runs) or self.reaping:
+            while any(not r.state.terminal for r in self.runs) or self.reaping.stopping:
                 if self.stop.is_set():
                     self._cancel_all()
                 now = time.monotonic()
@@ -218,6 +169,8 @@ class AgentPool:
         """opencode agents started at once on a fresh HOME race to create its database
         (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it
         has printed output (its database exists by then), ended, or had FIRST_START_SECONDS."""
+        if self.reaping.holds(run.launch.session):
+            return True  # the previous attempt's processes are still being ended
         first = self.first_opencode
         if run.launch.executor != "opencode" or first is None or first.state.terminal:
             return False
@@ -229,7 +182,7 @@ class AgentPool:
     def _full(self) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
         server near its descriptor limit hangs; later agents wait for a free place."""
-        return sum(1 for r in self.runs if r.active) + len(self.reaping) >= self.max_running
+        return sum(1 for r in self.runs if r.active) + self.reaping.stopping >= self.max_running
 
     def _launch(self, run: AgentRun) -> None:
         launch = run.launch
@@ -249,7 +202,7 @@ class AgentPool:
                     "launched_at": run.launched_wall,
                 },
             )
-            self.tmux.start_session(
+            run.pid = self.tmux.start_session(
                 launch.session, ["bash", str(launch.paths.run_script)], str(launch.lane.repo)
             )
         except (TmuxError, OSError) as exc:
@@ -294,6 +247,18 @@ class AgentPool:
             self._finish(run, AgentState.STATUS_UNREADABLE, detail=str(exc))
             return True
         if status is None:
+            return False
+        attempt = status.raw.get("attempt")
+        if attempt != run.launch.attempt or isinstance(attempt, bool):
+            # Another attempt's status (one still running after a relaunch): not this one's.
+            if not run.foreign_status:
+                run.foreign_status = True
+                self.log.warning(
+                    "status file of another attempt ignored",
+                    agent=run.id,
+                    attempt=run.launch.attempt,
+                    status_attempt=attempt,
+                )
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
@@ -377,9 +342,16 @@ class AgentPool:
             return
         try:
             panes = self.tmux.panes(strict=True)
+        except TmuxUnreachable as exc:  # the server runs: its sessions are unknown, not gone
+            if not self.unreachable:
+                self.log.warning("tmux unreachable: agents followed by pid", error=str(exc))
+            self.unreachable = True
+            self._check_liveness_by_pid(active)
+            return
         except TmuxError as exc:  # try again next round rather than fail every agent
             self.log.warning("liveness check skipped", error=str(exc))
             return
+        self.unreachable = False
         for run in active:
             info = panes.get(run.launch.session)
             if info is not None:
@@ -401,6 +373,18 @@ class AgentPool:
                     code=info.dead_status,
                     detail=f"wrapper exited {info.dead_status} without writing a status file",
                 )
+
+    def _check_liveness_by_pid(self, active: list[AgentRun]) -> None:
+        """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
+        status failed; one still running is waited on, never launched a second time."""
+        for run in active:
+            if run.pid is None or process_running(run.pid) or self._check_status(run):
+                continue
+            self._finish(
+                run,
+                AgentState.FAILED,
+                detail="wrapper exited without writing a status file (tmux unreachable)",
+            )
 
     def _check_deadlines(self, now: float) -> None:
         for run in self.runs:
@@ -437,6 +421,8 @@ class AgentPool:
     ) -> None:
         run.to(state)
         run.finished_wall = time.time()
+        if run.launched_wall is not None:  # whatever it left running ends with it
+            self.reaping.settle(run.launch.session, run.pid, time.monotonic())
         run.code = code if code is not None else run.code
         run.detail = detail
         wave = run.launch.wave.number

@@ -25,6 +25,7 @@ from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
 from ..state.run_state import RunState
 from .lock import LaneLock
+from .placement.reaper import Reaper
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
@@ -140,6 +141,7 @@ class Launcher:
         self.log: Any = None
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None
+        self.reaper: Reaper | None = None
         self.first_wave: WaveDef | None = None
 
     def check_executors(self, waves: list[WaveDef]) -> None:
@@ -163,6 +165,7 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
+                self.reaper = Reaper(self.tmux, self.opts.keep_sessions)
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -199,6 +202,10 @@ class Launcher:
             self.events.emit("launcher_stopped", code=result.code)
             if not self.opts.no_dashboard:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
+            if self.reaper is not None:
+                self.reaper.drain()
+            # A server that lost its socket can be ended only by its pid: none is left behind.
+            self.tmux.shutdown_if_unreachable()
             lock.release()
 
     def _start_dashboard(self) -> None:
@@ -308,5 +315,6 @@ class Launcher:
             self.path_env,
             self.opts.keep_sessions,
             resume=self.opts.resume and wave is self.first_wave,
+            reaper=self.reaper,
         )
         return WaveRunner(ctx, wave).run(run_state)

@@ -29,6 +29,7 @@ from ..state.lifecycle import AgentState
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .placement.reaper import Reaper
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
 from .resume import adopt, read_leftover
@@ -78,6 +79,7 @@ class WaveContext:
     path_env: str
     keep_sessions: bool
     resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
+    reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
 
 
 class WaveRunner:
@@ -100,6 +102,7 @@ class WaveRunner:
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
+        self.reaper = ctx.reaper if ctx.reaper is not None else Reaper(ctx.tmux, ctx.keep_sessions)
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -336,6 +339,7 @@ class WaveRunner:
             stop=ctx.stop,
             on_change=self.refresh,
             on_finish=self._on_finish,
+            reaper=self.reaper,
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
@@ -481,11 +485,13 @@ class WaveRunner:
         )
         if outcome.state == "cancelled":
             reason = "stopped by a signal"
+        # Nothing the wave started outlives it: sessions, then what their agents left behind.
+        if not ctx.keep_sessions:
+            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+        self.reaper.drain()
         run_state.transition(wave.number, outcome.state, reason)
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
         )
         ctx.log.info(f"wave {outcome.state}", attempts=outcome.attempts)
         self.refresh(force=True, status=outcome.state)
-        if not ctx.keep_sessions:
-            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
