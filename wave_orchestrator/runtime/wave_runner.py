@@ -13,22 +13,21 @@ from typing import Any
 
 import structlog
 
-from ..agents.executors import build_command, reasoning_for
+from ..agents.executors import build_command
 from ..agents.prompts import closure_briefing
-from ..agents.usage import read_usage
 from ..closure.gates import AgentResult, GateResult, judge_implementation, judge_stage
 from ..closure.markers import parse_markers
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..desk.claims import Desk
 from ..errors import WaveError
-from ..metrics.records import metrics_record
-from ..state.events import EventLog, utc_stamp
-from ..state.fsutil import append_jsonl, read_jsonl
+from ..state.events import EventLog
+from ..state.fsutil import read_jsonl
 from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .metrics_writer import MetricsWriter
 from .placement.reaper import Reaper
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
@@ -102,6 +101,7 @@ class WaveRunner:
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
+        self.metrics = MetricsWriter(ctx.layout.metrics, ctx.lane.name, wave.number, ctx.log)
         self.reaper = ctx.reaper if ctx.reaper is not None else Reaper(ctx.tmux, ctx.keep_sessions)
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
@@ -387,31 +387,7 @@ class WaveRunner:
             f"{int((run.launched_wall or 0) * 1000)}"
         )
         if run.launched_wall is not None and (recorded is None or record_id not in recorded):
-            text = (
-                launch.paths.output_log.read_text(errors="replace")
-                if launch.paths.output_log.exists()
-                else ""
-            )
-            usage = read_usage(
-                launch.executor, launch.agent.executor.settings_for(launch.executor), text
-            )
-            record = metrics_record(
-                lane=self.ctx.lane.name,
-                wave=self.wave.number,
-                agent=run.id,
-                role=launch.agent.role,
-                executor=launch.executor,
-                model=usage.model or launch.model,  # the model the CLI reports, if any
-                reasoning=reasoning_for(launch.agent.executor, launch.executor),
-                state=run.state.outcome,
-                started_at=utc_stamp(run.launched_wall),
-                duration_ms=run.duration_ms,
-                tries=max(run.tries, run.seen_backoff_try + 1),
-                rate_limited=max(run.rate_limited, run.seen_backoff_try),
-                usage=usage,
-                record_id=record_id,
-            )
-            append_jsonl(self.ctx.layout.metrics, record)
+            self.metrics.record(run, record_id)
         if self.desk is not None:
             note = f"{run.id} finished ({run.state.outcome}); its last output: " + last_line(
                 tail_text(run.launch.paths.output_log)
@@ -489,6 +465,7 @@ class WaveRunner:
         if not ctx.keep_sessions:
             ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
         self.reaper.drain()
+        self.metrics.wait()
         run_state.transition(wave.number, outcome.state, reason)
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
