@@ -11,6 +11,7 @@ its socket (SIGUSR1), and a failed call is "unknown", never "every session is go
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import signal
@@ -62,13 +63,19 @@ def process_running(pid: int) -> bool:
         return True
 
 
-def _is_tmux_server(pid: int) -> bool:
-    """Whether ``pid`` is still a tmux server (and not a process that took its pid since)."""
+def _is_tmux_server(pid: int, socket: str) -> bool:
+    """Whether ``pid`` is still the tmux server of ``socket`` (not a process, nor another
+    server, that took its pid since): tmux keeps the command line that started it."""
     try:
-        with open(f"/proc/{pid}/comm", "rb") as fh:
-            return fh.read().startswith(b"tmux") and process_running(pid)
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
     except OSError:
         return process_running(pid)
+    name = socket.encode()
+    on_socket = b"-L" + name in args or any(
+        a == b"-L" and b == name for a, b in itertools.pairwise(args)
+    )
+    return bool(args) and b"tmux" in args[0] and on_socket and process_running(pid)
 
 
 def raise_fd_limit() -> None:
@@ -102,7 +109,7 @@ class TmuxServer:
 
     def server_alive(self) -> bool:
         """Whether the server this object last heard from still runs, socket or not."""
-        return self.server_pid is not None and _is_tmux_server(self.server_pid)
+        return self.server_pid is not None and _is_tmux_server(self.server_pid, self.socket)
 
     def recover_socket(self) -> bool:
         """Ask a live server whose socket file is gone to recreate it (tmux does so on SIGUSR1);
