@@ -142,3 +142,35 @@ def test_a_relaunch_never_runs_beside_the_old_attempt(
     leftovers.append(pid_file(tmux_repo, "left.pid"))
     assert result.returncode == 0, result.stderr
     assert (tmux_repo.root / "seen").read_text().strip() == "gone"
+
+
+def test_wave_stop_after_a_dead_launcher_ends_a_finished_agents_leftovers(
+    tmux_repo: Repo, leftovers: list[int]
+) -> None:
+    wait_go = 'while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.1; done; '
+    done = json.dumps(wait_go + NOHUP_CHILD + "exit 0")
+    busy = json.dumps('echo $$ > "$WAVE_REPO/busy.pid"; sleep 1000')
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {
+            1: "agents:\n"
+            f"  - {{id: A1, prompt: p, executor: {{local: {{command: {done}}}}}}}\n"
+            f"  - {{id: A2, prompt: p, executor: {{local: {{command: {busy}}}}}}}\n"
+        },
+    )
+    launcher = tmux_repo.spawn("launch", "--lane", "main")
+    try:
+        leftovers.append(pid_file(tmux_repo, "busy.pid"))
+        launcher.kill()  # the launcher dies: nobody watches A1 finish
+        launcher.wait(timeout=10)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    (tmux_repo.root / "go").touch()
+    leftovers.append(pid_file(tmux_repo, "left.pid"))
+    status = tmux_repo.agent_dir("main", 1, "A1") / "status.json"
+    wait_for(status.exists, what="A1 to finish")
+    assert tmux_repo.wave("stop", "--lane", "main").returncode == 0
+    for pid in leftovers:
+        assert gone_soon(pid), f"pid {pid} outlived `wave stop`"
