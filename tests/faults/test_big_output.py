@@ -8,12 +8,15 @@ import json
 import subprocess
 import sys
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import Repo, local_lane, parse_at
 
-from wave_orchestrator.agents.usage import read_usage_file
+from wave_orchestrator.agents.usage import Usage, read_usage_file
+from wave_orchestrator.closure.gates import _report_verdict
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.status import MARKER_TAIL_BYTES, last_try_output
 
@@ -125,3 +128,32 @@ def test_markers_are_read_from_a_bounded_tail_of_the_last_try(tmp_path: Path) ->
     text = last_try_output(paths)
     assert len(text) <= MARKER_TAIL_BYTES
     assert text == "[wave-gate] pass\n", "the tail began in the middle of a line"
+
+
+def peak_bytes(action: Callable[[], object]) -> tuple[object, int]:
+    tracemalloc.start()
+    try:
+        value = action()
+        return value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_reading_a_50_mb_log_or_report_holds_little_memory(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    with log.open("w") as fh:
+        for _ in range(50):
+            fh.write((EVENT + "\n") * 8000 + "y" * 200_000 + "\n")
+        fh.write(RESULT + "\n")
+    assert log.stat().st_size > 50_000_000
+    settings = {"output_format": "stream-json"}
+    usage, peak = peak_bytes(lambda: read_usage_file("claude", settings, log))
+    assert usage == Usage(11, 7, 0.5)
+    assert peak < 16 * 1024 * 1024, f"reading usage took {peak // 2**20} MB"
+    report = tmp_path / "report.md"
+    with report.open("w") as fh:
+        fh.write(("z" * 1_000_000 + "\n") * 50)
+        fh.write("Verdict: **pass**\n")
+    verdict, peak = peak_bytes(lambda: _report_verdict(report))
+    assert verdict == "pass"
+    assert peak < 4 * 1024 * 1024, f"reading the report took {peak // 2**20} MB"
