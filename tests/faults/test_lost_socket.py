@@ -162,3 +162,39 @@ def test_a_status_file_without_an_attempt_is_not_accepted(
     (tmux_repo.root / "go").touch()
     assert launched[0].wait(timeout=60) == 1
     assert [e["status"] for e in events(tmux_repo, "agent_finished")] == ["failed"]
+
+
+def test_a_status_of_another_attempt_does_not_outlive_this_attempt(
+    tmux_repo: Repo, launched: list[subprocess.Popen[str]]
+) -> None:
+    lane(tmux_repo, ["A1"], retries=0)
+    start(tmux_repo, launched, ["A1"])
+    agent_dir = tmux_repo.agent_dir("main", 1, "A1")
+    stale = {"agent": "A1", "wave": 1, "lane": "main", "attempt": 7, "code": 0, "tries": 1}
+    (agent_dir / ".stale").write_text(json.dumps(stale))
+    (agent_dir / ".stale").rename(agent_dir / "status.json")
+    wait_for(
+        lambda: "another attempt" in (tmux_repo.state("main") / "launcher.log").read_text(),
+        seconds=10,
+        what="the launcher to read the stale status",
+    )
+    # This attempt's wrapper dies without a status of its own.
+    panes = subprocess.run(
+        [
+            "tmux",
+            "-L",
+            tmux_repo.env["WAVE_TMUX_SOCKET"],
+            "list-panes",
+            "-a",
+            "-F",
+            "#{session_name} #{pane_pid}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    wrapper = next(line.split()[1] for line in panes if line.startswith("w1-A1 "))
+    os.kill(int(wrapper), 9)
+    assert launched[0].wait(timeout=60) == 1
+    assert [e["status"] for e in events(tmux_repo, "agent_finished")] == ["failed"]
+    assert not (agent_dir / "status.json").exists(), "attempt 7's success stood for attempt 1"

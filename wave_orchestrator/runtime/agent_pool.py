@@ -426,6 +426,8 @@ class AgentPool:
         run.code = code if code is not None else run.code
         run.detail = detail
         wave = run.launch.wave.number
+        if run.foreign_status:
+            self._drop_foreign_status(run)
         if (
             state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
             and run.launched_wall
@@ -453,6 +455,14 @@ class AgentPool:
         )
         self.on_finish(run)
         self._changed()
+
+    def _drop_foreign_status(self, run: AgentRun) -> None:
+        """Another attempt's status must not stand for this one once it ended (a resume or
+        `wave status` would read it as this attempt's result)."""
+        with contextlib.suppress(StatusUnreadable, OSError):
+            status = read_status(run.launch.paths.status)
+            if status is not None and status.raw.get("attempt") != run.launch.attempt:
+                run.launch.paths.status.unlink()
 
     def _record_launcher_outcome(self, run: AgentRun) -> None:
         """Outcomes the launcher decides (timeout, stall, ...) get a status file too; a
