@@ -220,12 +220,15 @@ class TmuxServer:
             result = self._server.cmd(*args)
         if result.returncode != 0:
             error = " ".join(result.stderr)
-            if strict and self.server_alive():
+            if strict and self.server_alive() and not self._socket_present():
                 raise TmuxUnreachable(
                     f"tmux server pid {self.server_pid} does not answer on {self.socket_path}: "
                     f"{error}"
                 )
-            if strict and "no server running" not in error and "error connecting" not in error:
+            transient = strict and self.server_alive()  # its socket is there: try again later
+            if transient or (
+                strict and "no server running" not in error and "error connecting" not in error
+            ):
                 raise TmuxError(f"tmux list-panes failed on socket {self.socket}: {error}")
             return {}
         out: dict[str, PaneInfo] = {}
