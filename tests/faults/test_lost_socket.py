@@ -13,8 +13,11 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import libtmux
 import pytest
 from helpers import Repo, local_lane, wait_for
+
+from wave_orchestrator.runtime.placement.tmux import TmuxServer, TmuxUnreachable
 
 pytestmark = pytest.mark.e2e
 
@@ -198,3 +201,37 @@ def test_a_status_of_another_attempt_does_not_outlive_this_attempt(
     assert launched[0].wait(timeout=60) == 1
     assert [e["status"] for e in events(tmux_repo, "agent_finished")] == ["failed"]
     assert not (agent_dir / "status.json").exists(), "attempt 7's success stood for attempt 1"
+
+
+def test_panes_brings_a_removed_socket_back(tmp_path: Path, server: libtmux.Server) -> None:
+    assert server.socket_name is not None
+    tmux = TmuxServer(server.socket_name)
+    tmux.start_session("a", ["sleep", "30"], str(tmp_path))
+    pid = tmux.server_pid
+    assert pid is not None and alive(pid)
+    Path(tmux.socket_path).unlink()
+    assert set(tmux.panes(strict=True)) == {"a"}
+    assert tmux.server_pid == pid
+    tmux.kill_server()
+
+
+def test_no_second_server_starts_beside_an_unreachable_one(
+    tmp_path: Path, server: libtmux.Server
+) -> None:
+    assert server.socket_name is not None
+    tmux = TmuxServer(server.socket_name)
+    tmux.start_session("a", ["sleep", "30"], str(tmp_path))
+    pid = tmux.server_pid
+    assert pid is not None
+    path = Path(tmux.socket_path)
+    path.unlink()
+    path.mkdir()
+    try:
+        with pytest.raises(TmuxUnreachable):
+            tmux.panes(strict=True)
+        with pytest.raises(TmuxUnreachable, match="lost its socket"):
+            tmux.start_session("b", ["sleep", "30"], str(tmp_path))
+        assert tmux.shutdown_if_unreachable()
+        wait_for(lambda: not alive(pid), what="the unreachable server to end")
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
