@@ -174,3 +174,25 @@ def test_wave_stop_after_a_dead_launcher_ends_a_finished_agents_leftovers(
     assert tmux_repo.wave("stop", "--lane", "main").returncode == 0
     for pid in leftovers:
         assert gone_soon(pid), f"pid {pid} outlived `wave stop`"
+
+
+def test_resume_ends_what_an_agent_that_finished_unwatched_left(
+    tmux_repo: Repo, leftovers: list[int]
+) -> None:
+    wait_go = 'while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.1; done; '
+    lane(tmux_repo, wait_go + NOHUP_CHILD + "exit 0")
+    launcher = tmux_repo.spawn("launch", "--lane", "main")
+    try:
+        status = tmux_repo.agent_dir("main", 1, "A1") / "launch.json"
+        wait_for(status.exists, what="A1 to start")
+        launcher.kill()  # the launcher dies: nobody watches A1 finish
+        launcher.wait(timeout=10)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    (tmux_repo.root / "go").touch()
+    leftovers.append(pid_file(tmux_repo, "left.pid"))
+    wait_for((tmux_repo.agent_dir("main", 1, "A1") / "status.json").exists, what="A1 to end")
+    result = tmux_repo.wave("launch", "--lane", "main", "--resume")
+    assert result.returncode == 0, result.stderr
+    assert gone_soon(leftovers[0]), "an adopted agent's leftover outlived the resumed wave"

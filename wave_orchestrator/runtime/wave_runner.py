@@ -301,6 +301,8 @@ class WaveRunner:
                 else:  # it finished while no launcher watched: record it, free its files
                     recorded = {str(r.get("id")) for r in read_jsonl(self.ctx.layout.metrics)}
                     self._record_and_release(adopted, recorded)
+                    if (pane := panes.get(adopted.launch.session)) is not None:  # and its leftovers
+                        self.reaper.settle(adopted.launch.session, pane.pid, time.monotonic())
                 continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
