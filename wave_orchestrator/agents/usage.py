@@ -5,6 +5,9 @@ Only machine-readable output is parsed: codex ``--json``, claude ``json``/``stre
 opencode ``--format json``. The log also holds stderr lines, the wrapper's ``[wave] ...`` lines
 and the output of every try, so anything that is not JSON is skipped, and a figure the output
 does not report stays ``None``.
+
+A log is read line by line, never whole: an agent may print hundreds of megabytes, and the
+launcher's memory must not grow with it (issue 10).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +23,8 @@ from typing import Any, TypeVar
 from ..state.status import new_log_lines
 
 _DECODER = json.JSONDecoder()
+MAX_VALUE_CHARS = 4 * 1024 * 1024  # a longer line or value is not a usage report: skipped
+READ_CHUNK = 1024 * 1024
 N = TypeVar("N", int, float)
 
 
@@ -39,20 +44,58 @@ NO_USAGE = Usage()
 
 def read_usage(executor: str, settings: Mapping[str, Any], text: str) -> Usage:
     """The usage ``executor``'s output ``text`` reports, given the settings it ran with."""
+    parser = _parser(executor, settings)
+    return parser(_events(text.splitlines())) if parser else NO_USAGE
+
+
+def read_usage_file(executor: str, settings: Mapping[str, Any], path: Path) -> Usage:
+    """The usage an output log reports, read line by line (memory stays flat however big)."""
+    parser = _parser(executor, settings)
+    if parser is None:
+        return NO_USAGE
+    try:
+        with path.open("rb") as fh:
+            return parser(_events(log_lines(fh)))
+    except OSError:
+        return NO_USAGE
+
+
+def _parser(
+    executor: str, settings: Mapping[str, Any]
+) -> Callable[[Iterable[dict[str, Any]]], Usage] | None:
     if executor == "codex" and settings.get("json") is True:
-        return _codex(text)
+        return _codex
     if executor == "claude" and settings.get("output_format") in ("json", "stream-json"):
-        return _claude(text)
+        return _claude
     if executor == "opencode" and settings.get("format") == "json":
-        return _opencode(text)
-    return NO_USAGE
+        return _opencode
+    return None
 
 
-def _codex(text: str) -> Usage:
+def log_lines(fh: Any, max_chars: int = MAX_VALUE_CHARS) -> Iterator[str]:
+    """The lines of a binary file, decoded, in bounded memory: a line longer than
+    ``max_chars`` is skipped (yielded as an empty line) rather than held whole."""
+    pending = b""
+    skipping = False
+    while chunk := fh.read(READ_CHUNK):
+        start = 0
+        while (newline := chunk.find(b"\n", start)) >= 0:
+            piece, start = chunk[start:newline], newline + 1
+            yield "" if skipping else (pending + piece).decode("utf-8", "replace")
+            pending, skipping = b"", False
+        if not skipping:
+            pending += chunk[start:]
+            if len(pending) > max_chars:
+                pending, skipping = b"", True
+    if pending and not skipping:
+        yield pending.decode("utf-8", "replace")
+
+
+def _codex(events: Iterable[dict[str, Any]]) -> Usage:
     """Sum ``turn.completed`` usage; codex's ``input_tokens`` already counts the cached ones."""
     total_in: int | None = None
     total_out: int | None = None
-    for event in _events(text):
+    for event in events:
         if event.get("type") != "turn.completed":
             continue
         usage = event.get("usage")
@@ -63,14 +106,14 @@ def _codex(text: str) -> Usage:
     return Usage(total_in, total_out, None)
 
 
-def _claude(text: str) -> Usage:
+def _claude(events: Iterable[dict[str, Any]]) -> Usage:
     """The last ``result`` event: ``total_cost_usd``, and tokens from ``modelUsage`` summed over
     its models when it has any (the same requests the cost covers), else from ``usage``; cache
     tokens count as input. The model is the one that cost the most in ``modelUsage``, else the
     one the last ``init`` event names."""
     result: dict[str, Any] | None = None
     init_model: str | None = None
-    for event in _events(text):
+    for event in events:
         if event.get("type") == "result":
             result = event
         elif event.get("type") == "system" and event.get("subtype") == "init":
@@ -124,7 +167,7 @@ def _claude_model_usage(
     return out
 
 
-def _opencode(text: str) -> Usage:
+def _opencode(events: Iterable[dict[str, Any]]) -> Usage:
     """Sum ``part.tokens`` and ``part.cost`` over every ``step_finish`` event.
 
     opencode's ``tokens.input`` leaves out cache reads and writes (kept in ``tokens.cache``);
@@ -133,7 +176,7 @@ def _opencode(text: str) -> Usage:
     total_in: int | None = None
     total_out: int | None = None
     total_cost: float | None = None
-    for event in _events(text):
+    for event in events:
         if event.get("type") != "step_finish":
             continue
         part = event.get("part")
@@ -153,34 +196,50 @@ def _opencode(text: str) -> Usage:
     return Usage(total_in, total_out, total_cost)
 
 
-def _events(text: str) -> Iterator[dict[str, Any]]:
-    """Every JSON object in ``text``, in order; an array's objects are yielded one by one.
+def _events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Every JSON object in the lines, in order; an array's objects are yielded one by one.
 
     A value starts at the beginning of a line (after blanks) and may span lines (claude's
-    ``json --verbose`` array); a line where no JSON value starts is skipped.
+    ``json --verbose`` array, pretty-printed): it is gathered until a line that starts at the
+    first column closes it. A line where no JSON value starts is skipped.
     """
-    pos = 0
-    end = len(text)
-    while pos < end:
-        newline = text.find("\n", pos)
-        line_end = end if newline < 0 else newline
-        start = pos
-        while start < line_end and text[start] in " \t\r":
-            start += 1
-        pos = line_end + 1
-        if start >= line_end or text[start] not in "{[":
+    held: list[str] = []  # the lines of a value spread over lines, so far
+    size = 0
+    for line in lines:
+        if held:
+            if line[:1] in ("]", "}"):
+                held.append(line)
+                try:
+                    value, _ = _DECODER.raw_decode("\n".join(held))
+                except (ValueError, RecursionError):
+                    continue
+                held, size = [], 0
+                yield from _objects(value)
+                continue
+            if line[:1] in (" ", "\t", "") and size + len(line) <= MAX_VALUE_CHARS:
+                held.append(line)
+                size += len(line)
+                continue
+            held, size = [], 0  # not the rest of that value: read this line on its own
+        text = line.lstrip(" \t").rstrip("\r")
+        if text[:1] not in ("{", "["):
             continue
         try:
-            value, stop = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
+            value, _ = _DECODER.raw_decode(text)
+        except RecursionError:
             continue
-        if stop > line_end:  # a value spanning lines: go on after it
-            following = text.find("\n", stop)
-            pos = end if following < 0 else following + 1
-        if isinstance(value, dict):
-            yield value
-        elif isinstance(value, list):
-            yield from (item for item in value if isinstance(item, dict))
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(text.rstrip()):  # cut short at the line's end: it goes on
+                held, size = [text], len(text)
+            continue
+        yield from _objects(value)
+
+
+def _objects(value: object) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+    elif isinstance(value, list):
+        yield from (item for item in value if isinstance(item, dict))
 
 
 def _count(value: Any) -> int | None:

@@ -220,6 +220,7 @@ def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
     return gate
 
 
+REPORT_LINE_BYTES = 64 * 1024  # a verdict line is short; longer lines are skipped
 VERDICTS = {
     "pass": "pass",
     "concerns": "concerns",
@@ -259,18 +260,32 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
 
 
 def _report_verdict(report: Path | None) -> str | None:
-    """The first word of the last `Verdict:` line (markdown emphasis and punctuation ignored)."""
+    """The first word of the last `Verdict:` line (markdown emphasis and punctuation ignored).
+    Read line by line, a long line in pieces: an agent's report may be any size."""
     try:
-        text = report.read_text(encoding="utf-8", errors="replace") if report else ""
+        lines = _report_lines(report) if report else []
     except OSError:
         return None
     verdict = None
-    for line in text.splitlines():
+    for line in lines:
         head, sep, value = line.strip().lstrip("*#-> ").partition(":")
         if sep and head.strip("*_ ").lower() == "verdict":
             words = re.findall(r"[A-Za-z]+", value)
             verdict = words[0].lower() if words else ""
     return verdict
+
+
+def _report_lines(report: Path) -> list[str]:
+    """The lines of a report that may name a verdict (short ones), in bounded memory."""
+    out = []
+    carry = False  # inside a line longer than REPORT_LINE_BYTES: no verdict there
+    with report.open("rb") as fh:
+        while piece := fh.readline(REPORT_LINE_BYTES):
+            ends = piece.endswith(b"\n")
+            if not carry and (ends or len(piece) < REPORT_LINE_BYTES) and b":" in piece:
+                out.append(piece.decode("utf-8", "replace"))
+            carry = not ends and len(piece) == REPORT_LINE_BYTES
+    return out
 
 
 CLOSURE_JUDGES: dict[str, Callable[[Sequence[AgentResult]], GateResult]] = {

@@ -8,19 +8,22 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
-from ..agents.usage import CliRetryFollower
 from ..errors import TmuxError
-from ..state.events import EventLog, utc_stamp
+from ..state.events import EventLog
 from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState, check_transition
-from ..state.status import StatusUnreadable, archive_files, read_status, write_outcome
+from ..state.lifecycle import AgentState
+from ..state.status import StatusUnreadable, read_status, write_outcome
 from ..state.untrusted import read_backoff
+from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
+from .agent_run import archive_attempt as archive_attempt
+from .agent_run import describe_budget
+from .messages import Messages, NoMessages
 from .placement.reaper import Reaper
-from .placement.tmux import TmuxServer
-from .planner import AgentLaunch, materialize
+from .placement.tmux import TmuxServer, TmuxUnreachable, process_running
+from .planner import materialize
 from .watcher import AgentFolderWatcher
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
@@ -30,86 +33,6 @@ REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboar
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
 TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
-
-
-class Messages(Protocol):
-    """The coordination layer as the pool sees it (runtime/coordinator.py implements it)."""
-
-    def tick(self) -> bool: ...
-
-    def waiting_human(self) -> frozenset[str]: ...
-
-    def prompt_context(self, agent_id: str) -> str: ...
-
-
-class NoMessages:
-    def tick(self) -> bool:
-        return False
-
-    def waiting_human(self) -> frozenset[str]:
-        return frozenset()
-
-    def prompt_context(self, agent_id: str) -> str:
-        return ""
-
-
-@dataclass
-class AgentRun:
-    """One attempt of one agent, as the launcher tracks it."""
-
-    launch: AgentLaunch
-    state: AgentState = AgentState.PENDING
-    launched_mono: float | None = None
-    launched_wall: float | None = None
-    deadline: float | None = None
-    finished_wall: float | None = None
-    code: int | None = None
-    tries: int = 0
-    rate_limited: int = 0
-    detail: str = ""
-    pid: int | None = None
-    seen_backoff_try: int = 0
-    executors: list[str] = field(default_factory=list)
-    backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
-    paused_at: float | None = None  # monotonic time it began waiting on a person
-    resumed_wall: float = 0.0  # when it last stopped waiting on a person (the stall clock)
-    cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
-
-    def __post_init__(self) -> None:
-        self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
-
-    @property
-    def id(self) -> str:
-        return self.launch.agent.id
-
-    @property
-    def active(self) -> bool:
-        return self.state in (
-            AgentState.RUNNING,
-            AgentState.RATE_LIMITED,
-            AgentState.WAITING_HUMAN,
-        )
-
-    def to(self, state: AgentState) -> None:
-        check_transition(self.state, state)
-        self.state = state
-
-    @property
-    def state_note(self) -> str | None:
-        """What a rate-limited agent waits on when it is the CLI's own retry loop."""
-        limited = self.state is AgentState.RATE_LIMITED and not self.backing_off
-        return self.cli.current.describe() if limited and self.cli.current else None
-
-    @property
-    def duration_ms(self) -> int:
-        if self.launched_wall is None:
-            return 0
-        end = self.finished_wall or time.time()
-        return int((end - self.launched_wall) * 1000)
-
-
-def describe_budget(minutes: float) -> str:
-    return f"{minutes:g}m" if minutes >= 1 else f"{minutes * 60:g}s"
 
 
 class AgentPool:
@@ -131,6 +54,7 @@ class AgentPool:
         max_running: int = 500,
         on_finish: Callable[[AgentRun], None] = lambda run: None,
         coordinator: Messages | None = None,
+        reaper: Reaper | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -146,7 +70,10 @@ class AgentPool:
         self.max_running = max_running
         self.on_finish = on_finish
         self.talk: Messages = coordinator or NoMessages()
-        self.reaping = Reaper(tmux, keep_sessions)  # agents being stopped
+        # Process groups being ended; shared across a wave's pools, so that a relaunch waits
+        # until every process of the agent's previous attempt is gone.
+        self.reaping = reaper if reaper is not None else Reaper(tmux, keep_sessions)
+        self.unreachable = False  # the tmux server runs but lost its socket
         # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
         self.stale_sessions = set(tmux.panes())
         self.next_launch = 0.0
@@ -162,7 +89,7 @@ class AgentPool:
             self.log.warning("file events unavailable (inotify limit?): polling only")
         next_poll = next_live = next_refresh = next_talk = time.monotonic()
         try:
-            while any(not r.state.terminal for r in self.runs) or self.reaping:
+            while any(not r.state.terminal for r in self.runs) or self.reaping.stopping:
                 if self.stop.is_set():
                     self._cancel_all()
                 now = time.monotonic()
@@ -201,13 +128,9 @@ class AgentPool:
         waiting = self.talk.waiting_human()
         for run in self.runs:
             if run.active and run.id in waiting and run.state is not AgentState.WAITING_HUMAN:
-                run.to(AgentState.WAITING_HUMAN)
-                run.paused_at = now
+                run.wait_on_person(now)
             elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
-                run.to(AgentState.RUNNING)
-                if run.deadline is not None and run.paused_at is not None:
-                    run.deadline += now - run.paused_at
-                run.paused_at, run.resumed_wall = None, time.time()
+                run.answered(now)
         self._changed()
 
     def _changed(self) -> None:
@@ -268,6 +191,8 @@ class AgentPool:
         """opencode agents started at once on a fresh HOME race to create its database
         (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it
         has printed output (its database exists by then), ended, or had FIRST_START_SECONDS."""
+        if self.reaping.holds(run.launch.session):
+            return True  # the previous attempt's processes are still being ended
         first = self.first_opencode
         if run.launch.executor != "opencode" or first is None or first.state.terminal:
             return False
@@ -279,7 +204,7 @@ class AgentPool:
     def _full(self) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
         server near its descriptor limit hangs; later agents wait for a free place."""
-        return sum(1 for r in self.runs if r.active) + len(self.reaping) >= self.max_running
+        return sum(1 for r in self.runs if r.active) + self.reaping.stopping >= self.max_running
 
     def _launch(self, run: AgentRun) -> None:
         # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
@@ -300,7 +225,7 @@ class AgentPool:
                     "launched_at": run.launched_wall,
                 },
             )
-            self.tmux.start_session(
+            run.pid = self.tmux.start_session(
                 launch.session, ["bash", str(launch.paths.run_script)], str(launch.cwd)
             )
         except (TmuxError, OSError) as exc:
@@ -345,6 +270,18 @@ class AgentPool:
             self._finish(run, AgentState.STATUS_UNREADABLE, detail=str(exc))
             return True
         if status is None:
+            return False
+        attempt = status.raw.get("attempt")
+        if attempt != run.launch.attempt or isinstance(attempt, bool):
+            # Another attempt's status (one still running after a relaunch): not this one's.
+            if not run.foreign_status:
+                run.foreign_status = True
+                self.log.warning(
+                    "status file of another attempt ignored",
+                    agent=run.id,
+                    attempt=run.launch.attempt,
+                    status_attempt=attempt,
+                )
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
@@ -425,9 +362,16 @@ class AgentPool:
             return
         try:
             panes = self.tmux.panes(strict=True)
+        except TmuxUnreachable as exc:  # the server runs: its sessions are unknown, not gone
+            if not self.unreachable:
+                self.log.warning("tmux unreachable: agents followed by pid", error=str(exc))
+            self.unreachable = True
+            self._check_liveness_by_pid(active)
+            return
         except TmuxError as exc:  # try again next round rather than fail every agent
             self.log.warning("liveness check skipped", error=str(exc))
             return
+        self.unreachable = False
         for run in active:
             info = panes.get(run.launch.session)
             if info is not None:
@@ -449,6 +393,18 @@ class AgentPool:
                     code=info.dead_status,
                     detail=f"wrapper exited {info.dead_status} without writing a status file",
                 )
+
+    def _check_liveness_by_pid(self, active: list[AgentRun]) -> None:
+        """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
+        status failed; one still running is waited on, never launched a second time."""
+        for run in active:
+            if run.pid is None or process_running(run.pid) or self._check_status(run):
+                continue
+            self._finish(
+                run,
+                AgentState.FAILED,
+                detail="wrapper exited without writing a status file (tmux unreachable)",
+            )
 
     def _check_deadlines(self, now: float) -> None:
         for run in self.runs:
@@ -486,14 +442,18 @@ class AgentPool:
     ) -> None:
         run.to(state)
         run.finished_wall = time.time()
+        if run.launched_wall is not None:  # whatever it left running ends with it
+            self.reaping.settle(run.launch.session, run.pid, time.monotonic())
         run.code = code if code is not None else run.code
         run.detail = detail
         wave = run.launch.wave.number
+        if run.foreign_status:
+            self._drop_foreign_status(run)
         if (
             state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
             and run.launched_wall
         ):
-            self._record_launcher_outcome(run)
+            write_outcome(run.launch.paths.status, run.launcher_status())
         self.events.emit(
             "agent_finished",
             wave,
@@ -517,30 +477,10 @@ class AgentPool:
         self.on_finish(run)
         self._changed()
 
-    def _record_launcher_outcome(self, run: AgentRun) -> None:
-        """Outcomes the launcher decides (timeout, stall, ...) get a status file too; a
-        `cancelled` one is launched again by `--resume` (``stopped_by``)."""
-        stopped_by = {"stopped_by": "launcher"} if run.state is AgentState.CANCELLED else {}
-        write_outcome(
-            run.launch.paths.status,
-            {
-                "agent": run.id,
-                "wave": run.launch.wave.number,
-                "lane": run.launch.lane.name,
-                "attempt": run.launch.attempt,
-                "code": run.code if run.code is not None else -1,
-                "tries": run.tries,
-                "rate_limited": run.rate_limited,
-                "started_at": utc_stamp(run.launched_wall or time.time()),
-                "finished_at": utc_stamp(run.finished_wall or time.time()),
-                "outcome": run.state.value,
-                "detail": run.detail,
-                **stopped_by,
-            },
-        )
-
-
-def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = "") -> None:
-    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
-    (``suffix`` marks an attempt a dead launcher left unfinished)."""
-    archive_files(launch.paths, previous_attempt, suffix)
+    def _drop_foreign_status(self, run: AgentRun) -> None:
+        """Another attempt's status must not stand for this one once it ended (a resume or
+        `wave status` would read it as this attempt's result)."""
+        with contextlib.suppress(StatusUnreadable, OSError):
+            status = read_status(run.launch.paths.status)
+            if status is not None and status.raw.get("attempt") != run.launch.attempt:
+                run.launch.paths.status.unlink()

@@ -146,8 +146,8 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     orphans = sorted(
         n for n, p in tmux.panes().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
     )
-    for name in orphans:
-        _stop_session(tmux, name)
+    for name in sorted(n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n)):
+        _stop_session(tmux, name)  # a finished agent's leftover processes too
     leftovers = [n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n) or n == DASHBOARD_SESSION]
     tmux.kill_sessions(leftovers)
     state = RunState(layout.run_state, layout.lane)
@@ -162,7 +162,7 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
 
 def _stop_session(tmux: TmuxServer, name: str) -> None:
     pane = tmux.panes().get(name)
-    if pane is None or pane.pid is None or pane.dead:
+    if pane is None or pane.pid is None or not process_group_alive(pane.pid):
         return
     pid = pane.pid
     signal_process_group(pid, signal.SIGTERM)

@@ -27,7 +27,7 @@ from ..state.logs import configure_logging, get_logger
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lock import LaneLock
-from .placement.reaper import stop_agent_sessions
+from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
@@ -144,6 +144,7 @@ class Launcher:
         self.log: Any = None
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None
+        self.reaper: Reaper | None = None
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
 
@@ -168,6 +169,7 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
+                self.reaper = Reaper(self.tmux, self.opts.keep_sessions)
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -225,6 +227,10 @@ class Launcher:
             self.events.emit("launcher_stopped", code=result.code)
             if not self.opts.no_dashboard:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
+            if self.reaper is not None:
+                self.reaper.drain()
+            # A server that lost its socket can be ended only by its pid: none is left behind.
+            self.tmux.shutdown_if_unreachable()
             lock.release()
 
     def _record_failed(self, run_state: RunState, reason: str) -> None:
@@ -356,5 +362,6 @@ class Launcher:
             self._coordinator(),
             resume=self.opts.resume and wave is self.first_wave,
             keep_worktrees=self.opts.keep_worktrees,
+            reaper=self.reaper,
         )
         return WaveRunner(ctx, wave).run(run_state)

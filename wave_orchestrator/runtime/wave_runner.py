@@ -29,9 +29,11 @@ from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .coordinator import Coordinator
+from .metrics_writer import MetricsWriter
+from .placement.reaper import Reaper
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
-from .recorder import record_metrics, release_files
+from .recorder import release_files
 from .resume import adopt, read_leftover
 from .retry import (
     RetryPlan,
@@ -84,6 +86,7 @@ class WaveContext:
     coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
     keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
+    reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
 
 
 class WaveRunner:
@@ -108,6 +111,8 @@ class WaveRunner:
         self.adopting = False
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
+        self.metrics = MetricsWriter(ctx.layout.metrics, ctx.lane.name, wave.number, ctx.log)
+        self.reaper = ctx.reaper if ctx.reaper is not None else Reaper(ctx.tmux, ctx.keep_sessions)
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -326,6 +331,8 @@ class WaveRunner:
                 else:  # it finished while no launcher watched: record it, free its files
                     recorded = {str(r.get("id")) for r in read_jsonl(self.ctx.layout.metrics)}
                     self._record_and_release(adopted, recorded)
+                    if (pane := panes.get(adopted.launch.session)) is not None:  # and its leftovers
+                        self.reaper.settle(adopted.launch.session, pane.pid, time.monotonic())
                 continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
@@ -368,6 +375,7 @@ class WaveRunner:
             on_change=self.refresh,
             on_finish=self._on_finish,
             coordinator=ctx.coordinator,
+            reaper=self.reaper,
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
@@ -410,14 +418,18 @@ class WaveRunner:
 
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
-        ctx = self.ctx
-        try:
-            record_metrics(run, ctx.lane.name, self.wave.number, ctx.layout.metrics, recorded)
-        except OSError as exc:  # a full disk loses one record, not the wave's agents
-            ctx.log.warning("metrics record not written", error=str(exc))
+        launch = run.launch
+        record_id = f"{self.ctx.lane.name}:{self.wave.number}:{run.id}:{launch.attempt}:" + (
+            f"{int((run.launched_wall or 0) * 1000)}"
+        )
+        if run.launched_wall is not None and (recorded is None or record_id not in recorded):
+            try:
+                self.metrics.record(run, record_id)
+            except OSError as exc:  # a full disk loses one record, not the wave's agents
+                self.ctx.log.warning("metrics record not written", error=str(exc))
         self.spaces.commit(run)
         if self.desk is not None:
-            release_files(run, self.desk, ctx.events, self.wave.number)
+            release_files(run, self.desk, self.ctx.events, self.wave.number)
 
     def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
@@ -467,6 +479,11 @@ class WaveRunner:
             reason = "stopped by a signal"
         if outcome.note:
             reason = f"{outcome.note}; {reason}" if reason else outcome.note
+        # Nothing the wave started outlives it: sessions, then what their agents left behind.
+        if not ctx.keep_sessions:
+            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+        self.reaper.drain()
+        self.metrics.wait()
         failed_gate = self.gate_failure if outcome.state == "failed" else None
         run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate)
         ctx.events.emit(
@@ -474,8 +491,6 @@ class WaveRunner:
         )
         ctx.log.info(f"wave {outcome.state}", attempts=outcome.attempts)
         self.refresh(force=True, status=outcome.state)
-        if not ctx.keep_sessions:
-            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
         # Worktrees go once no agent runs in them; a stopped wave keeps them for --resume.
         merged = self.spaces.finish(outcome.state == "completed", outcome.state != "cancelled")
         if merged:

@@ -96,9 +96,13 @@ def _status_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
+MARKER_TAIL_BYTES = 2 * 1024 * 1024  # of a bigger last try, the end only (from a line start)
+
+
 def last_try_output(paths: AgentPaths) -> str:
     """The output of the agent's last try: markers are read from it alone (SPEC 7.1).
-    The wrapper records where that try began in its log as ``output_offset``."""
+    The wrapper records where that try began in its log as ``output_offset``. Only its last
+    MARKER_TAIL_BYTES are read: an agent that printed 100 MB must not cost that in memory."""
     try:
         data = read_json(paths.status)
         offset = data.get("output_offset", 0) if isinstance(data, dict) else 0
@@ -108,8 +112,12 @@ def last_try_output(paths: AgentPaths) -> str:
         offset = 0
     try:
         with open_read(paths.output_log) as fh:
-            fh.seek(offset)
-            return fh.read().decode("utf-8", "replace")
+            start = max(offset, os.fstat(fh.fileno()).st_size - MARKER_TAIL_BYTES)
+            fh.seek(start)
+            data = fh.read(MARKER_TAIL_BYTES)
+            if start > offset:  # begin at a line: half a line is no marker
+                data = data[data.find(b"\n") + 1 :]
+            return data.decode("utf-8", "replace")
     except OSError:
         return ""
 

@@ -1,54 +1,105 @@
-"""Stopping agents' sessions: SIGTERM to the pane's process group now, SIGKILL after a grace
-period (SPEC 3.3), then the session is killed unless it is to be kept for inspection."""
+"""Ending agents' process groups: SIGTERM to the pane's process group, SIGKILL after a grace
+period (SPEC 3.3), then the session is killed unless it is to be kept for inspection.
+
+Every way an agent ends goes through here, not only a stop: an agent that succeeded, whose
+session vanished or whose wrapper died may leave processes behind (``nohup sleep &``, a child
+that ignores SIGHUP), and those must not outlive their wave nor run beside the next attempt.
+"""
 
 from __future__ import annotations
 
 import signal
 import time
+from dataclasses import dataclass
 
 from ...state.layout import AGENT_SESSION_RE
-from .tmux import TmuxServer, process_group_alive, signal_process_group
+from .tmux import TmuxServer, process_group_alive, process_running, signal_process_group
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
+LINGER_SECONDS = 5.0  # a finished wrapper's own wind-down (showing the last output) before TERM
+
+
+@dataclass
+class _Ending:
+    pid: int | None
+    kill_at: float | None  # None while the finished wrapper winds down on its own
+    linger_until: float
+    stopping: bool  # stopped by the launcher (its session goes too), not ended on its own
 
 
 class Reaper:
-    """The sessions being stopped, each with its process group and when SIGKILL is due."""
+    """The process groups being ended, each with when SIGKILL is due."""
 
     def __init__(self, tmux: TmuxServer, keep_sessions: bool = False) -> None:
         self.tmux = tmux
         self.keep_sessions = keep_sessions
-        self.sessions: dict[str, tuple[int | None, float]] = {}
+        self.sessions: dict[str, _Ending] = {}
 
     def __len__(self) -> int:
         return len(self.sessions)
 
+    @property
+    def stopping(self) -> int:
+        """How many groups the launcher is stopping (each still holds a place)."""
+        return sum(1 for e in self.sessions.values() if e.stopping)
+
     def start(self, session: str, pid: int | None, now: float) -> None:
-        """SIGTERM the group of ``pid`` (the pane's process) now; SIGKILL it at the deadline."""
+        """Stop: SIGTERM the group of ``pid`` (the pane's process) now, SIGKILL at the deadline."""
         if pid is not None:
             signal_process_group(pid, signal.SIGTERM)
-        self.sessions[session] = (pid, now + KILL_GRACE_SECONDS)
+        self.sessions[session] = _Ending(pid, now + KILL_GRACE_SECONDS, now, stopping=True)
+
+    def settle(self, session: str, pid: int | None, now: float) -> None:
+        """An agent ended on its own: once its wrapper has exited (or LINGER_SECONDS passed),
+        SIGTERM what is left of its group, then SIGKILL after the grace."""
+        if pid is None or session in self.sessions:
+            return
+        self.sessions[session] = _Ending(pid, None, now + LINGER_SECONDS, stopping=False)
+
+    def holds(self, session: str) -> bool:
+        """Whether processes of ``session``'s last attempt may still run: no relaunch yet."""
+        return session in self.sessions
 
     def deadlines(self) -> list[float]:
-        return [kill_at for _, kill_at in self.sessions.values()]
+        return [e.linger_until if e.kill_at is None else e.kill_at for e in self.sessions.values()]
 
     def reap(self, now: float) -> None:
-        """Forget every session whose processes are gone, SIGKILLing those past the grace."""
+        """Forget every group that is gone, SIGTERMing lingerers and SIGKILLing those past
+        the grace. tmux is asked only about sessions whose pid is unknown."""
         if not self.sessions:
             return
-        panes = self.tmux.panes()
-        for session, (pid, kill_at) in list(self.sessions.items()):
-            info = panes.get(session)
-            # Gone means every process of the group: the wrapper dies at once on SIGTERM,
-            # a CLI under it may take its time (or ignore the signal until SIGKILL).
-            gone = not process_group_alive(pid) if pid is not None else info is None or info.dead
-            if not gone and now < kill_at:
+        unknown = any(e.pid is None for e in self.sessions.values())
+        panes = self.tmux.panes() if unknown else {}
+        for session, ending in list(self.sessions.items()):
+            pid = ending.pid
+            if pid is None:
+                info = panes.get(session)
+                gone = info is None or info.dead
+            else:
+                # Gone means every process of the group: the wrapper dies at once on SIGTERM,
+                # a CLI under it may take its time (or ignore the signal until SIGKILL).
+                gone = not process_group_alive(pid)
+            if not gone and pid is not None and ending.kill_at is None:
+                if process_running(pid) and now < ending.linger_until:
+                    continue
+                signal_process_group(pid, signal.SIGTERM)
+                ending.kill_at = now + KILL_GRACE_SECONDS
+                continue
+            if not gone and ending.kill_at is not None and now < ending.kill_at:
                 continue
             if not gone and pid is not None:
                 signal_process_group(pid, signal.SIGKILL)
-            if not self.keep_sessions:
+            if ending.stopping and not self.keep_sessions:
                 self.tmux.kill_sessions([session])
             del self.sessions[session]
+
+    def drain(self, timeout: float = LINGER_SECONDS + KILL_GRACE_SECONDS + 5) -> None:
+        """Block until every group is ended (a wave's end: nothing it started outlives it)."""
+        deadline = time.monotonic() + timeout
+        while self.sessions and time.monotonic() < deadline:
+            self.reap(time.monotonic())
+            if self.sessions:
+                time.sleep(0.05)
 
 
 def stop_agent_sessions(tmux: TmuxServer, grace: float = KILL_GRACE_SECONDS) -> int:

@@ -1,12 +1,22 @@
 """The one place that talks to tmux, through libtmux, on the lane's private socket.
 
 Sessions are always targeted as ``=name`` (exact match): ``-t w1-A1`` would also match ``w1-A10``.
+Every argument tmux expands as a format (``new-session -s`` and ``-c``) goes through ``literal``:
+a repository path holding ``#(cmd)`` must name a folder, not run ``cmd``.
+
+The server's pid is recorded whenever tmux answers, so that a server whose socket file was
+removed (a /tmp cleaner) is told apart from a server that is gone: it is asked to recreate
+its socket (SIGUSR1), and a failed call is "unknown", never "every session is gone".
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
+import signal
+import stat
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -14,9 +24,15 @@ import libtmux
 
 from ...errors import TmuxError
 
+
+class TmuxUnreachable(TmuxError):
+    """The lane's tmux server runs (its pid is alive) but cannot be reached on its socket."""
+
+
 # Panes keep little scrollback: output.log is the record and scrollback is the memory cost.
 HISTORY_LIMIT = 200
 NOFILE_TARGET = 8192
+SOCKET_RECOVERY_SECONDS = 1.0  # how long a server asked to recreate its socket is waited on
 
 
 @dataclass(frozen=True)
@@ -25,6 +41,41 @@ class PaneInfo:
     dead: bool
     dead_status: int | None
     pid: int | None
+
+
+def literal(text: str) -> str:
+    """``text`` for an argument tmux expands as a format: ``#`` doubled, so nothing in it runs."""
+    return text.replace("#", "##")
+
+
+def process_running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie has finished, whoever reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _is_tmux_server(pid: int, socket: str) -> bool:
+    """Whether ``pid`` is still the tmux server of ``socket`` (not a process, nor another
+    server, that took its pid since): tmux keeps the command line that started it."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+    except OSError:
+        return process_running(pid)
+    name = socket.encode()
+    on_socket = b"-L" + name in args or any(
+        a == b"-L" and b == name for a, b in itertools.pairwise(args)
+    )
+    return bool(args) and b"tmux" in args[0] and on_socket and process_running(pid)
 
 
 def raise_fd_limit() -> None:
@@ -41,6 +92,9 @@ class TmuxServer:
     def __init__(self, socket: str) -> None:
         self.socket = socket
         self._server = libtmux.Server(socket_name=socket, config_file="/dev/null")
+        self.server_pid: int | None = None  # learnt from every answer tmux gives
+        tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
+        self.socket_path = os.path.join(tmpdir, f"tmux-{os.getuid()}", socket)
 
     def _run(self, *args: str, check: bool = True) -> list[str]:
         result = self._server.cmd(*args)
@@ -53,6 +107,45 @@ class TmuxServer:
     def is_running(self) -> bool:
         return bool(self._server.is_alive())
 
+    def server_alive(self) -> bool:
+        """Whether the server this object last heard from still runs, socket or not."""
+        return self.server_pid is not None and _is_tmux_server(self.server_pid, self.socket)
+
+    def recover_socket(self) -> bool:
+        """Ask a live server whose socket file is gone to recreate it (tmux does so on SIGUSR1);
+        True when the socket is there again."""
+        if not self.server_alive():
+            return False
+        if not os.path.lexists(self.socket_path):
+            assert self.server_pid is not None
+            try:
+                os.makedirs(os.path.dirname(self.socket_path), mode=0o700, exist_ok=True)
+                os.kill(self.server_pid, signal.SIGUSR1)
+            except OSError:
+                return False
+            deadline = time.monotonic() + SOCKET_RECOVERY_SECONDS
+            while not self._socket_present() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return self._socket_present()
+
+    def _socket_present(self) -> bool:
+        try:
+            return stat.S_ISSOCK(os.lstat(self.socket_path).st_mode)
+        except OSError:
+            return False
+
+    def shutdown_if_unreachable(self) -> bool:
+        """End a server that runs but can no longer be reached on its socket, by its pid, so
+        that no server is left behind; True when one was ended."""
+        if not self.server_alive() or self.recover_socket():
+            return False
+        assert self.server_pid is not None
+        try:
+            os.kill(self.server_pid, signal.SIGTERM)
+        except OSError:
+            return False
+        return True
+
     def start_session(
         self,
         name: str,
@@ -61,13 +154,20 @@ class TmuxServer:
         *,
         env: Mapping[str, str] | None = None,
         keep_pane: bool = True,
-    ) -> None:
-        """One tmux invocation: server options, then the detached session running ``argv``.
+    ) -> int | None:
+        """One tmux invocation: server options, then the detached session running ``argv``;
+        returns the pane's pid (its process group: the wrapper and what it starts).
 
         Agent panes stay after their process exits (``remain-on-exit``) so a person can still
-        read them; the launcher's and dashboard's panes go away with their process.
+        read them; the launcher's and dashboard's panes go away with their process. The name
+        and folder are formats to tmux; ``argv`` and ``-e`` values are passed as they are.
         """
         raise_fd_limit()
+        if self.server_alive() and not self.recover_socket():
+            # Starting a second server beside the first would run agents twice.
+            raise TmuxUnreachable(
+                f"the tmux server (pid {self.server_pid}) lost its socket {self.socket_path}"
+            )
         extra_env = [arg for k, v in (env or {}).items() for arg in ("-e", f"{k}={v}")]
         args = [
             "start-server",
@@ -84,44 +184,61 @@ class TmuxServer:
             ";",
             "new-session",
             "-d",
+            "-P",
+            "-F",
+            "#{pid}\t#{pane_pid}",
             "-s",
-            name,
+            literal(name),
             "-x",
             "200",
             "-y",
             "50",
             "-c",
-            cwd,
+            literal(cwd),
             *extra_env,
             *argv,
         ]
         if not keep_pane:
             args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
-        self._run(*args)
+        out = self._run(*args)
+        server_pid, _, pane_pid = (out[-1] if out else "").partition("\t")
+        if server_pid.isdigit():
+            self.server_pid = int(server_pid)
+        return int(pane_pid) if pane_pid.isdigit() else None
 
     def panes(self, strict: bool = False) -> dict[str, PaneInfo]:
         """Every session's first pane, in one cheap ``list-panes`` call; {} when no server runs.
 
-        With ``strict``, any other failure raises TmuxError: a liveness check must not read
-        a failed call as "every session is gone".
+        A server that runs but lost its socket is asked to recreate it first. With ``strict``,
+        any failure but "no server" raises TmuxError (TmuxUnreachable when the server is alive
+        without a socket): a liveness check must not read a failed call as "all gone".
         """
-        result = self._server.cmd(
-            "list-panes",
-            "-a",
-            "-F",
-            "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}",
-        )
+        fields = "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
+        args = ("list-panes", "-a", "-F", fields + "\t#{pane_pid}\t#{pid}")
+        result = self._server.cmd(*args)
+        if result.returncode != 0 and self.server_alive() and self.recover_socket():
+            result = self._server.cmd(*args)
         if result.returncode != 0:
             error = " ".join(result.stderr)
-            if strict and "no server running" not in error and "error connecting" not in error:
+            if strict and self.server_alive() and not self._socket_present():
+                raise TmuxUnreachable(
+                    f"tmux server pid {self.server_pid} does not answer on {self.socket_path}: "
+                    f"{error}"
+                )
+            transient = strict and self.server_alive()  # its socket is there: try again later
+            if transient or (
+                strict and "no server running" not in error and "error connecting" not in error
+            ):
                 raise TmuxError(f"tmux list-panes failed on socket {self.socket}: {error}")
             return {}
         out: dict[str, PaneInfo] = {}
         for line in result.stdout:
             parts = line.split("\t")
-            if len(parts) != 5 or parts[0] in out:
+            if len(parts) != 6 or parts[0] in out:
                 continue
-            name, dead, status, signum, pid = parts
+            name, dead, status, signum, pid, server_pid = parts
+            if server_pid.isdigit():
+                self.server_pid = int(server_pid)
             # A process killed by a signal has no exit status: report it as a shell would.
             code = int(status) if status.lstrip("-").isdigit() else None
             if code is None and signum.isdigit():
@@ -150,6 +267,8 @@ class TmuxServer:
     def kill_server(self) -> None:
         if self.is_running():
             self._server.kill()
+        else:
+            self.shutdown_if_unreachable()
 
     def attach_argv(self, name: str) -> list[str]:
         return ["tmux", "-L", self.socket, "attach-session", "-t", f"={name}"]

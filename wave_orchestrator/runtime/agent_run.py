@@ -1,0 +1,110 @@
+"""One attempt of one agent as the launcher tracks it: its state, pid, deadline and result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agents.usage import CliRetryFollower
+from ..state.events import utc_stamp
+from ..state.lifecycle import AgentState, check_transition
+from ..state.status import archive_files
+from .planner import AgentLaunch
+
+
+@dataclass
+class AgentRun:
+    """One attempt of one agent, as the launcher tracks it."""
+
+    launch: AgentLaunch
+    state: AgentState = AgentState.PENDING
+    launched_mono: float | None = None
+    launched_wall: float | None = None
+    deadline: float | None = None
+    finished_wall: float | None = None
+    code: int | None = None
+    tries: int = 0
+    rate_limited: int = 0
+    detail: str = ""
+    pid: int | None = None
+    seen_backoff_try: int = 0
+    executors: list[str] = field(default_factory=list)
+    backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
+    foreign_status: bool = False  # a status file of another attempt was seen (and ignored)
+    paused_at: float | None = None  # monotonic time it began waiting on a person
+    resumed_wall: float = 0.0  # when it last stopped waiting on a person (the stall clock)
+    cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
+
+    def __post_init__(self) -> None:
+        self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
+
+    @property
+    def id(self) -> str:
+        return self.launch.agent.id
+
+    @property
+    def active(self) -> bool:
+        return self.state in (
+            AgentState.RUNNING,
+            AgentState.RATE_LIMITED,
+            AgentState.WAITING_HUMAN,
+        )
+
+    def to(self, state: AgentState) -> None:
+        check_transition(self.state, state)
+        self.state = state
+
+    @property
+    def state_note(self) -> str | None:
+        """What a rate-limited agent waits on when it is the CLI's own retry loop."""
+        limited = self.state is AgentState.RATE_LIMITED and not self.backing_off
+        return self.cli.current.describe() if limited and self.cli.current else None
+
+    @property
+    def duration_ms(self) -> int:
+        if self.launched_wall is None:
+            return 0
+        end = self.finished_wall or time.time()
+        return int((end - self.launched_wall) * 1000)
+
+    def wait_on_person(self, now: float) -> None:
+        """It asked a person: its budget and stall clocks stop until the answer comes."""
+        self.to(AgentState.WAITING_HUMAN)
+        self.paused_at = now
+
+    def answered(self, now: float) -> None:
+        """The answer came: the wait is added to its budget and the stall clock starts anew."""
+        self.to(AgentState.RUNNING)
+        if self.deadline is not None and self.paused_at is not None:
+            self.deadline += now - self.paused_at
+        self.paused_at, self.resumed_wall = None, time.time()
+
+    def launcher_status(self) -> dict[str, Any]:
+        """The status file of an outcome the launcher decided (timeout, stall, ...); a
+        `cancelled` one is launched again by `--resume` (``stopped_by``)."""
+        stopped_by = {"stopped_by": "launcher"} if self.state is AgentState.CANCELLED else {}
+        return {
+            "agent": self.id,
+            "wave": self.launch.wave.number,
+            "lane": self.launch.lane.name,
+            "attempt": self.launch.attempt,
+            "code": self.code if self.code is not None else -1,
+            "tries": self.tries,
+            "rate_limited": self.rate_limited,
+            "started_at": utc_stamp(self.launched_wall or time.time()),
+            "finished_at": utc_stamp(self.finished_wall or time.time()),
+            "outcome": self.state.value,
+            "detail": self.detail,
+            **stopped_by,
+        }
+
+
+def describe_budget(minutes: float) -> str:
+    return f"{minutes:g}m" if minutes >= 1 else f"{minutes * 60:g}s"
+
+
+def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = "") -> None:
+    """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
+    (``suffix`` marks an attempt a dead launcher left unfinished)."""
+    archive_files(launch.paths, previous_attempt, suffix)
