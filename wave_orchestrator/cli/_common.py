@@ -9,24 +9,34 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..definitions.repository import find_repository, resolve_lane_name
 from ..errors import UsageError
 from ..state.layout import StateLayout, resolve_state_dir
 from ..state.run_state import RunState
+from ._complete import complete_agents, complete_lanes
+
+LANE_HELP = (
+    "lane name (default: $WAVE_LANE, else default_lane: in lanes/wave.yaml, else the only lane)"
+)
 
 
 def add_repo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--repo", metavar="PATH", help="repository (default: nearest folder with lanes/)"
+        "--repo",
+        metavar="PATH",
+        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
     )
 
 
-def add_lane(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lane", metavar="L", help="lane name (optional when the repository has one lane)"
-    )
+def add_lane(parser: argparse.ArgumentParser, text: str = LANE_HELP) -> None:
+    action = parser.add_argument("--lane", metavar="LANE", help=text)
+    action.completer = complete_lanes  # type: ignore[attr-defined]
+
+
+def add_agent_argument(parser: argparse.ArgumentParser, *flags: str, **kwargs: Any) -> None:
+    """An agent id argument (positional or --agent) that the shell completes."""
+    action = parser.add_argument(*(flags or ("agent",)), **kwargs)
+    action.completer = complete_agents  # type: ignore[attr-defined]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +50,8 @@ def repo_and_lane(args: argparse.Namespace) -> tuple[Path, str]:
 
 def state_layout(repo: Path, lane: str) -> StateLayout:
     """The lane's state dir, read without validating the whole lane (read-only commands)."""
+    import yaml
+
     try:
         raw = yaml.safe_load((repo / "lanes" / lane / "lane.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):

@@ -9,12 +9,8 @@ from typing import Any
 
 from ..definitions.model import EXECUTOR_IDS
 from ..errors import UsageError
-from ..runtime.control import start_detached
-from ..runtime.dry_run import dry_run, format_table
-from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
-from ..state.layout import socket_name
-from ..state.run_state import RunState
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
+from ._help import add_command
 
 OVERRIDES = (
     ("--timeout-minutes", "timeout_minutes", float),
@@ -27,11 +23,31 @@ OVERRIDES = (
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("launch", help="run a lane's waves (or preview them with --dry-run)")
+    p = add_command(
+        sub,
+        "launch",
+        "run a lane's waves (or preview them with --dry-run)",
+        "Run the lane's waves one after the other: each agent of a wave starts in its own "
+        "detached tmux session, the wave's closure gates judge what they did, and a failed "
+        "wave is retried up to max_retries_per_wave times before the launch stops. Prompts, "
+        "logs, status files and the run state live under .wave/<lane>/. --dry-run writes "
+        "every prompt and wrapper and prints the plan without starting anything; --detach "
+        "runs the launcher itself in the lane's tmux server and returns at once.",
+        [
+            ("wave launch --dry-run", "preview every wave: agents, executors, commands"),
+            ("wave launch --lane main --start-wave 2 --end-wave 3", "run waves 2 and 3"),
+            ("wave launch --auto-next --detach", "go on where the lane stopped, in background"),
+        ],
+        exit_codes=(0, 1, 2, 3, 130),
+    )
     add_repo(p)
     add_lane(p)
-    p.add_argument("--start-wave", type=int, metavar="N")
-    p.add_argument("--end-wave", type=int, metavar="M")
+    p.add_argument(
+        "--start-wave", type=int, metavar="N", help="first wave to run (default: the first)"
+    )
+    p.add_argument(
+        "--end-wave", type=int, metavar="M", help="last wave to run (default: the last)"
+    )
     p.add_argument(
         "--auto-next", action="store_true", help="start at the first wave not yet completed"
     )
@@ -61,7 +77,11 @@ def register(sub: Any) -> None:
     )
     for flag, dest, kind in OVERRIDES:
         p.add_argument(flag, dest=dest, type=kind, metavar="N", help="override the lane default")
-    p.add_argument("--executor", choices=EXECUTOR_IDS, help="executor for agents that name none")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTOR_IDS,
+        help=f"executor for agents that name none ({', '.join(EXECUTOR_IDS)})",
+    )
     add_json(p)
     p.set_defaults(handler=run)
 
@@ -76,6 +96,9 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+    from ..state.run_state import RunState
+
     repo, lane_name = repo_and_lane(args)
     opts = LaunchOptions(
         lane=lane_name,
@@ -93,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     lane = prepare_lane(repo, opts)
     human = sys.stderr if args.json else sys.stdout
     if opts.dry_run:
+        from ..runtime.dry_run import dry_run, format_table
+
         waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
         result = dry_run(lane, waves)
         print(format_table(result), file=human)
@@ -115,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
     """Start this same launch in the lane's `launcher` session and return at once."""
+    from ..runtime.control import start_detached
+    from ..state.layout import socket_name
+
     raw = args.raw_argv[1:] if args.raw_argv[:1] == ["launch"] else args.raw_argv
     # argparse accepts abbreviations (`--det`): drop those too, or the child detaches again.
     dropped = ("--detach", "--json")

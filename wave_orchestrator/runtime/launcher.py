@@ -19,11 +19,12 @@ from ..agents.wrapper import render_env_file
 from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
-from ..state.events import EventLog
+from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
+from ..state.registry import register_launcher, unregister_launcher
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lock import LaneLock
@@ -190,6 +191,7 @@ class Launcher:
         except BaseException:
             lock.release()
             raise
+        registered = register_launcher(self._registry_entry(waves))
         self.events.best_effort = True
         if lock.took_over is not None:
             self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
@@ -231,7 +233,20 @@ class Launcher:
                 self.reaper.drain()
             # A server that lost its socket can be ended only by its pid: none is left behind.
             self.tmux.shutdown_if_unreachable()
+            unregister_launcher(registered)
             lock.release()
+
+    def _registry_entry(self, waves: list[WaveDef]) -> dict[str, Any]:
+        """What `wave ps` shows of this launcher across repositories."""
+        return {
+            "pid": os.getpid(),
+            "repo": str(self.lane.repo),
+            "lane": self.lane.name,
+            "state_dir": str(self.layout.root),
+            "socket": socket_name(self.lane.name, self.lane.repo),
+            "started_at": utc_now(),
+            "waves": [w.number for w in waves],
+        }
 
     def _record_failed(self, run_state: RunState, reason: str) -> None:
         """Best effort after a failed write: a running wave is recorded failed, not running."""

@@ -1,0 +1,74 @@
+"""The parser every subcommand is built with: rich help loaded only when help is printed,
+each command's examples and exit codes, and a wrong option answered with that command's usage.
+
+Nothing heavy is imported here: `wave --version` and `wave status` must start as fast as a bare
+interpreter allows (docs/performance.md), so rich-argparse loads only when a help text or a usage
+error is actually written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+# One meaning per code across every command; docs/cli.md lists the same table.
+EXIT_CODES = {
+    0: "success",
+    1: "failure: a wave failed, an agent CLI or tmux is missing, a state file could not be written",
+    2: "usage error or invalid lane: a bad flag, an unknown lane, wave or agent",
+    3: "another launcher holds the lane (or a dead one left live sessions)",
+    130: "interrupted (Ctrl-C)",
+}
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """rich-argparse, imported on first use: only help and usage errors pay for rich."""
+    from rich_argparse import RawDescriptionRichHelpFormatter
+
+    return RawDescriptionRichHelpFormatter(prog)
+
+
+class WaveParser(argparse.ArgumentParser):
+    """An ArgumentParser whose help is drawn by rich-argparse and whose errors name the
+    subcommand that was mistyped (argparse reports leftovers against the top level)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _formatter)
+        super().__init__(*args, **kwargs)
+        self.set_defaults(_wave_parser=self)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            deepest: argparse.ArgumentParser = getattr(parsed, "_wave_parser", self)
+            deepest.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def add_command(
+    sub: Any,
+    name: str,
+    summary: str,
+    description: str,
+    examples: Sequence[tuple[str, str]],
+    exit_codes: Sequence[int] = (0, 1, 2),
+    **kwargs: Any,
+) -> argparse.ArgumentParser:
+    """One subcommand with its one-line summary, its paragraph, examples and exit codes."""
+    width = max(len(cmd) for cmd, _ in examples) if examples else 0
+    lines = ["examples:"]
+    lines += [f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}" for cmd, why in examples]
+    lines += ["", "exit codes:"]
+    lines += [f"  {code:<3}  {EXIT_CODES[code]}" for code in exit_codes]
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=summary, description=description, epilog="\n".join(lines), **kwargs
+    )
+    return parser

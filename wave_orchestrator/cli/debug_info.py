@@ -1,0 +1,128 @@
+"""`wave debug-info`: what a bug report needs, in one paste."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+from .. import __version__
+from ..errors import WaveError
+from ._common import add_json, add_repo, emit_json
+from ._help import add_command
+
+AGENT_CLIS = ("codex", "claude", "opencode")
+LIBRARIES = ("libtmux", "PyYAML", "watchdog", "structlog", "rich", "rich-argparse", "argcomplete")
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub,
+        "debug-info",
+        "print versions, repository, lanes, sockets and state dirs for a bug report",
+        "Print what a bug report needs: the versions of wave, Python, tmux, the libraries wave "
+        "uses and the agent CLIs found on PATH; the repository, its lanes with their state dirs "
+        "and tmux sockets, and the registry of running launchers. Nothing is changed.",
+        [
+            ("wave debug-info", "paste this into the issue"),
+            ("wave debug-info --json", "the same, for a script"),
+        ],
+        exit_codes=(0,),
+    )
+    add_repo(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def _version_of(argv: list[str]) -> str | None:
+    """The first line a program prints for its version; None when it is not on PATH."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"found, version unknown ({exc.__class__.__name__})"
+    text = (done.stdout or done.stderr).strip().splitlines()
+    return text[0] if text else "found, version unknown"
+
+
+def _library(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def collect(args: argparse.Namespace) -> dict[str, Any]:
+    from ..definitions.repository import find_repository, list_lanes
+    from ..state.layout import socket_name
+    from ..state.registry import registry_dir
+    from ._common import state_layout
+
+    info: dict[str, Any] = {
+        "wave": __version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+        "tmux": _version_of(["tmux", "-V"]),
+        "libraries": {name: _library(name) for name in LIBRARIES},
+        "agent_clis": {
+            name: {"path": shutil.which(name), "version": _version_of([name, "--version"])}
+            for name in AGENT_CLIS
+        },
+        "environment": {
+            k: v for k, v in sorted(os.environ.items()) if k.startswith("WAVE_") or k == "NO_COLOR"
+        },
+        "registry": str(registry_dir()),
+        "repository": None,
+        "lanes": [],
+    }
+    try:
+        repo = find_repository(args.repo)
+    except WaveError as exc:
+        info["repository_problem"] = str(exc)
+        return info
+    info["repository"] = str(repo)
+    tmux_dir = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), f"tmux-{os.getuid()}")
+    for lane in list_lanes(repo):
+        socket = socket_name(lane, repo)
+        info["lanes"].append(
+            {
+                "lane": lane,
+                "state_dir": str(state_layout(repo, lane).root),
+                "socket": socket,
+                "socket_exists": os.path.exists(os.path.join(tmux_dir, socket)),
+            }
+        )
+    return info
+
+
+def run(args: argparse.Namespace) -> int:
+    info = collect(args)
+    if args.json:
+        emit_json(info)
+        return 0
+    print(f"wave        {info['wave']}")
+    print(f"python      {info['python']}")
+    print(f"platform    {info['platform']}")
+    print(f"tmux        {info['tmux'] or 'NOT FOUND on PATH'}")
+    for name, version in info["libraries"].items():
+        print(f"{name:<12}{version or 'not installed'}")
+    for name, cli in info["agent_clis"].items():
+        where = f"{cli['version']} ({cli['path']})" if cli["path"] else "not on PATH"
+        print(f"{name:<12}{where}")
+    for key, value in info["environment"].items():
+        print(f"env         {key}={value}")
+    print(f"registry    {info['registry']}")
+    print(f"repository  {info['repository'] or info.get('repository_problem')}")
+    for lane in info["lanes"]:
+        live = "socket live" if lane["socket_exists"] else "no server"
+        print(f"lane        {lane['lane']}: state {lane['state_dir']}, {lane['socket']} ({live})")
+    return 0

@@ -1,0 +1,91 @@
+"""`wave ps`: running launchers across repositories, from the user-wide registry."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ._common import add_json, emit_json
+from ._help import add_command
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub,
+        "ps",
+        "list running launchers across repositories",
+        "List every launcher running on this machine for this user, whatever the repository: "
+        "its pid, repository, lane, current wave, agents running and finished, when it started "
+        "and its tmux socket. Launchers register under $XDG_STATE_HOME/wave/launchers "
+        "(~/.local/state/wave/launchers); entries of launchers that died are pruned as they "
+        "are read.",
+        [
+            ("wave ps", "what runs where"),
+            ("wave ps --json | jq '.launchers[].lane'", "for scripts"),
+        ],
+        exit_codes=(0,),
+    )
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def collect() -> list[dict[str, Any]]:
+    """Live launchers; an entry whose launcher no longer holds its lane is removed."""
+    from ..runtime.lock import live_lock
+    from ..state.layout import StateLayout
+    from ..state.lifecycle import TERMINAL
+    from ..state.registry import read_entries, unregister_launcher
+    from ..state.run_state import RunState
+    from ..state.untrusted import read_snapshot
+
+    finished = {s.value for s in TERMINAL}
+    rows = []
+    for path, entry in read_entries():
+        try:
+            layout = StateLayout(Path(str(entry["state_dir"])), str(entry["lane"]))
+            holder = live_lock(layout.lock)
+        except (KeyError, OSError, ValueError):
+            holder = None
+        if holder is None or holder.get("pid") != entry["pid"]:
+            unregister_launcher(path)
+            continue
+        waves = RunState(layout.run_state, layout.lane).data["waves"]
+        running = [int(k) for k, v in waves.items() if k.isdigit() and v["state"] == "running"]
+        wave = max(running) if running else None
+        agents = (read_snapshot(layout.dashboard(wave)) or {}).get("agents", []) if wave else []
+        states = [a.get("state") for a in agents if isinstance(a, dict)]
+        rows.append(
+            {
+                "pid": entry["pid"],
+                "repo": entry.get("repo"),
+                "lane": entry.get("lane"),
+                "wave": wave,
+                "agents_running": sum(1 for s in states if s not in finished and s != "pending"),
+                "agents_finished": sum(1 for s in states if s in finished),
+                "agents_total": len(states),
+                "started_at": entry.get("started_at"),
+                "socket": entry.get("socket"),
+            }
+        )
+    return rows
+
+
+
+
+def run(args: argparse.Namespace) -> int:
+    rows = collect()
+    if args.json:
+        emit_json({"launchers": rows})
+        return 0
+    if not rows:
+        print("no launcher is running")
+        return 0
+    print(f"{'PID':>7}  {'LANE':<14} {'WAVE':>4}  {'AGENTS':<14} {'STARTED':<20} REPO / SOCKET")
+    for r in rows:
+        agents = f"{r['agents_running']} run, {r['agents_finished']} done"
+        print(
+            f"{r['pid']:>7}  {r['lane']:<14} {r['wave'] or '-':>4}  {agents:<14} "
+            f"{str(r['started_at'])[:19]:<20} {r['repo']}  ({r['socket']})"
+        )
+    return 0
