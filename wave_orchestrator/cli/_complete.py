@@ -28,8 +28,6 @@ def complete_lanes(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> li
 
 def complete_agents(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
     """Agent ids of the lane's wave files (every wave, or --wave N's)."""
-    import yaml
-
     repo = _repo(parsed_args)
     if repo is None:
         return []
@@ -38,16 +36,31 @@ def complete_agents(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> l
     except WaveError:
         return []
     wave = getattr(parsed_args, "wave", None)
-    pattern = f"wave-{wave}.yaml" if isinstance(wave, int) else "wave-*.yaml"
-    ids: list[str] = []
-    for path in sorted((repo / "lanes" / lane / "waves").glob(pattern)):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
-            continue
-        agents = data.get("agents") if isinstance(data, dict) else None
-        for agent in agents if isinstance(agents, list) else []:
-            ident = agent.get("id") if isinstance(agent, dict) else None
-            if isinstance(ident, str) and ident.startswith(prefix) and ident not in ids:
-                ids.append(ident)
-    return ids
+    numbers = [wave] if isinstance(wave, int) else wave_numbers(repo, lane)
+    ids = [i for n in numbers for i in wave_agents(repo, lane, n) if i.startswith(prefix)]
+    return list(dict.fromkeys(ids))
+
+
+def wave_numbers(repo: Path, lane: str) -> list[int]:
+    """The waves a lane's folder defines (by file name), in order."""
+    found = []
+    for path in (repo / "lanes" / lane / "waves").glob("wave-*.yaml"):
+        number = path.name.removeprefix("wave-").removesuffix(".yaml")
+        if number.isdigit():
+            found.append(int(number))
+    return sorted(found)
+
+
+def wave_agents(repo: Path, lane: str, wave: int) -> list[str]:
+    """The agent ids a wave file names, read leniently (no validation): for completion and
+    for telling an agent that has not started from one that does not exist."""
+    import yaml
+
+    path = repo / "lanes" / lane / "waves" / f"wave-{wave}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    agents = data.get("agents") if isinstance(data, dict) else None
+    ids = [a.get("id") for a in agents if isinstance(a, dict)] if isinstance(agents, list) else []
+    return [i for i in ids if isinstance(i, str)]

@@ -35,9 +35,25 @@ class WaveParser(argparse.ArgumentParser):
     subcommand that was mistyped (argparse reports leftovers against the top level)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _formatter)
+        # argparse builds a formatter for every add_argument (to check metavars): that one
+        # stays the plain, already-loaded one; rich only draws the texts a person reads.
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
         self.set_defaults(_wave_parser=self)
+
+    def format_help(self) -> str:
+        return self._with_rich(super().format_help)
+
+    def format_usage(self) -> str:
+        return self._with_rich(super().format_usage)
+
+    def _with_rich(self, render: Any) -> str:
+        plain = self.formatter_class
+        self.formatter_class = _formatter
+        try:
+            return str(render())
+        finally:
+            self.formatter_class = plain
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

@@ -9,17 +9,32 @@ from typing import Any
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ..runtime.placement.tmux import TmuxServer
 from ..state.layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
-from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
+from ._help import add_command
 from .logs import find_agent_wave
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("attach", help="attach to an agent's tmux session")
+    p = add_command(
+        sub,
+        "attach",
+        "attach to an agent's tmux session",
+        "Put your terminal on the tmux session of a running agent (or of the dashboard) on the "
+        "lane's private tmux server; detach again with the tmux prefix and d (C-b d). Needs a "
+        "terminal; without one, --print gives the tmux command to run. A detached launcher's "
+        "own output is `wave logs --launcher`.",
+        [
+            ("wave attach A1", "watch agent A1 of the current wave work"),
+            ("wave attach --dashboard", "the live dashboard session"),
+            ("wave attach A1 --wave 2 --print", "the tmux command, to run elsewhere"),
+        ],
+    )
     add_repo(p)
     add_lane(p)
-    p.add_argument("agent", nargs="?", metavar="AGENT")
+    add_agent_argument(
+        p, "agent", nargs="?", metavar="AGENT", help="agent id, as in the wave file (e.g. A1)"
+    )
     p.add_argument(
         "--wave", type=int, metavar="N", help="the wave, when the agent id is in several"
     )
@@ -34,6 +49,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..runtime.placement.tmux import TmuxServer
+
     repo, lane = repo_and_lane(args)
     if args.dashboard:
         target = DASHBOARD_SESSION

@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    print(argcomplete.shellcode(["wave"], shell=args.shell))
+    print(shellcode(["wave"], shell=args.shell))
     return 0

@@ -8,10 +8,22 @@ import os
 from typing import Any
 
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("dashboard", help="live dashboard of the lane's current wave")
+    p = add_command(
+        sub,
+        "dashboard",
+        "live dashboard of the lane's current wave",
+        "Draw the lane's current wave live: each agent's state, elapsed time and last line, "
+        "the closure stages and the latest events, refreshed as the launcher writes them. "
+        "Ctrl-C leaves. --once prints one frame (plain text when piped).",
+        [
+            ("wave dashboard", "follow the current wave"),
+            ("wave dashboard --wave 2 --once --width 80", "one frame of wave 2"),
+        ],
+    )
     add_repo(p)
     add_lane(p)
     p.add_argument(

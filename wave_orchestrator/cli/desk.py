@@ -8,22 +8,48 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..desk.claims import Desk
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
+from ._common import (
+    LANE_HELP,
+    add_agent_argument,
+    add_json,
+    add_lane,
+    current_wave,
+    emit_json,
+    repo_and_lane,
+    state_layout,
+)
+from ._complete import wave_agents
+from ._help import add_command
+
+if TYPE_CHECKING:
+    from ..desk.claims import Desk
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("desk", help="file claims for agents that share files")
+    p = add_command(
+        sub,
+        "desk",
+        "file claims for agents that share files",
+        "Agents of one wave that may edit the same files (shared_files: true) take turns "
+        "through the desk: claim a file before editing it, hand it over with a note when done, "
+        "wait until one is handed to you. Agents get --agent, --lane and --wave from their "
+        "WAVE_* environment; a person passes them. Run `wave desk ACTION --help` for each.",
+        [
+            ('wave desk claim src/app.py --intent "add the route"', "as an agent"),
+            ('wave desk handover src/app.py --note "route added, tests pending"', ""),
+            ("wave desk status --lane main --wave 2", "as a person: who holds what"),
+        ],
+    )
     desk = p.add_subparsers(dest="desk_command", metavar="ACTION", required=True)
     claim = _action(desk, "claim", "claim a file before editing it", _claim)
-    claim.add_argument("path")
+    claim.add_argument("path", help="the file, relative to the repository")
     claim.add_argument("--intent", default="", help="what you are about to do with it")
     handover = _action(desk, "handover", "pass a file you hold to the next in its queue", _handover)
-    handover.add_argument("path")
+    handover.add_argument("path", help="the file you hold, relative to the repository")
     handover.add_argument("--note", required=True, help="what the next holder should know")
     _action(desk, "mine", "what you hold and what you are queued for", _mine)
     wait = _action(desk, "wait", "return when a file is handed to you", _wait)
@@ -32,18 +58,24 @@ def register(sub: Any) -> None:
 
 
 def _action(desk: Any, name: str, text: str, handler: Any, needs_agent: bool = True) -> Any:
-    p = desk.add_parser(name, help=text)
-    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
-    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p = desk.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".")
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        default=os.environ.get("WAVE_REPO"),
+        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
+    )
+    add_lane(p, LANE_HELP)
     p.add_argument(
         "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
     )
     if needs_agent:
-        p.add_argument(
+        add_agent_argument(
+            p,
             "--agent",
             metavar="ID",
             default=os.environ.get("WAVE_AGENT_ID"),
-            help="default: $WAVE_AGENT_ID",
+            help="who you are (default: $WAVE_AGENT_ID)",
         )
     add_json(p)
     p.set_defaults(handler=lambda args: handler(args, _open(args, needs_agent)))
@@ -51,11 +83,20 @@ def _action(desk: Any, name: str, text: str, handler: Any, needs_agent: bool = T
 
 
 def _open(args: argparse.Namespace, needs_agent: bool) -> Desk:
+    from ..desk.claims import Desk
+
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     if needs_agent and (not args.agent or not AGENT_ID_RE.fullmatch(args.agent)):
         raise UsageError("who are you? pass --agent ID (agents get $WAVE_AGENT_ID)")
     wave = current_wave(args.wave, layout)
+    if needs_agent:
+        known = wave_agents(repo, lane, wave)
+        if args.agent not in known:
+            listed = ", ".join(known) or "none"
+            raise UsageError(
+                f"no agent {args.agent!r} in wave {wave} of lane {lane!r} (agents: {listed})"
+            )
     return Desk(layout.desk, repo, wave)
 
 

@@ -9,10 +9,18 @@ from ..definitions.model import WAVE_FILE_RE
 from ..definitions.repository import find_repository, list_lanes
 from ..state.run_state import RunState
 from ._common import add_json, add_repo, emit_json, state_layout
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("lanes", help="list lanes with their wave counts and last result")
+    p = add_command(
+        sub,
+        "lanes",
+        "list lanes with their wave counts and last result",
+        "List the lanes of the repository (every lanes/<name>/lane.yaml) with how many waves "
+        "each has, the last wave result recorded in its state dir and its description.",
+        [("wave lanes", ""), ("wave lanes --repo ~/src/app --json", "another repository")],
+    )
     add_repo(p)
     add_json(p)
     p.set_defaults(handler=run)

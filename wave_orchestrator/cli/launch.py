@@ -45,9 +45,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--start-wave", type=int, metavar="N", help="first wave to run (default: the first)"
     )
-    p.add_argument(
-        "--end-wave", type=int, metavar="M", help="last wave to run (default: the last)"
-    )
+    p.add_argument("--end-wave", type=int, metavar="M", help="last wave to run (default: the last)")
     p.add_argument(
         "--auto-next", action="store_true", help="start at the first wave not yet completed"
     )

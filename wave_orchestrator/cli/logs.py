@@ -1,69 +1,186 @@
-"""`wave logs`: print or follow an agent's output log."""
+"""`wave logs`: print or follow an agent's output log, or the launcher's own output."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ..state.fsutil import open_read
 from ..state.layout import StateLayout
-from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
+from ._help import add_command
+
+POLL_SECONDS = 0.25
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("logs", help="print (or follow) an agent's output log")
+    p = add_command(
+        sub,
+        "logs",
+        "print (or follow) an agent's output log, or the launcher's",
+        "Print what an agent wrote to its terminal, from its output log in the state dir. "
+        "With -f, keep printing until the agent finishes; an agent that has not started yet "
+        "is waited for, and while a launcher runs, a log left by an earlier run is never "
+        "shown for this one. --launcher prints the output of a detached launcher "
+        "(launcher.out) instead, -f following it until the launcher ends.",
+        [
+            ("wave logs A1", "agent A1's output in its latest wave"),
+            ("wave logs A1 --wave 2 -f", "follow A1 of wave 2, waiting for it to start"),
+            ("wave logs --launcher -f", "follow a detached launcher"),
+        ],
+    )
     add_repo(p)
     add_lane(p)
-    p.add_argument("agent", metavar="AGENT")
+    add_agent_argument(
+        p, "agent", nargs="?", metavar="AGENT", help="agent id, as in the wave file (e.g. A1)"
+    )
     p.add_argument(
         "--wave", type=int, metavar="N", help="the wave, when the agent id is in several"
     )
     p.add_argument(
         "-f", "--follow", action="store_true", help="keep printing until the agent finishes"
     )
+    p.add_argument(
+        "--launcher", action="store_true", help="the detached launcher's output, not an agent's"
+    )
     p.set_defaults(handler=run)
 
 
 def find_agent_wave(layout: StateLayout, agent: str) -> int:
     """The highest wave whose state dir holds this agent; agent ids repeat across waves."""
-    waves_dir = layout.base / "waves"
-    found = []
-    for folder in waves_dir.glob("wave-*"):
-        suffix = folder.name.removeprefix("wave-")
-        if suffix.isdigit() and (folder / "agents" / agent).is_dir():
-            found.append(int(suffix))
+    found = _agent_waves(layout, agent)
     if not found:
         raise UsageError(f"agent {agent!r} has not run in lane {layout.lane!r} (see `wave status`)")
     return max(found)
 
 
+def _agent_waves(layout: StateLayout, agent: str) -> list[int]:
+    found = []
+    for folder in (layout.base / "waves").glob("wave-*"):
+        suffix = folder.name.removeprefix("wave-")
+        if suffix.isdigit() and (folder / "agents" / agent).is_dir():
+            found.append(int(suffix))
+    return found
+
+
+def _launcher_since(layout: StateLayout) -> float | None:
+    """When the live launcher started (epoch), or None when none runs."""
+    from datetime import datetime
+
+    from ..runtime.lock import live_lock
+
+    lock = live_lock(layout.lock)
+    if lock is None:
+        return None
+    try:
+        stamp = str(lock.get("started_at", "")).replace("Z", "+00:00")
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def _fresh(path: Path, since: float | None) -> bool:
+    """The file exists and, while a launcher runs, was written by this run."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return False
+    return since is None or mtime >= since - 1
+
+
 def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
-    if not AGENT_ID_RE.fullmatch(args.agent):
-        raise UsageError(f"invalid agent id {args.agent!r}")
     layout = state_layout(repo, lane)
-    wave = args.wave or find_agent_wave(layout, args.agent)
+    if args.launcher:
+        return _launcher_logs(args, layout)
+    if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
+        raise UsageError(
+            f"invalid agent id {args.agent!r}" if args.agent else "give an agent id or --launcher"
+        )
+    since = _launcher_since(layout) if args.follow else None
+    wave = args.wave or _wave_to_show(args, layout, repo, since)
     paths = layout.agent(wave, args.agent)
-    if not paths.output_log.exists() and not args.follow:
-        raise UsageError(f"no output yet for {args.agent} in wave {wave}")
-    out = sys.stdout.buffer
+    if not args.follow:
+        if not paths.output_log.exists():
+            raise UsageError(f"no output yet for {args.agent} in wave {wave}")
+        _copy(paths.output_log, 0)
+        return 0
+    if not _fresh(paths.output_log, since):
+        print(f"waiting for agent {args.agent} of wave {wave} to start...", file=sys.stderr)
+    while not _fresh(paths.output_log, since):
+        if since is not None and _launcher_since(layout) is None and not paths.status.exists():
+            raise UsageError(f"the launcher ended before agent {args.agent} of wave {wave} started")
+        time.sleep(POLL_SECONDS)
     offset = 0
     while True:
-        finished = paths.status.exists()
-        try:
-            with open_read(paths.output_log) as fh:
-                fh.seek(offset)
-                chunk = fh.read()
-        except FileNotFoundError:
-            chunk = b""
-        if chunk:
-            out.write(chunk)
-            out.flush()
-            offset += len(chunk)
-        if not args.follow or finished:
+        finished = _fresh(paths.status, since)
+        offset = _copy(paths.output_log, offset)
+        if finished:
             return 0
-        time.sleep(0.25)
+        time.sleep(POLL_SECONDS)
+
+
+def _wave_to_show(
+    args: argparse.Namespace, layout: StateLayout, repo: Path, since: float | None
+) -> int:
+    """The running wave when a launcher runs it and it names the agent; else the latest wave
+    the agent ran in; with -f, the wave that will run it when none did yet."""
+    from ._common import _running_wave
+    from ._complete import wave_agents
+
+    running = _running_wave(layout) if since is not None else None
+    if running is not None and args.agent in wave_agents(repo, layout.lane, running):
+        return running
+    found = _agent_waves(layout, args.agent)
+    if found:
+        return max(found)
+    planned = [n for n, ids in _planned(repo, layout.lane) if args.agent in ids]
+    if args.follow and planned:
+        later = [n for n in planned if running is None or n >= running]
+        return min(later or planned)
+    if planned:
+        raise UsageError(f"agent {args.agent!r} has not run yet (wait for it with -f)")
+    raise UsageError(f"no agent {args.agent!r} in lane {layout.lane!r} (see `wave status`)")
+
+
+def _planned(repo: Path, lane: str) -> list[tuple[int, list[str]]]:
+    from ._complete import wave_agents, wave_numbers
+
+    return [(n, wave_agents(repo, lane, n)) for n in wave_numbers(repo, lane)]
+
+
+def _copy(path: Path, offset: int) -> int:
+    """Write what ``path`` holds past ``offset`` to stdout; returns the new offset."""
+    from ..state.fsutil import open_read
+
+    try:
+        with open_read(path) as fh:
+            fh.seek(offset)
+            chunk = fh.read()
+    except FileNotFoundError:
+        return offset
+    if chunk:
+        sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+    return offset + len(chunk)
+
+
+def _launcher_logs(args: argparse.Namespace, layout: StateLayout) -> int:
+    path = layout.launcher_output
+    if not path.exists() and not args.follow:
+        raise UsageError(
+            f"no launcher output in {path}: only a detached launcher (`wave launch --detach`) "
+            "writes one; a foreground launcher prints to its terminal and logs to "
+            f"{layout.launcher_log}"
+        )
+    offset = 0
+    while True:
+        offset = _copy(path, offset)
+        if not args.follow or _launcher_since(layout) is None:
+            _copy(path, offset)
+            return 0
+        time.sleep(POLL_SECONDS)

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
 from ..metrics.report import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
-from ._common import add_json, add_repo, emit_json, state_layout
+from ._common import add_json, add_lane, add_repo, emit_json, state_layout
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "metrics", help="runs, success rate, durations, tokens and cost per model and reasoning"
+    p = add_command(
+        sub,
+        "metrics",
+        "runs, success rate, durations, tokens and cost per model and reasoning",
+        "Aggregate every finished agent attempt recorded in the lanes' metrics.jsonl: runs, "
+        "success rate, average and longest duration, tokens, tokens per second and cost, per "
+        "model and reasoning level (or per model and role). Reads the state dirs only.",
+        [
+            ("wave metrics", "every lane of the repository"),
+            ("wave metrics --by role --sort avg", "fastest model per role first"),
+            ("wave metrics --lane main --filter claude --json", "for a script"),
+        ],
     )
     add_repo(p)
-    p.add_argument("--lane", metavar="L", help="lane name (default: every lane of the repository)")
+    add_lane(p, "lane name (default: $WAVE_LANE, else every lane of the repository)")
     p.add_argument(
         "--by", choices=BY_CHOICES, default="model", help="group per model, or per model and role"
     )
@@ -37,7 +49,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo = find_repository(getattr(args, "repo", None))
-    lane = getattr(args, "lane", None)
+    lane = getattr(args, "lane", None) or os.environ.get("WAVE_LANE") or None
     lanes = [resolve_lane_name(repo, lane)] if lane is not None else list_lanes(repo)
     # WAVE_STATE_DIR can point every lane at one folder: read each file once
     paths = list(dict.fromkeys(_metrics_path(repo, name) for name in lanes))

@@ -71,8 +71,6 @@ def collect() -> list[dict[str, Any]]:
     return rows
 
 
-
-
 def run(args: argparse.Namespace) -> int:
     rows = collect()
     if args.json:

@@ -7,17 +7,29 @@ from pathlib import Path
 from typing import Any
 
 from ..coordination.views import clean
-from ..runtime.lock import live_lock
 from ..state.layout import StateLayout
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import GATE_FIELDS, RunState
 from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("status", help="run state: waves, agents, launcher")
+    p = add_command(
+        sub,
+        "status",
+        "run state: waves, agents, launcher",
+        "Show whether the lane's launcher is alive, and for every wave that ran: its state and "
+        "attempts, a failed gate and what to do about it, open blockers, and each agent's "
+        "state, tries, elapsed time, exit code, tmux session and last event. Read from the "
+        "state dir only: works without tmux and while a launcher runs.",
+        [
+            ("wave status", "the only lane, $WAVE_LANE or default_lane"),
+            ("wave status --lane main --json | jq '.waves[-1].agents'", "for a script"),
+        ],
+    )
     add_repo(p)
     add_lane(p)
     add_json(p)
@@ -25,6 +37,8 @@ def register(sub: Any) -> None:
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
+    from ..runtime.lock import live_lock
+
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     lock = live_lock(layout.lock)

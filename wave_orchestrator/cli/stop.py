@@ -7,20 +7,36 @@ from typing import Any
 
 from ..errors import UsageError, WaveError
 from ..names import AGENT_ID_RE
-from ..runtime.control import stop_agent, stop_launcher
-from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("stop", help="stop the running launcher (agents stopped, wave cancelled)")
+    p = add_command(
+        sub,
+        "stop",
+        "stop the running launcher (agents stopped, wave cancelled)",
+        "Ask the lane's launcher to stop: it ends its agents (SIGTERM, then SIGKILL after a "
+        "grace period), records the wave cancelled and releases the lane. With no launcher "
+        "alive, agent sessions a dead one left are stopped. --agent stops one agent only; it "
+        "counts as cancelled and the wave goes on.",
+        [
+            ("wave stop", "stop the lane's launcher and its agents"),
+            ("wave stop --agent A3", "stop one agent, the wave goes on"),
+        ],
+    )
     add_repo(p)
     add_lane(p)
-    p.add_argument("--agent", metavar="ID", help="stop only this agent; it counts as cancelled")
+    add_agent_argument(
+        p, "--agent", metavar="ID", help="stop only this agent; it counts as cancelled"
+    )
     p.add_argument("--timeout", type=float, default=30, metavar="S", help="how long to wait (30)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..runtime.control import stop_agent, stop_launcher
+
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     if args.agent:

@@ -6,13 +6,27 @@ import argparse
 from collections import Counter
 from typing import Any
 
-from ..definitions.lane_loader import load_lane
 from ..errors import LaneInvalid
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane
+from ._help import add_command
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("validate", help="validate a lane; exit 0 when valid, 2 when not")
+    p = add_command(
+        sub,
+        "validate",
+        "validate a lane; exit 0 when valid, 2 when not",
+        "Load the lane's lane.yaml and every waves/wave-<n>.yaml and check every rule: fields "
+        "and their types, executor settings, roles, closure gates, owned paths, dependencies. "
+        "Every problem is printed as file:line:col: field: message, sorted by file and line, "
+        "with a suggestion for a misspelt key, executor or role. Nothing is started, and "
+        "neither tmux nor any agent CLI is needed.",
+        [
+            ("wave validate", "the only lane, $WAVE_LANE or default_lane"),
+            ("wave validate --lane main --json", "for a script or an editor"),
+        ],
+        exit_codes=(0, 2),
+    )
     add_repo(p)
     add_lane(p)
     add_json(p)
@@ -20,6 +34,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..definitions.lane_loader import load_lane
+
     repo, lane_name = repo_and_lane(args)
     try:
         lane = load_lane(repo, lane_name)

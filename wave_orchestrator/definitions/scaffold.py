@@ -61,6 +61,44 @@ agents:
 """
 
 
+# An agent started unattended cannot answer a permission prompt: without these it reads files,
+# asks to edit one, and waits until its timeout. Each says what it allows.
+PERMISSIONS = {
+    "claude": """\
+executors:
+  claude:
+    # acceptEdits: the agent may create and edit files in the repository without asking;
+    # other tools (shell commands, the network) still follow your Claude Code settings.
+    # Use bypassPermissions only in a sandbox you can throw away.
+    permission_mode: acceptEdits
+""",
+    "opencode": """\
+executors:
+  opencode:
+    # auto: opencode runs without asking before each edit or command (`opencode run --auto`);
+    # run such lanes in a repository you have committed, or with isolation: worktree.
+    auto: true
+""",
+}
+
+
+def scaffold_demo(repo: Path, lane: str = "demo") -> list[Path]:
+    """Copy the demo lane bundled in the package (runs with no agent CLI installed)."""
+    from importlib.resources import files
+
+    source = files(__package__).joinpath("demo_lane")
+    lane_dir = repo / "lanes" / lane
+    (lane_dir / "waves").mkdir(parents=True)
+    written = []
+    for rel in ("lane.yaml", *(f"waves/{n.name}" for n in source.joinpath("waves").iterdir())):
+        if not rel.endswith(".yaml"):
+            continue
+        target = lane_dir / rel
+        target.write_text(source.joinpath(rel).read_text(encoding="utf-8"), encoding="utf-8")
+        written.append(target)
+    return [*sorted(written), *_ignore_state(repo)]
+
+
 def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
     """Create the lane files and git-ignore `.wave/`; returns the paths written."""
     lane_dir = repo / "lanes" / lane
@@ -69,9 +107,16 @@ def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
     text = LANE_YAML.format(description=f"{lane} lane", executor=executor)
     if executor == "local":  # a local agent is whatever program you name: the lane must say which
         text += LOCAL_EXECUTOR
+    text += PERMISSIONS.get(executor, "")
     (lane_dir / "lane.yaml").write_text(text)
     (lane_dir / "waves" / "wave-1.yaml").write_text(WAVE_YAML)
     written += [lane_dir / "lane.yaml", lane_dir / "waves" / "wave-1.yaml"]
+    return [*written, *_ignore_state(repo)]
+
+
+def _ignore_state(repo: Path) -> list[Path]:
+    """Add `.wave/` to the repository's .gitignore unless it is there."""
+    written = []
     ignore = repo / ".gitignore"
     lines = ignore.read_text().splitlines() if ignore.exists() else []
     if ".wave/" not in lines and ".wave" not in lines:

@@ -56,7 +56,7 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
     if tmux.has_session(LAUNCHER_SESSION):
         tmux.kill_sessions([LAUNCHER_SESSION])
     script = layout.root / "launcher.sh"
-    out = layout.root / "launcher.out"
+    out = layout.launcher_output
     argv = [sys.executable, "-m", "wave_orchestrator", "launch", *launch_args]
     lines = [
         "#!/usr/bin/env bash",

@@ -3,10 +3,22 @@ them with its last output line as the note. (Its metrics record: metrics_writer.
 
 from __future__ import annotations
 
-from ..desk.claims import Desk
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from ..state.events import EventLog
 from .agent_pool import AgentRun
 from .snapshot import last_line, tail_text
+
+if TYPE_CHECKING:
+    from ..desk.claims import Desk
+
+
+def open_desk(path: Path, repo: Path, wave: int) -> Desk:
+    """The SQLite desk, loaded only for waves whose agents share files."""
+    from ..desk.claims import Desk
+
+    return Desk(path, repo, wave)
 
 
 def release_files(run: AgentRun, desk: Desk, events: EventLog, wave: int) -> None:

@@ -8,29 +8,29 @@ from __future__ import annotations
 
 import queue
 from pathlib import Path
-
-from watchdog.events import (
-    FileCreatedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
+from typing import TYPE_CHECKING, Any
 
 from ..state.fsutil import ensure_dir
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
 
 WATCHED_NAMES = frozenset({"status.json", "backoff.json"})
 
 
-class _Handler(FileSystemEventHandler):
-    def __init__(self, sink: queue.Queue[tuple[str, str]]) -> None:
-        self.sink = sink
+def _handler(sink: queue.Queue[tuple[str, str]]) -> Any:
+    """The watchdog handler, built on first use: watchdog loads only when a wave runs
+    (dry runs and read-only commands start faster without it)."""
+    from watchdog.events import FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        target = event.dest_path if isinstance(event, FileMovedEvent) else event.src_path
-        path = Path(target if isinstance(target, str) else target.decode())
-        if path.name in WATCHED_NAMES:
-            self.sink.put((path.parent.name, path.name))
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            target = event.dest_path if isinstance(event, FileMovedEvent) else event.src_path
+            path = Path(target if isinstance(target, str) else target.decode())
+            if path.name in WATCHED_NAMES:
+                sink.put((path.parent.name, path.name))
+
+    return Handler()
 
 
 class AgentFolderWatcher:
@@ -39,15 +39,18 @@ class AgentFolderWatcher:
     def __init__(self, agents_dir: Path) -> None:
         self.agents_dir = agents_dir
         self.events: queue.Queue[tuple[str, str]] = queue.Queue()
-        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._observer: BaseObserver | None = None
 
     def start(self) -> bool:
         """Start watching; False when the system allows no more watches (the inotify limit):
         the launcher's polling still notices everything, a little later."""
+        from watchdog.events import FileCreatedEvent, FileMovedEvent
+        from watchdog.observers import Observer
+
         ensure_dir(self.agents_dir)
         observer = Observer()
         observer.schedule(
-            _Handler(self.events),
+            _handler(self.events),
             str(self.agents_dir),
             recursive=True,
             event_filter=[FileCreatedEvent, FileMovedEvent],

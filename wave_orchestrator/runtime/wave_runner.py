@@ -11,20 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
-
 from ..agents.executors import build_command
 from ..agents.prompts import closure_briefing
 from ..closure.actions import failure_summary
 from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..desk.claims import Desk
 from ..errors import WaveError
 from ..state.events import EventLog
 from ..state.fsutil import read_jsonl
 from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
+from ..state.logs import bind_wave
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
@@ -33,7 +31,7 @@ from .metrics_writer import MetricsWriter
 from .placement.reaper import Reaper
 from .placement.tmux import PaneInfo, TmuxServer
 from .planner import find_program, plan_agent
-from .recorder import release_files
+from .recorder import open_desk, release_files
 from .resume import adopt, read_leftover
 from .retry import (
     RetryPlan,
@@ -114,7 +112,7 @@ class WaveRunner:
         self.metrics = MetricsWriter(ctx.layout.metrics, ctx.lane.name, wave.number, ctx.log)
         self.reaper = ctx.reaper if ctx.reaper is not None else Reaper(ctx.tmux, ctx.keep_sessions)
         shares = ctx.lane.shared_files or bool(wave.shared)
-        self.desk = Desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
+        self.desk = open_desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
@@ -446,7 +444,7 @@ class WaveRunner:
         """Begin (or, resuming, rejoin) the wave; returns the number of its first attempt."""
         wave, ctx = self.wave, self.ctx
         wave_dir = ctx.layout.wave_dir(wave.number)
-        structlog.contextvars.bind_contextvars(wave=wave.number)
+        bind_wave(wave.number)
         previous = run_state.wave(wave.number)
         if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
             self.adopting = True

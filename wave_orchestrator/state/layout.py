@@ -142,6 +142,11 @@ class StateLayout:
         return self.base / "launcher.log"
 
     @property
+    def launcher_output(self) -> Path:
+        """What a detached launcher prints (`wave logs --launcher`), appended run after run."""
+        return self.root / "launcher.out"
+
+    @property
     def events(self) -> Path:
         return self.base / "events.jsonl"
 

@@ -10,8 +10,6 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from .events import utc_now
 from .fsutil import append_line, ensure_dir
 
@@ -45,23 +43,20 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
     return f"{prefix}{event}" + (f" ({tail})" if tail else "")
 
 
-class _SkipEmptyLogger(structlog.PrintLogger):
-    """Prints human lines; a debug event renders to "" and is left out of stderr."""
+def _skip_empty_factory(stream: Any) -> Any:
+    """structlog (loaded here, on first use: dry runs and read-only commands skip it) with a
+    logger that prints human lines; a debug event renders to "" and is left out of stderr."""
+    import structlog
 
-    def msg(self, message: str) -> None:
-        if message:
-            super().msg(message)
+    class SkipEmptyLogger(structlog.PrintLogger):
+        def msg(self, message: str) -> None:
+            if message:
+                super().msg(message)
 
-    log = debug = info = warn = warning = msg
-    err = error = critical = exception = failure = fatal = msg
+        log = debug = info = warn = warning = msg
+        err = error = critical = exception = failure = fatal = msg
 
-
-class _SkipEmptyFactory:
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    def __call__(self, *args: Any) -> _SkipEmptyLogger:
-        return _SkipEmptyLogger(self.stream)
+    return lambda *args: SkipEmptyLogger(stream)
 
 
 def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None:
@@ -70,14 +65,25 @@ def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None
     _FILE = log_file
     if log_file is not None:
         ensure_dir(log_file.parent)
+    import structlog
+
     stream = open(os.devnull, "w") if quiet else sys.stderr  # noqa: SIM115 - lives for the process
     structlog.contextvars.clear_contextvars()
     structlog.configure(
         processors=[structlog.contextvars.merge_contextvars, _stamp, _tee_json, _human],
-        logger_factory=_SkipEmptyFactory(stream),
+        logger_factory=_skip_empty_factory(stream),
         cache_logger_on_first_use=False,
     )
 
 
 def get_logger(**bound: Any) -> Any:
+    import structlog
+
     return structlog.get_logger().bind(**bound)
+
+
+def bind_wave(number: int) -> None:
+    """Every later log line of this thread names the wave."""
+    import structlog
+
+    structlog.contextvars.bind_contextvars(wave=number)

@@ -20,8 +20,6 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import libtmux
-
 from ...errors import TmuxError
 
 
@@ -90,6 +88,8 @@ class TmuxServer:
     """A tmux server on one private socket, started with no user config."""
 
     def __init__(self, socket: str) -> None:
+        import libtmux  # loaded when tmux is used: dry runs and read-only commands skip it
+
         self.socket = socket
         self._server = libtmux.Server(socket_name=socket, config_file="/dev/null")
         self.server_pid: int | None = None  # learnt from every answer tmux gives
