@@ -6,54 +6,45 @@ things at the top and load the runtime, tmux, rich or sqlite inside their handle
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from .. import __version__
 from ..errors import LaneInvalid, WaveError
-from . import (
-    attach,
-    comment,
-    completion,
-    coord,
-    dashboard,
-    debug_info,
-    desk,
-    feedback,
-    init,
-    lanes,
-    launch,
-    logs,
-    metrics,
-    ps,
-    status,
-    stop,
-    validate,
-    worktrees,
-)
 from ._help import WaveParser
 
-COMMANDS = (
-    launch,
-    validate,
-    status,
-    ps,
-    attach,
-    logs,
-    dashboard,
-    stop,
-    metrics,
-    desk,
-    coord,
-    feedback,
-    comment,
-    worktrees,
-    lanes,
-    init,
-    completion,
-    debug_info,
-)
+# Every command, in the order `wave --help` lists them, with its one-line summary. Only the
+# module of the command being run is imported (`wave --version` imports none): start-up is
+# most of what a read-only command costs. tests/cli/test_help.py checks each summary against
+# the one its module registers.
+COMMANDS: dict[str, str] = {
+    "launch": "run a lane's waves (or preview them with --dry-run)",
+    "validate": "validate a lane; exit 0 when valid, 2 when not",
+    "status": "run state: waves, agents, launcher",
+    "ps": "list running launchers across repositories",
+    "attach": "attach to an agent's tmux session",
+    "logs": "print (or follow) an agent's output log, or the launcher's",
+    "dashboard": "live dashboard of the lane's current wave",
+    "stop": "stop the running launcher (agents stopped, wave cancelled)",
+    "metrics": "runs, success rate, durations, tokens and cost per model and reasoning",
+    "desk": "file claims for agents that share files",
+    "coord": "the wave's coordination log: post, show, resolve, inbox",
+    "feedback": "questions from agents to a person: ask, list, show, respond, watch",
+    "comment": "leave guidance for a running agent (or every agent of a wave)",
+    "worktrees": "list or remove agent worktrees left behind (isolation: worktree)",
+    "lanes": "list lanes with their wave counts and last result",
+    "init": "scaffold lanes/main/ and add .wave/ to .gitignore",
+    "completion": "print the shell completion script (bash, zsh, fish)",
+    "debug-info": "print versions, repository, lanes, sockets and state dirs for a bug report",
+}
+
+
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
+
 
 DESCRIPTION = """\
 Launch fleets of AI coding agents in waves, each in its own tmux session.
@@ -73,24 +64,36 @@ environment: WAVE_REPO and WAVE_LANE choose the repository and lane for every co
 NO_COLOR turns colour off. Docs: docs/cli.md."""
 
 
-def build_parser() -> WaveParser:
+def build_parser(argv: Sequence[str] | None = None) -> WaveParser:
+    """The whole parser; given ``argv``, only the command it names is built in full (the
+    others are listed by their summary alone, which is all `wave --help` shows of them)."""
     parser = WaveParser(prog="wave", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
         "-V", "--version", action="version", version=f"wave {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for module in COMMANDS:
-        module.register(sub)
+    chosen = _command_in(argv) if argv is not None else None
+    for name, summary in COMMANDS.items():
+        if argv is None or name == chosen:
+            command_module(name).register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return parser
 
 
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command named on the line: the first word that is not an option (the top level's
+    only options, -h and -V, take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    raw = list(sys.argv[1:] if argv is None else argv)
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions: answer and exit
         import argcomplete
 
-        argcomplete.autocomplete(parser)
-    raw = list(sys.argv[1:] if argv is None else argv)
+        argcomplete.autocomplete(build_parser())
+    parser = build_parser(raw)
     args = parser.parse_args(raw)
     if args.command is None:  # bare `wave`: the help, like git and tmuxp
         parser.print_help()

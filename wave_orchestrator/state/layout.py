@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ def socket_name(lane: str, repo: Path) -> str:
     override = os.environ.get("WAVE_TMUX_SOCKET")
     if override:
         return override
+    import hashlib  # OpenSSL's loading costs every command that never names a socket
+
     digest = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:8]
     return f"wave-{lane}-{digest}"
 

@@ -1,0 +1,117 @@
+"""Start-up benchmark: how long `wave` commands take against a bare interpreter, in one run.
+
+    .venv/bin/python bench/startup.py [--runs 15] [--record]
+
+Each command runs as a fresh process (the installed `wave` script), interleaved with
+`python -c pass` from the same interpreter so both see the same machine load; the figure is the
+median of the runs, minus the bare interpreter's median. --record rewrites the start-up section
+of docs/performance.md with the table printed (between its `startup` markers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from launch import make_repo  # the bench folder is not a package
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+BEGIN, END = "<!-- startup:begin -->", "<!-- startup:end -->"
+
+# (label, arguments, target in ms above the bare interpreter: issue 14)
+COMMANDS = [
+    ("wave --version", ["--version"], 40),
+    ("wave --help", ["--help"], 40),
+    ("wave validate", ["validate", "--lane", "small"], 80),
+    ("wave status", ["status", "--lane", "small"], 80),
+    ("wave lanes", ["lanes"], 80),
+    ("wave launch --dry-run (1 wave x 5)", ["launch", "--lane", "small", "--dry-run"], 100),
+    ("wave launch --dry-run (20 waves x 10)", ["launch", "--lane", "bench", "--dry-run"], 250),
+]
+
+
+def wave_script() -> list[str]:
+    script = Path(sys.executable).parent / "wave"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "wave_orchestrator"]
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def measure(runs: int) -> tuple[float, list[tuple[str, float, float, int]]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_repo(root, 20, 10, "true")
+        small = root / "lanes" / "small"
+        (small / "waves").mkdir(parents=True)
+        lane = (root / "lanes" / "bench" / "lane.yaml").read_text()
+        (small / "lane.yaml").write_text(lane + 'executors: {local: {command: ["true"]}}\n')
+        rows = "\n".join(f"  - {{id: A{i}, prompt: noop}}" for i in range(5))
+        (small / "waves" / "wave-1.yaml").write_text(f"agents:\n{rows}\n")
+        env = {**os.environ, "WAVE_TMUX_SOCKET": "wave-bench-unused", "WAVE_REPO": str(root)}
+        env.pop("WAVE_LANE", None)
+        bare: list[float] = []
+        times: dict[str, list[float]] = {label: [] for label, _, _ in COMMANDS}
+        for _ in range(runs):
+            for label, args, _ in COMMANDS:
+                bare.append(timed([sys.executable, "-c", "pass"], root, env))
+                times[label].append(timed([*wave_script(), *args], root, env))
+        base = statistics.median(bare)
+        return base, [
+            (label, statistics.median(times[label]), statistics.median(times[label]) - base, t)
+            for label, _, t in COMMANDS
+        ]
+
+
+def table(base: float, rows: list[tuple[str, float, float, int]], runs: int) -> str:
+    lines = [
+        f"Start-up ({date.today()}, median of {runs} runs, `python -c pass` "
+        f"{base * 1000:.0f} ms in the same run):",
+        "",
+        "| command | whole process | above bare Python | target (issue 14) |",
+        "|---|---|---|---|",
+    ]
+    for label, total, extra, target in rows:
+        mark = "met" if extra * 1000 <= target else "MISSED"
+        figures = f"{total * 1000:.0f} ms | +{extra * 1000:.0f} ms | +{target} ms ({mark})"
+        lines.append(f"| `{label}` | {figures} |")
+    return "\n".join(lines)
+
+
+def record(text: str) -> None:
+    doc = DOC.read_text(encoding="utf-8")
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"{DOC} has no {BEGIN} ... {END} section to rewrite")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
+    print(f"recorded in {DOC}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--runs", type=int, default=15, help="runs per command (median taken)")
+    p.add_argument("--record", action="store_true", help="rewrite docs/performance.md's section")
+    args = p.parse_args()
+    base, rows = measure(args.runs)
+    text = table(base, rows, args.runs)
+    print(text)
+    if args.record:
+        record(text)
+
+
+if __name__ == "__main__":
+    main()
