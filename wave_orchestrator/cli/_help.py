@@ -15,11 +15,12 @@ from typing import Any, NoReturn
 
 # One meaning per code across every command; docs/cli.md lists the same table.
 EXIT_CODES = {
-    0: "success",
-    1: "failure: a wave failed, an agent CLI or tmux is missing, a state file could not be written",
-    2: "usage error or invalid lane: a bad flag, an unknown lane, wave or agent",
-    3: "another launcher holds the lane (or a dead one left live sessions)",
-    130: "interrupted (Ctrl-C)",
+    0: "done",
+    1: "failed: a wave failed after its retries, a program it needs is missing, a wait timed out",
+    2: "invalid input: a bad flag or value, an unknown lane, wave or agent, an invalid lane",
+    3: "another launcher holds the lane (or a dead one left agent sessions running)",
+    4: "blocked: nothing was safe to retry, or a question to a person got no answer in time",
+    130: "interrupted by Ctrl-C (143: by SIGTERM, e.g. `wave stop`)",
 }
 
 
@@ -82,9 +83,13 @@ def add_command(
     width = max(len(cmd) for cmd, _ in examples) if examples else 0
     lines = ["examples:"]
     lines += [f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}" for cmd, why in examples]
-    lines += ["", "exit codes:"]
-    lines += [f"  {code:<3}  {EXIT_CODES[code]}" for code in exit_codes]
+    lines += ["", exit_codes_text(exit_codes)]
     parser: argparse.ArgumentParser = sub.add_parser(
         name, help=summary, description=description, epilog="\n".join(lines), **kwargs
     )
     return parser
+
+
+def exit_codes_text(codes: Sequence[int]) -> str:
+    """The `exit codes:` block of a command's help (docs/cli.md has the same table)."""
+    return "\n".join(["exit codes:", *(f"  {code:<3}  {EXIT_CODES[code]}" for code in codes)])

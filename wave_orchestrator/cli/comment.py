@@ -22,11 +22,13 @@ from ._common import (
     repo_and_lane,
     state_layout,
 )
+from ._help import exit_codes_text
 
 EXAMPLES = """examples:
   wave comment --agent api --text "use the pagination helper in lib/page.py"
   wave comment --wave 2 --text "do not touch the public API this wave"
 """
+EXAMPLES += "\n" + exit_codes_text((0, 2))
 
 
 def register(sub: Any) -> None:

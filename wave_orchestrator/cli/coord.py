@@ -16,7 +16,8 @@ from ..errors import UsageError
 from ..names import AGENT_ID_RE
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
-from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
+from ._common import add_json, add_lane, current_wave, emit_json, repo_and_lane, state_layout
+from ._help import exit_codes_text
 
 EXAMPLES = """examples:
   wave coord post --kind request --target agent:api --summary "expose GET /items"
@@ -25,6 +26,7 @@ EXAMPLES = """examples:
   wave coord resolve c-1a2b3c4d --note "done in db/schema.sql"
   wave coord inbox
 """
+EXAMPLES += "\n" + exit_codes_text((0, 2))
 
 
 def register(sub: Any) -> None:
@@ -48,15 +50,19 @@ def register(sub: Any) -> None:
     )
     post.add_argument("--priority", choices=PRIORITIES, metavar="P", help=", ".join(PRIORITIES))
     post.add_argument("--status", choices=STATUSES, metavar="S", help=", ".join(STATUSES))
-    post.add_argument("--depends-on", action="append", default=[], metavar="ID")
-    post.add_argument("--artifact", action="append", default=[], metavar="PATH")
+    post.add_argument(
+        "--depends-on", action="append", default=[], metavar="ID", help="an item this one waits on"
+    )
+    post.add_argument(
+        "--artifact", action="append", default=[], metavar="PATH", help="a file it concerns"
+    )
     post.add_argument("--id", dest="record_id", metavar="ID", help="update this item")
 
     show = _action(actions, "show", "list the wave's items, merged, newest first", _show)
     show.add_argument("--open", action="store_true", help="only open items")
 
     resolve = _action(actions, "resolve", "mark an item resolved", _resolve)
-    resolve.add_argument("record_id", metavar="ID")
+    resolve.add_argument("record_id", metavar="ID", help="the item's id (c-...)")
     resolve.add_argument("--note", default=None, help="how it was resolved")
 
     _action(actions, "inbox", "the calling agent's inbox (--agent ID for a person)", _inbox)
@@ -64,8 +70,13 @@ def register(sub: Any) -> None:
 
 def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
-    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
-    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        default=os.environ.get("WAVE_REPO"),
+        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
+    )
+    add_lane(p)
     p.add_argument(
         "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
     )

@@ -16,15 +16,15 @@ from ..coordination.feedback import FeedbackRequest, FeedbackStore
 from ..coordination.views import clean
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
+from ._common import add_json, add_lane, current_wave, emit_json, repo_and_lane, state_layout
+from ._help import exit_codes_text
 
 EXAMPLES = """examples:
   wave feedback ask --question "keep the v1 endpoint?" --context "clients X, Y" --wait
   wave feedback list --pending
   wave feedback respond q-1a2b3c4d --response "yes, keep it until March"
-
-exit codes: 0 done; 2 bad input or already answered (use --force); 4 ask --wait timed out.
 """
+EXAMPLES += "\n" + exit_codes_text((0, 2, 4))
 
 
 def register(sub: Any) -> None:
@@ -47,9 +47,9 @@ def register(sub: Any) -> None:
     lst = _action(actions, "list", "the lane's questions, newest first", _list)
     lst.add_argument("--pending", action="store_true", help="only unanswered ones")
     show = _action(actions, "show", "one question and its answer", _show)
-    show.add_argument("request_id", metavar="ID")
+    show.add_argument("request_id", metavar="ID", help="the question's id (q-...)")
     respond = _action(actions, "respond", "answer a question", _respond)
-    respond.add_argument("request_id", metavar="ID")
+    respond.add_argument("request_id", metavar="ID", help="the question's id (q-...)")
     respond.add_argument("--response", required=True, help="your answer")
     respond.add_argument("--operator", default=None, help="your name (default: your login)")
     respond.add_argument("--force", action="store_true", help="replace an earlier answer")
@@ -60,8 +60,13 @@ def register(sub: Any) -> None:
 
 def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
-    p.add_argument("--repo", metavar="PATH", default=os.environ.get("WAVE_REPO"))
-    p.add_argument("--lane", metavar="L", default=os.environ.get("WAVE_LANE"))
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        default=os.environ.get("WAVE_REPO"),
+        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
+    )
+    add_lane(p)
     p.add_argument(
         "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
     )

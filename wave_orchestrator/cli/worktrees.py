@@ -10,12 +10,14 @@ from ..errors import UsageError
 from ..worktrees.git import is_repository
 from ..worktrees.isolation import Isolation
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
+from ._help import exit_codes_text
 
 EXAMPLES = """examples:
   wave worktrees list --lane main
   wave worktrees prune --lane main
   wave worktrees prune --lane main --force     # also those with uncommitted work
 """
+EXAMPLES += "\n" + exit_codes_text((0, 1, 2))
 
 
 def register(sub: Any) -> None:
