@@ -13,6 +13,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 from helpers import Repo
 
 
+@pytest.fixture(autouse=True)
+def private_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launchers register for `wave ps` under $XDG_STATE_HOME: never the user's real one."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.delenv("WAVE_LANE", raising=False)
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     """A repository with no tmux server of its own (validation, dry runs, unit-level runs)."""

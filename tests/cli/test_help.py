@@ -50,9 +50,7 @@ def test_bare_wave_prints_the_help_and_exits_0(repo: Repo) -> None:
 def test_the_top_level_lists_each_command_with_its_own_summary() -> None:
     """The summaries `wave --help` shows without importing the modules are theirs."""
     full = subparsers(build_parser())
-    choices = next(
-        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
-    )
+    choices = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     shown = {c.dest: c.help for c in choices._choices_actions}
     assert list(full) == list(COMMANDS)
     assert shown == COMMANDS
@@ -82,9 +80,7 @@ def test_every_command_documents_itself(name: str) -> None:
         (["launch", "--start-wave", "x"], "wave launch"),
     ],
 )
-def test_a_wrong_option_shows_that_commands_usage(
-    repo: Repo, args: list[str], usage: str
-) -> None:
+def test_a_wrong_option_shows_that_commands_usage(repo: Repo, args: list[str], usage: str) -> None:
     done = wave(repo, *args)
     assert done.returncode == 2
     assert done.stderr.startswith(f"Usage: {usage} "), done.stderr
