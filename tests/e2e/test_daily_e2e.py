@@ -1,0 +1,95 @@
+"""End to end on real tmux (issue 14): `wave ps` across repositories, `wave logs -f` waiting
+for an agent that has not started, `wave logs --launcher -f` of a detached launcher."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from typing import Any
+
+import pytest
+from helpers import Repo, local_lane, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def _agent(agent_id: str, command: str, **extra: Any) -> str:
+    fields = {"id": agent_id, "prompt": f"task of {agent_id}", "owns": [f"{agent_id}.txt"]}
+    fields.update(extra)
+    fields["executor"] = {"local": {"command": command}}
+    return "  - " + json.dumps(fields) + "\n"
+
+
+def ps(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    """`wave ps` takes no --repo: it lists every repository's launchers."""
+    argv = repo.command("ps", *args)[:-2]
+    return subprocess.run(argv, env=repo.env, capture_output=True, text=True, timeout=60)
+
+
+def test_ps_logs_follow_and_launcher_logs(tmux_repo: Repo) -> None:
+    gate = tmux_repo.root / "go"
+    first = f"echo first-start; while [ ! -e {gate} ]; do sleep 0.1; done; echo first-done"
+    second = "echo second-says-hello; sleep 0.5; echo second-done"
+    waves = {1: "agents:\n" + _agent("A", first) + _agent("B", second, depends_on=["A"])}
+    tmux_repo.lane("main", local_lane(), waves)
+    # A registry entry of a launcher that died without unregistering: `wave ps` prunes it.
+    registry = os.path.join(tmux_repo.env["XDG_STATE_HOME"], "wave", "launchers")
+    os.makedirs(registry, exist_ok=True)
+    dead = os.path.join(registry, "999999.json")
+    with open(dead, "w") as fh:
+        json.dump({"pid": 999999, "repo": "/gone", "lane": "x", "state_dir": "/gone/.wave/x"}, fh)
+
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach", "--no-dashboard")
+    assert started.returncode == 0, started.stderr
+    follower = tmux_repo.spawn("logs", "B", "--lane", "main", "-f")
+    launcher_logs = tmux_repo.spawn("logs", "--launcher", "--lane", "main", "-f")
+    try:
+
+        def listed() -> list[dict[str, Any]]:
+            rows = json.loads(ps(tmux_repo, "--json").stdout)["launchers"]
+            return [r for r in rows if r["agents_running"] >= 1] if rows else []
+
+        (row,) = wait_for(listed, 20, interval=0.2, what="wave ps to list the launcher")
+        assert (row["repo"], row["lane"], row["wave"]) == (str(tmux_repo.root), "main", 1)
+        assert row["socket"] == tmux_repo.env["WAVE_TMUX_SOCKET"] and row["started_at"]
+        assert not os.path.exists(dead)  # pruned
+        table = ps(tmux_repo).stdout
+        assert "main" in table and str(row["pid"]) in table
+
+        gate.write_text("go")  # A ends, B starts, `logs -f` shows B and returns when B ends
+        out, err = follower.communicate(timeout=60)
+        assert follower.returncode == 0, err
+        assert "second-says-hello" in out and "second-done" in out
+        assert err.count("waiting for agent B of wave 1 to start") == 1
+
+        out, err = launcher_logs.communicate(timeout=60)
+        assert launcher_logs.returncode == 0, err
+        assert "wave 1: completed" in out
+    finally:
+        for proc in (follower, launcher_logs):
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        gate.write_text("go")
+    wait_for(
+        lambda: json.loads(ps(tmux_repo, "--json").stdout)["launchers"] == [],
+        20,
+        interval=0.2,
+        what="the launcher to leave the registry",
+    )
+
+
+def test_logs_of_an_unknown_agent_and_of_one_not_started(repo: Repo) -> None:
+    repo.lane("main", local_lane(), {1: "agents:\n" + _agent("A", "true")})
+    ghost = repo.wave("logs", "ghost", "--lane", "main")
+    assert ghost.returncode == 2 and "no agent 'ghost' in lane 'main'" in ghost.stderr
+    early = repo.wave("logs", "A", "--lane", "main")
+    assert early.returncode == 2 and "has not run yet (wait for it with -f)" in early.stderr
+    none = repo.wave("logs", "--launcher", "--lane", "main")
+    assert none.returncode == 2 and "only a detached launcher" in none.stderr
+
+
+def test_ps_with_no_launcher(repo: Repo) -> None:
+    done = ps(repo)
+    assert done.returncode == 0 and done.stdout.strip() == "no launcher is running"
