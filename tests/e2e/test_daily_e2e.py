@@ -93,3 +93,24 @@ def test_logs_of_an_unknown_agent_and_of_one_not_started(repo: Repo) -> None:
 def test_ps_with_no_launcher(repo: Repo) -> None:
     done = ps(repo)
     assert done.returncode == 0 and done.stdout.strip() == "no launcher is running"
+
+
+def test_launch_output_heartbeat_one_failure_summary_and_colour(tmux_repo: Repo) -> None:
+    waves = {
+        1: "agents:\n" + _agent("slow", "sleep 4; echo ok"),
+        2: "agents:\n" + _agent("bad", "echo broken; exit 3"),
+    }
+    tmux_repo.lane("main", local_lane(), waves)
+    tmux_repo.env["WAVE_HEARTBEAT_SECONDS"] = "1"
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--color", "always")
+    assert done.returncode == 1
+    beats = [line for line in done.stderr.splitlines() if "longest slow" in line]
+    assert beats and "wave 1: 1 running, 0 done, longest slow 0m0" in beats[0]
+    assert len(beats) <= 5  # at most one a second here (30 s by default), not one per refresh
+    assert "\033[32mwave 1: completed after 1 attempt(s)\033[0m" in done.stdout
+    assert "failed after" not in done.stdout  # the summary is on stderr, once
+    assert done.stderr.count("wave 2 failed after 1 attempt(s)") == 1
+    assert "\033[31mwave 2 failed" in done.stderr
+
+    plain = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--start-wave", "2")
+    assert "\033[" not in plain.stdout + plain.stderr  # not a terminal: no colour

@@ -97,3 +97,30 @@ def _running_wave(layout: StateLayout) -> int | None:
     numbers = [int(k) for k in waves]
     running = [n for n in numbers if waves[str(n)]["state"] == "running"]
     return max(running or numbers) if numbers else None
+
+
+COLOR_CHOICES = ("auto", "always", "never")
+_ANSI = {"green": "32", "red": "31", "yellow": "33", "bold": "1", "dim": "2"}
+
+
+def add_color(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the output: auto (on a terminal, unless $NO_COLOR is set), always, never",
+    )
+
+
+def use_color(mode: str, stream: Any) -> bool:
+    """--color's answer for ``stream``: NO_COLOR (https://no-color.org) turns auto off."""
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def paint(text: str, style: str, enabled: bool) -> str:
+    return f"\033[{_ANSI[style]}m{text}\033[0m" if enabled else text

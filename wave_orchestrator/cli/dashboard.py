@@ -7,7 +7,9 @@ import contextlib
 import os
 from typing import Any
 
-from ._common import add_lane, add_repo, repo_and_lane, state_layout
+from ..errors import UsageError
+from ._common import add_color, add_lane, add_repo, repo_and_lane, state_layout
+from ._complete import wave_numbers
 from ._help import add_command
 
 
@@ -36,6 +38,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--height", type=int, metavar="ROWS", help="frame height (default: the terminal's)"
     )
+    add_color(p)
     p.set_defaults(handler=run)
 
 
@@ -47,8 +50,15 @@ def run(args: argparse.Namespace) -> int:
 
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
+    if args.wave is not None and args.wave not in (numbers := wave_numbers(repo, lane)):
+        listed = ", ".join(map(str, numbers)) or "none"
+        raise UsageError(f"lane {lane!r} has no wave {args.wave} (waves: {listed})")
     console = Console(
-        width=args.width, height=args.height, no_color="NO_COLOR" in os.environ, highlight=False
+        width=args.width,
+        height=args.height,
+        no_color=args.color == "never" or (args.color == "auto" and "NO_COLOR" in os.environ),
+        force_terminal=True if args.color == "always" else None,
+        highlight=False,
     )
     if args.once:
         show_once(layout, args.wave, console)

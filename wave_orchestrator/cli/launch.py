@@ -9,7 +9,17 @@ from typing import Any
 
 from ..definitions.model import EXECUTOR_IDS
 from ..errors import UsageError
-from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
+from ._common import (
+    add_color,
+    add_json,
+    add_lane,
+    add_repo,
+    emit_json,
+    paint,
+    repo_and_lane,
+    state_layout,
+    use_color,
+)
 from ._help import add_command
 
 OVERRIDES = (
@@ -80,6 +90,7 @@ def register(sub: Any) -> None:
         choices=EXECUTOR_IDS,
         help=f"executor for agents that name none ({', '.join(EXECUTOR_IDS)})",
     )
+    add_color(p)
     add_json(p)
     p.set_defaults(handler=run)
 
@@ -125,12 +136,20 @@ def run(args: argparse.Namespace) -> int:
     if args.detach:
         return _detach(args, repo, lane.name, human)
     launched = Launcher(lane, opts).run()
+    color = use_color(args.color, human)
     if not launched.outcomes:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)
     for o in launched.outcomes:
-        print(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", file=human)
+        if o.state == "failed" and launched.message:
+            continue  # the failure summary below says it, once
+        style = {"completed": "green", "failed": "red"}.get(o.state, "yellow")
+        print(
+            paint(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", style, color),
+            file=human,
+        )
     if launched.message:
-        print(launched.message, file=sys.stderr)
+        err = use_color(args.color, sys.stderr)
+        print(paint(launched.message, "red" if launched.code else "yellow", err), file=sys.stderr)
     if args.json:
         emit_json(launched.to_json())
     return launched.code

@@ -20,6 +20,7 @@ from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
 from .agent_run import describe_budget
+from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxServer, TmuxUnreachable, process_running
@@ -78,6 +79,7 @@ class AgentPool:
         self.stale_sessions = set(tmux.panes())
         self.next_launch = 0.0
         self.first_opencode: AgentRun | None = None
+        self.heartbeat = Heartbeat(log)
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -136,6 +138,7 @@ class AgentPool:
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
         deferred = self.on_change()
+        self.heartbeat.beat(self.runs, self.runs[0].launch.wave.number)
         self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
 
     def _timers(self) -> list[float]:
