@@ -117,7 +117,7 @@ def test_cancelled_and_zero_duration_runs_count_as_runs_but_not_in_timing() -> N
 def test_a_group_with_only_cancelled_runs_has_zero_timings() -> None:
     group = one(aggregate([rec(status="cancelled", duration_ms=30 * SECOND, output_tokens=5)]))
     assert (group["avg_ms"], group["p50_ms"], group["p90_ms"]) == (0, 0, 0)
-    assert group["tokens_per_second"] == 0
+    assert group["tokens_per_second"] is None  # JSON null, not 0
 
 
 def test_stalled_counts_once_as_a_timeout() -> None:
@@ -156,14 +156,16 @@ def test_averages_of_tries_tokens_and_cost() -> None:
 def test_unknown_tokens_and_cost_are_null() -> None:
     group = one(aggregate([rec()]))
     assert group["avg_tokens"] is None and group["avg_cost"] is None
-    assert group["total_cost"] is None and group["tokens_per_second"] == 0
+    assert group["total_cost"] is None and group["tokens_per_second"] is None
 
 
 def test_group_keys_and_display_of_missing_model_and_reasoning() -> None:
     groups = aggregate([rec(model=None, reasoning=None), rec(model="", reasoning="")])
     group = one(groups)
     assert list(group) == list(GROUP_KEYS)
-    assert group["model"] == "unknown" and group["reasoning"] == "—"
+    assert (
+        group["model"] == "unknown" and group["reasoning"] is None
+    )  # JSON null; the table shows —
     assert one(aggregate([{k: v for k, v in rec().items() if k != "model"}]))["model"] == "unknown"
 
 
@@ -191,7 +193,7 @@ def test_split_by_model_and_role() -> None:
     assert [(g["role"], g["runs"], g["roles"]) for g in groups] == [
         ("review", 2, ["review"]),
         ("implementation", 1, ["implementation"]),
-        ("—", 1, []),
+        (None, 1, []),
     ]
     assert all(list(g) == [*GROUP_KEYS, "role"] for g in groups)
     assert "role" not in one(aggregate(records))
@@ -601,7 +603,7 @@ def test_cli_json_reads_every_lane_or_one(repo: Path, capsys: pytest.CaptureFixt
     out = json.loads(capsys.readouterr().out)
     assert [(g["model"], g["reasoning"], g["runs"]) for g in out["groups"]] == [
         ("claude-sonnet-5", "high", 3),
-        ("gpt-x", "—", 1),
+        ("gpt-x", None, 1),
     ]
     first = out["groups"][0]
     assert (first["successes"], first["avg_ms"], first["p50_ms"], first["p90_ms"]) == (

@@ -55,12 +55,13 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         entry = dict(numbered[number])
         snapshot = read_snapshot(layout.dashboard(number)) or {}
         agents = [dict(a) for a in snapshot.get("agents", [])]
-        last: dict[str, str] = {}
+        last: dict[str, dict[str, Any]] = {}
         for event in _dicts(snapshot.get("events")):
             if event.get("agent") and event.get("wave") == number:
-                last[str(event["agent"])] = (
-                    f"{event.get('event')} at {str(event.get('at', ''))[11:23]}Z"
-                )
+                # JSON readers get the event itself ({event, at, ...}), not a sentence
+                last[str(event["agent"])] = {
+                    k: v for k, v in event.items() if k not in ("agent", "wave", "lane")
+                }
         for a in agents:
             a["last_event"] = last.get(a.get("id", ""))
             if not alive and a.get("state") not in FINAL and a.get("state") != "pending":
@@ -148,6 +149,12 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
+def _event_text(event: Any) -> str:
+    if not isinstance(event, dict) or not event.get("event"):
+        return "-"
+    return f"{event['event']} at {str(event.get('at', ''))[11:23]}Z"
+
+
 def _elapsed(ms: Any) -> str:
     if not isinstance(ms, int):
         return "-"
@@ -190,6 +197,6 @@ def run(args: argparse.Namespace) -> int:
                 f"  {a['id']:<12} {state:<16} "
                 f"attempt {a.get('attempt', '?')}  tries {a.get('tries', '?')}  "
                 f"elapsed {elapsed}  exit {code}  session {a.get('session', '?')}  "
-                f"last event {a.get('last_event') or '-'}"
+                f"last event {_event_text(a.get('last_event'))}"
             )
     return 0

@@ -85,7 +85,12 @@ def aggregate(
         groups.setdefault(key, []).append(record)
     result = [_summary(key, members) for key, members in groups.items()]
     result.sort(
-        key=lambda g: (g["model"].casefold(), g["model"], g["reasoning"], g.get("role", ""))
+        key=lambda g: (
+            g["model"].casefold(),
+            g["model"],
+            g["reasoning"] or NO_VALUE,
+            g.get("role") or NO_VALUE,
+        )
     )
     result.sort(key=_SORT_KEYS[sort])  # stable: ties keep the model-name order
     return result
@@ -114,7 +119,7 @@ def _summary(key: tuple[str, ...], records: Sequence[dict[str, Any]]) -> dict[st
     roles = Counter(r["role"] for r in records if isinstance(r.get("role"), str) and r["role"])
     group: dict[str, Any] = {
         "model": key[0],
-        "reasoning": key[1],
+        "reasoning": None if key[1] == NO_VALUE else key[1],  # JSON: null, not a dash
         "roles": [name for name, _ in sorted(roles.items(), key=lambda kv: (-kv[1], kv[0]))],
         "runs": runs,
         "successes": sum(1 for r in records if r.get("status") == "success"),
@@ -129,11 +134,11 @@ def _summary(key: tuple[str, ...], records: Sequence[dict[str, Any]]) -> dict[st
         "avg_cost": round(sum(costs) / len(costs), 6) if costs else None,
         "total_cost": round(sum(costs), 6) if costs else None,
         "tokens_per_second": (
-            round(sum(out for out, _ in rate_pairs) / (rate_ms / 1000), 2) if rate_ms else 0
+            round(sum(out for out, _ in rate_pairs) / (rate_ms / 1000), 2) if rate_ms else None
         ),
     }
     if len(key) > 2:
-        group["role"] = key[2]
+        group["role"] = None if key[2] == NO_VALUE else key[2]
     return group
 
 
@@ -209,9 +214,9 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
     rows = [header]
     for g in groups:
         timed = g["avg_ms"] > 0
-        row = [g["model"], g["reasoning"]]
+        row = [g["model"], g["reasoning"] or NO_VALUE]
         if by == "model-role":
-            row.append(g.get("role", NO_VALUE))
+            row.append(g.get("role") or NO_VALUE)
         row += [
             str(g["runs"]),
             f"{_round_half_up(100 * _success_rate(g))}%",
