@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class WaveError(Exception):
@@ -39,13 +41,20 @@ class LaneProblem:
         )
 
 
+def _problem_order(problem: LaneProblem) -> tuple[Any, ...]:
+    parts = re.split(r"(\d+)", problem.file)
+    natural = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+    return (natural, problem.line, problem.column)
+
+
 class LaneInvalid(WaveError):
     """The lane failed validation; carries every problem found, not just the first."""
 
     exit_code = 2
 
     def __init__(self, problems: Sequence[LaneProblem]) -> None:
-        self.problems = list(problems)
+        # by file (wave-2 before wave-10), then line and column: read top to bottom
+        self.problems = sorted(problems, key=_problem_order)
         super().__init__("\n".join(str(p) for p in self.problems))
 
 

@@ -447,7 +447,8 @@ def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
     )
     problems = problems_of(tmp_path, "x")
     assert [str(p) for p in problems] == [
-        "lanes/x/lane.yaml:3:3: defaults.timout_minutes: unknown key (expected one of: executor, "
+        "lanes/x/lane.yaml:3:3: defaults.timout_minutes: unknown key; did you mean "
+        "'timeout_minutes'? (expected one of: executor, "
         "launch_stagger_ms, max_retries_per_wave, max_running, rate_limit, stall_minutes, timeout_minutes)",
         "lanes/x/waves/wave-1.yaml:4:11: agents[0].role: unknown role 'reviewer' (expected one "
         "of: cont-eval, cont-qa, deploy, documentation, implementation, infra, integration, "
@@ -508,7 +509,7 @@ def test_problem_string_shape(tmp_path: Path) -> None:
     line = str(next(p for p in problems if p.field == "agents[1].executor.id"))
     assert re.fullmatch(
         r"lanes/unknown-executor/waves/wave-1\.yaml:17:11: agents\[1\]\.executor\.id: "
-        r".*'codx' \(expected one of: claude, codex, local, opencode\)",
+        r".*'codx'; did you mean 'codex'\? \(expected one of: claude, codex, local, opencode\)",
         line,
     ), line
     assert str(LaneProblem("lanes/x/lane.yaml", 1, 1, "", "lane 'x' has no waves")) == (
@@ -519,12 +520,40 @@ def test_problem_string_shape(tmp_path: Path) -> None:
 
 
 def test_unknown_executor_message_matches_the_spec_example(tmp_path: Path) -> None:
+    """SPEC's example, with issue 14's suggestion; and no second error about its settings."""
     install(INVALID_DIR, "unknown-executor", tmp_path)
-    problems = problems_of(tmp_path, "unknown-executor")
+    problems = [str(p) for p in problems_of(tmp_path, "unknown-executor")]
     assert (
         "lanes/unknown-executor/waves/wave-1.yaml:17:11: agents[1].executor.id: unknown executor "
-        "'codx' (expected one of: claude, codex, local, opencode)"
-    ) in [str(p) for p in problems]
+        "'codx'; did you mean 'codex'? (expected one of: claude, codex, local, opencode)"
+    ) in problems
+    assert not [p for p in problems if "agents[1]" in p and "needs a command" in p]
+
+
+def test_did_you_mean_for_keys_executors_and_roles_and_one_error_per_mistake(
+    tmp_path: Path,
+) -> None:
+    write_lane(
+        tmp_path,
+        "dym",
+        {
+            "lane.yaml": "defaults: {executor: local, timout_minutes: 5}\n"
+            "executors: {local: {command: [x]}}\nclosure: {required_roles: [cont_qa]}\n",
+            "waves/wave-10.yaml": "agents: [{id: B, prompt: b, executor: {id: claud}}]\n",
+            "waves/wave-2.yaml": "agents:\n  - {id: Z, prompt: z, role: cont_qa}\n"
+            "  - {id: A, prompt: a, exit_contract: {log_regex: '\\\\d+'}}\n",
+        },
+    )
+    problems = problems_of(tmp_path, "dym")
+    text = [str(p) for p in problems]
+    assert "did you mean 'timeout_minutes'?" in text[0]
+    assert "did you mean 'cont-qa'?" in text[1]
+    assert [(p.file.rsplit("/", 1)[1], p.line) for p in problems] == sorted(
+        [(p.file.rsplit("/", 1)[1], p.line) for p in problems],
+        key=lambda fl: (fl[0] != "lane.yaml", len(fl[0]), fl),
+    )  # lane.yaml, then wave-2 before wave-10, each top to bottom
+    assert any("did you mean 'claude'?" in t for t in text)
+    assert not any("needs a command" in t for t in text)
 
 
 # -- the real CLI on broken lanes ----------------------------------------------------------------

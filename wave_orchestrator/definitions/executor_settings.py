@@ -215,7 +215,9 @@ def resolve_executor(
         settings=settings,
     )
     _check_resolved_reasoning(ck, p, spec, profile, own, lane)
-    for ex in (executor_id, *spec.fallbacks):
+    # An id already reported unknown says enough: no second error about its settings.
+    misspelt = any("id" in lay and lay["id"] is None for lay in layers)
+    for ex in () if misspelt else (executor_id, *spec.fallbacks):
         given = "command" in (own.get("settings", {}).get("local") or {})
         if ex == "local" and not settings["local"].get("command") and not given:
             where = (

@@ -6,6 +6,7 @@ is not, so a loader can keep going and report all errors at once.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
@@ -42,6 +43,14 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def did_you_mean(given: Any, options: Iterable[str]) -> str:
+    """`; did you mean 'timeout_minutes'?` for a near miss (difflib), else nothing."""
+    if not isinstance(given, str):
+        return ""
+    close = difflib.get_close_matches(given, list(options), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 class Checker:
     """Validates one file's parsed data; problems accumulate in ``problems``."""
 
@@ -74,7 +83,10 @@ class Checker:
         for key in value:
             if key not in allowed:
                 self.error(
-                    (*path, key), "unknown key", "one of: " + ", ".join(sorted(allowed)), key=True
+                    (*path, key),
+                    "unknown key" + did_you_mean(key, allowed),
+                    "one of: " + ", ".join(sorted(allowed)),
+                    key=True,
                 )
         return value
 
@@ -94,7 +106,11 @@ class Checker:
         if choices is not None:
             options = sorted(choices)
             if value not in options:
-                self.error(path, f"unknown {noun} {value!r}", "one of: " + ", ".join(options))
+                self.error(
+                    path,
+                    f"unknown {noun} {value!r}" + did_you_mean(value, options),
+                    "one of: " + ", ".join(options),
+                )
                 return None
         if pattern is not None and not pattern.fullmatch(value):
             self.error(path, f"invalid {noun} {value!r}", f"to match {pattern.pattern}")
@@ -168,7 +184,7 @@ class Checker:
             if problem:
                 self.error(
                     (*path, i),
-                    f"invalid pattern {item!r}: {problem}",
+                    f"invalid pattern {item}: {problem}",  # as written: no doubled backslashes
                     "an extended regex (grep -E)",
                 )
                 ok = False
