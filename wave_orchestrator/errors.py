@@ -70,6 +70,12 @@ class ExecutorMissing(WaveError):
     exit_code = 1
 
 
+class TmuxMissing(WaveError):
+    """tmux is not on PATH: one line naming it and how to install it, never a traceback."""
+
+    exit_code = 1
+
+
 class TmuxError(WaveError):
     """A tmux command failed; the message names the subcommand and tmux's own words."""
 

@@ -153,3 +153,52 @@ def test_the_registry_is_under_xdg_state_home() -> None:
     from wave_orchestrator.state.registry import registry_dir
 
     assert registry_dir() == Path(os.environ["XDG_STATE_HOME"]) / "wave" / "launchers"
+
+
+def _no_tmux_path(tmp_path: Path) -> str:
+    """A PATH with the tools wave's checks use, and no tmux."""
+    import shutil
+
+    folder = tmp_path / "no-tmux-bin"
+    folder.mkdir()
+    for tool in ("grep", "sh", "bash", "env", "git", "cat", "true"):
+        found = shutil.which(tool)
+        if found:
+            (folder / tool).symlink_to(found)
+    return str(folder)
+
+
+def test_without_tmux_read_only_commands_work_and_launch_says_what_to_install(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.lane(
+        "main", NO_CLOSURE + "defaults: {executor: local}\n", {1: "agents: [{id: A1, prompt: x}]"}
+    )
+    path = _no_tmux_path(tmp_path)
+    for args in (["validate"], ["launch", "--dry-run"], ["status"], ["lanes"]):
+        done = wave(repo, *args, PATH=path)
+        assert done.returncode == 0, (args, done.stderr)
+    (repo.root / "bin-agent").mkdir()
+    agent = repo.root / "bin-agent" / "my-agent"
+    agent.write_text("#!/bin/sh\nexit 0\n")
+    agent.chmod(0o755)
+    for args in (["launch", "--no-dashboard"], ["attach", "--dashboard"], ["stop"]):
+        done = wave(repo, *args, PATH=f"{path}:{agent.parent}")
+        assert done.returncode == 1, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("wave: tmux is not installed"), lines
+        assert "apt-get install tmux" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_attach_without_a_terminal_says_so(repo: Repo) -> None:
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
+    (repo.root / ".wave" / "main" / "waves" / "wave-1" / "agents" / "A1").mkdir(parents=True)
+    done = wave(repo, "attach", "A1")
+    assert done.returncode == 2
+    assert "wave attach needs a terminal" in done.stderr and "tmux -L" in done.stderr
+
+
+def test_dashboard_of_a_wave_that_does_not_exist(repo: Repo) -> None:
+    repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
+    done = wave(repo, "dashboard", "--wave", "7", "--once")
+    assert done.returncode == 2 and "lane 'main' has no wave 7 (waves: 1)" in done.stderr

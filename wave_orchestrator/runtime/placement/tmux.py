@@ -14,13 +14,14 @@ from __future__ import annotations
 import itertools
 import os
 import resource
+import shutil
 import signal
 import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ...errors import TmuxError
+from ...errors import TmuxError, TmuxMissing
 
 
 class TmuxUnreachable(TmuxError):
@@ -84,10 +85,20 @@ def raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
+TMUX_MISSING = (
+    "tmux is not installed (or not on PATH); wave runs every agent in a tmux session. Install it: "
+    "`sudo apt-get install tmux` (Debian, Ubuntu), `sudo dnf install tmux` (Fedora), "
+    "`brew install tmux` (macOS). `wave validate`, `wave launch --dry-run` and `wave status` "
+    "work without it."
+)
+
+
 class TmuxServer:
     """A tmux server on one private socket, started with no user config."""
 
     def __init__(self, socket: str) -> None:
+        if shutil.which("tmux") is None:
+            raise TmuxMissing(TMUX_MISSING)
         import libtmux  # loaded when tmux is used: dry runs and read-only commands skip it
 
         self.socket = socket
