@@ -114,3 +114,34 @@ def test_launch_output_heartbeat_one_failure_summary_and_colour(tmux_repo: Repo)
 
     plain = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--start-wave", "2")
     assert "\033[" not in plain.stdout + plain.stderr  # not a terminal: no colour
+
+
+def test_status_after_kill_9_shows_live_agents_still_running(tmux_repo: Repo) -> None:
+    import signal
+    import time
+
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + _agent("A", "sleep 30")})
+    assert tmux_repo.wave("launch", "--lane", "main", "--detach", "--no-dashboard").returncode == 0
+
+    def agent() -> dict[str, Any] | None:
+        data = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)
+        waves = data["waves"]
+        return waves[0]["agents"][0] if waves and waves[0]["agents"] else None
+
+    wait_for(lambda: (agent() or {}).get("state") == "running", 20, what="A running")
+    pid = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)["launcher"]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    try:
+        first = wait_for(
+            lambda: (a := agent()) and a["state"] == "running (no launcher)" and a,
+            20,
+            interval=0.2,
+            what="status to show A running without its launcher",
+        )
+        time.sleep(1.2)  # the elapsed time keeps counting (not frozen at the kill)
+        second = agent()
+        assert second is not None and second["elapsed_ms"] >= first["elapsed_ms"] + 1000
+        text = tmux_repo.wave("status", "--lane", "main").stdout
+        assert "running (no launcher)" in text and "orphaned" not in text
+    finally:
+        tmux_repo.wave("stop", "--lane", "main")

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
 from ..coordination.views import clean
-from ..state.layout import StateLayout
+from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import GATE_FIELDS, RunState
 from ..state.status import StatusUnreadable, read_status
-from ..state.untrusted import read_snapshot
+from ..state.untrusted import read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 from ._help import add_command
 
@@ -48,6 +49,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         layout = StateLayout(Path(lock["state_dir"]), lane, repo=repo)
     state = RunState(layout.run_state, lane)
     waves = []
+    sessions: set[str] | None = None  # asked of tmux only when a launcher died mid-wave
     numbered = {
         int(k): v for k, v in state.data["waves"].items() if k.isdigit() and isinstance(v, dict)
     }
@@ -65,7 +67,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         for a in agents:
             a["last_event"] = last.get(a.get("id", ""))
             if not alive and a.get("state") not in FINAL and a.get("state") != "pending":
-                a["state"] = _settled_state(layout, number, str(a["id"]))
+                if sessions is None:
+                    sessions = _running_sessions(lane, repo)
+                _settle(a, layout, number, sessions)
         waves.append(
             {
                 "wave": number,
@@ -136,13 +140,31 @@ def _print_gate_and_board(wave: dict[str, Any]) -> None:
             print(f"  board: {clean(talk['board'])}")
 
 
-def _settled_state(layout: StateLayout, wave: int, agent: str) -> str:
-    """With no launcher alive, the dashboard's "running" is stale: ask the status file."""
+def _settle(agent: dict[str, Any], layout: StateLayout, wave: int, sessions: set[str]) -> None:
+    """With no launcher alive, the dashboard's "running" is stale: the status file says how
+    the agent ended; without one, an agent whose session still runs is `running (no
+    launcher)`, its elapsed time counted to now; one whose session is gone is `orphaned`."""
+    paths = layout.agent(wave, str(agent["id"]))
     try:
-        status = read_status(layout.agent(wave, agent).status)
+        status = read_status(paths.status)
     except (StatusUnreadable, ValueError):
-        return "status-unreadable"
-    return status.state.value if status else "orphaned"
+        agent["state"] = "status-unreadable"
+        return
+    if status is not None:
+        agent["state"] = status.state.value
+    elif agent.get("session") in sessions:
+        agent["state"] = "running (no launcher)"
+        launched = read_launch_record(paths.launch_record).launched_at
+        if launched is not None:
+            agent["elapsed_ms"] = max(0, int((time.time() - launched) * 1000))
+    else:
+        agent["state"] = "orphaned"
+
+
+def _running_sessions(lane: str, repo: Path) -> set[str]:
+    from ..runtime.placement.tmux import running_sessions
+
+    return running_sessions(socket_name(lane, repo))
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

@@ -38,8 +38,6 @@ STATE_STYLES = {
     "cancelled": "magenta",
 }
 STAGE_MARKS = {"pending": "·", "running": "…", "passed": "✓", "failed": "✗"}
-# Rows the frame keeps for everything but agents: header, stages, table chrome, events.
-CHROME_ROWS = 12
 
 
 def elapsed(ms: Any) -> str:
@@ -49,24 +47,39 @@ def elapsed(ms: Any) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-def _header(data: dict[str, Any]) -> Text:
+def _header(data: dict[str, Any], width: int = 80) -> Text:
+    """One line that fits ``width``: the title gives way, the state and attempt stay."""
     status = str(data.get("status", "?"))
-    head = Text()
-    head.append(
-        f"lane {data.get('lane')}  wave {data.get('wave')}: {data.get('title', '')}", "bold"
-    )
-    head.append(f"  [{status}]", STATE_STYLES.get(status, "bold"))
-    head.append(f"  attempt {data.get('attempt', '?')}/{data.get('max_attempts', '?')}")
-    head.append(f"  updated {str(data.get('updated_at', ''))[11:19]}Z", "dim")
+    lead = f"lane {data.get('lane')}  wave {data.get('wave')}: "
+    state = f"  [{status}]"
+    attempt = f"  attempt {data.get('attempt', '?')}/{data.get('max_attempts', '?')}"
+    updated = f"  updated {str(data.get('updated_at', ''))[11:19]}Z"
+    room = width - len(lead) - len(state) - len(attempt)
+    if room - len(updated) < 8:  # a narrow frame drops the time before the title
+        updated = ""
+    title = str(data.get("title", ""))
+    room -= len(updated)
+    if len(title) > room:
+        title = title[: max(0, room - 1)] + "…" if room > 1 else ""
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append(lead + title, "bold")
+    head.append(state, STATE_STYLES.get(status, "bold"))
+    head.append(attempt)
+    head.append(updated, "dim")
     return head
 
 
 def _stages(data: dict[str, Any]) -> Text:
-    line = Text("stages: ")
+    """Each closure stage with its mark; once the wave failed, a stage still marked running
+    is the one that failed (its gate, or the attempt, ended there)."""
+    failed_wave = data.get("status") == "failed"
+    line = Text("stages: ", no_wrap=True, overflow="ellipsis")
     for i, stage in enumerate(_dicts(data.get("stages"))):
         if i:
             line.append(" → ", "dim")
         state = stage.get("state", "pending")
+        if failed_wave and state == "running":
+            state = "failed"
         style = {"passed": "green", "failed": "red", "running": "cyan"}.get(state, "dim")
         line.append(f"{stage.get('stage')} {STAGE_MARKS.get(state, '?')}", style)
     return line
@@ -154,26 +167,30 @@ def _attention(data: dict[str, Any]) -> list[Text]:
 
 
 def render(data: dict[str, Any], width: int = 80, height: int = 40) -> RenderableType:
-    """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
+    """One frame: header, stage progress, the agents that fit, a summary of the rest, events.
+    Agents come first: on a short screen the events give way, not the agents."""
     agents = _dicts(data.get("agents"))
-    events = _dicts(data.get("events"))[-5:]
     reason = data.get("attempt_reason")
     reason = reason if isinstance(reason, str) and reason else None
     attention = _attention(data)
-    rows = max(1, height - CHROME_ROWS - (1 if reason else 0) - len(attention))
-    shown, hidden = (
-        (agents, [])
-        if len(agents) <= rows
-        else (_order(agents)[: rows - 1], _order(agents)[rows - 1 :])
-    )
-    parts: list[RenderableType] = [_header(data), _stages(data)]
+    # header, stages, the table's header row, the line the cursor sits on
+    room = max(1, height - 4 - (1 if reason else 0) - len(attention))
+    if len(agents) <= room:
+        shown, hidden = agents, []
+    else:
+        shown, hidden = _order(agents)[: room - 1], _order(agents)[room - 1 :]
+    left = room - len(shown) - (1 if hidden else 0)
+    events = _dicts(data.get("events"))[-min(5, left - 1) :] if left >= 2 else []
+    heading = left >= 1
+    parts: list[RenderableType] = [_header(data, width), _stages(data)]
     if reason:  # why this attempt runs, in one line
         parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
     parts.append(_table(shown, width))
     if hidden:
         parts.append(_summary(hidden))
     parts += attention
-    parts.append(Text("recent events:", "bold"))
+    if heading:
+        parts.append(Text("recent events:", "bold"))
     for e in events:
         who = f" {e['agent']}" if e.get("agent") else ""
         extra = e.get("status") or e.get("stage") or ""
@@ -235,7 +252,13 @@ def waiting_text(layout: StateLayout) -> Text:
 
 def show_once(layout: StateLayout, wave: int | None, console: Console) -> None:
     data = load_frame(layout, wave)
-    console.print(render(data, console.width, console.height) if data else waiting_text(layout))
+    frame = render(data, console.width, console.height) if data else waiting_text(layout)
+    if console.is_terminal:
+        console.print(frame)
+        return
+    with console.capture() as captured:  # piped: no padding to the frame's width
+        console.print(frame)
+    console.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def show_live(layout: StateLayout, wave: int | None, console: Console) -> None:

@@ -17,6 +17,7 @@ import resource
 import shutil
 import signal
 import stat
+import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -83,6 +84,26 @@ def raise_fd_limit() -> None:
     want = NOFILE_TARGET if hard == resource.RLIM_INFINITY else min(NOFILE_TARGET, hard)
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
+def running_sessions(socket: str) -> set[str]:
+    """Sessions whose first pane still runs, from one plain `tmux` call without libtmux: for
+    `wave status`, which must start fast, and finds nothing (not an error) where none runs."""
+    if shutil.which("tmux") is None:
+        return set()
+    argv = ["tmux", "-f", "/dev/null", "-L", socket, "list-panes", "-a", "-F"]
+    try:
+        done = subprocess.run(
+            [*argv, "#{session_name}\t#{pane_dead}"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    rows = (line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    return {name for name, dead in rows if dead != "1"}
 
 
 TMUX_MISSING = (
