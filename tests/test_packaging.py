@@ -1,0 +1,81 @@
+"""`pip install .` (not editable) gives a working `wave`, and the wheel carries the demo lane
+so `wave init --demo` works outside a checkout (issue 14)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_installs_and_runs_the_demo_outside_the_checkout(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(wheels)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = wheels.glob("wave_orchestrator-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for rel in ("lane.yaml", "waves/wave-1.yaml", "waves/wave-2.yaml"):
+        assert f"wave_orchestrator/definitions/demo_lane/{rel}" in names
+    assert any(n.endswith("entry_points.txt") for n in names)
+
+    # Installed as a plain (non-editable) package, used from a folder that is no checkout.
+    site = tmp_path / "site"
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    deps = sysconfig.get_paths()["purelib"]  # libtmux, PyYAML...: the test venv's
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{deps}", "WAVE_TMUX_SOCKET": "unused"}
+    env.pop("WAVE_REPO", None)
+
+    def wave(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "wave_orchestrator", *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+
+    where = subprocess.run(
+        [sys.executable, "-c", "import wave_orchestrator; print(wave_orchestrator.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert where.stdout.startswith(str(site)), where.stdout  # not the checkout's editable copy
+    assert wave("init", "--demo").returncode == 0
+    assert (work / "lanes" / "demo" / "waves" / "wave-2.yaml").is_file()
+    dry = wave("launch", "--lane", "demo", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert wave("--version").stdout.startswith("wave ")
