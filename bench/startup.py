@@ -4,7 +4,8 @@
 
 Each command runs as a fresh process (the installed `wave` script), interleaved with
 `python -c pass` from the same interpreter so both see the same machine load; the figure is the
-median of the runs, minus the bare interpreter's median. --record rewrites the start-up section
+median of the runs, minus the bare interpreter's median. Modules are byte-compiled first and
+PYTHONDONTWRITEBYTECODE is dropped, as for an installed package. --record rewrites the start-up section
 of docs/performance.md with the table printed (between its `startup` markers).
 """
 
@@ -61,6 +62,10 @@ def measure(runs: int) -> tuple[float, list[tuple[str, float, float, int]]]:
         (small / "waves" / "wave-1.yaml").write_text(f"agents:\n{rows}\n")
         env = {**os.environ, "WAVE_TMUX_SOCKET": "wave-bench-unused", "WAVE_REPO": str(root)}
         env.pop("WAVE_LANE", None)
+        # As installed (pip compiles every module): bytecode cached, not compiled per run.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        package = Path(__file__).resolve().parent.parent / "wave_orchestrator"
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
         bare: list[float] = []
         times: dict[str, list[float]] = {label: [] for label, _, _ in COMMANDS}
         for _ in range(runs):
