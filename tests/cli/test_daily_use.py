@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import Repo
@@ -190,9 +191,11 @@ def test_without_tmux_read_only_commands_work_and_launch_says_what_to_install(
         assert "apt-get install tmux" in lines[0] and "Traceback" not in done.stderr
 
 
-def test_attach_without_a_terminal_says_so(repo: Repo) -> None:
+def test_attach_without_a_terminal_says_so(tmux_repo: Repo, server: Any) -> None:
+    repo = tmux_repo
     repo.lane("main", NO_CLOSURE, {1: "agents: [{id: A1, prompt: x}]"})
     (repo.root / ".wave" / "main" / "waves" / "wave-1" / "agents" / "A1").mkdir(parents=True)
+    server.new_session("w1-A1", window_command="sleep 30")
     done = wave(repo, "attach", "A1")
     assert done.returncode == 2
     assert "wave attach needs a terminal" in done.stderr and "tmux -L" in done.stderr

@@ -67,14 +67,14 @@ def run(args: argparse.Namespace) -> int:
     if args.print:
         print(shlex.join(argv))
         return 0
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError(
-            f"wave attach needs a terminal (this one's input or output is not): run "
-            f"`{shlex.join(argv)}` from a terminal, or follow the output with `wave logs -f`"
-        )
     if not server.has_session(target):
         raise UsageError(
             f"no tmux session {target!r} on lane {lane!r}: agent sessions end with their wave "
             "(launch with --keep-sessions to keep them); `wave logs` shows the output"
+        )
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(
+            f"wave attach needs a terminal (this one's input or output is not): run "
+            f"`{shlex.join(argv)}` from a terminal, or follow the output with `wave logs -f`"
         )
     os.execvp("tmux", argv)

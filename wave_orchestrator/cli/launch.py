@@ -105,7 +105,7 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+    from ..runtime.selection import LaunchOptions, prepare_lane, select_waves
     from ..state.run_state import RunState
 
     repo, lane_name = repo_and_lane(args)
@@ -135,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.detach:
         return _detach(args, repo, lane.name, human)
+    from ..runtime.launcher import Launcher  # the main loop: not loaded for a dry run
+
     launched = Launcher(lane, opts).run()
     color = use_color(args.color, human)
     if not launched.outcomes:

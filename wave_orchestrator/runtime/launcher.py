@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import signal
 import sys
@@ -11,14 +10,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ..agents.wrapper import render_env_file
-from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
-from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
+from ..errors import ExecutorMissing, LockHeld, TmuxError
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
@@ -31,64 +28,10 @@ from .lock import LaneLock
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
+from .selection import LaunchOptions, prepare_lane, select_waves
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
 
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    lane: str
-    start_wave: int | None = None
-    end_wave: int | None = None
-    auto_next: bool = False
-    dry_run: bool = False
-    keep_sessions: bool = False
-    keep_worktrees: bool = False
-    no_dashboard: bool = False
-    resume: bool = False
-    executor: str | None = None
-    quiet: bool = False
-    overrides: dict[str, Any] = field(default_factory=dict)
-
-
-def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
-    """Command-line flags override lane.yaml defaults (SPEC 2)."""
-    rate = {
-        k.removeprefix("rate_limit_"): v
-        for k, v in overrides.items()
-        if k.startswith("rate_limit_") and v is not None
-    }
-    plain = {
-        k: v for k, v in overrides.items() if not k.startswith("rate_limit_") and v is not None
-    }
-    policy = dataclasses.replace(lane.defaults.rate_limit, **rate)
-    if policy.max_delay_seconds < policy.base_delay_seconds:
-        raise UsageError("--rate-limit-max-delay-seconds must be >= the base delay")
-    defaults = dataclasses.replace(lane.defaults, rate_limit=policy, **plain)
-    return dataclasses.replace(lane, defaults=defaults)
-
-
-def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None) -> list[WaveDef]:
-    waves = [
-        w
-        for w in lane.waves
-        if (opts.start_wave is None or w.number >= opts.start_wave)
-        and (opts.end_wave is None or w.number <= opts.end_wave)
-    ]
-    if (opts.auto_next or opts.resume) and run_state is not None:
-        waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
-    if not waves and not (opts.auto_next or opts.resume):
-        first = opts.start_wave if opts.start_wave is not None else "the first"
-        last = opts.end_wave if opts.end_wave is not None else "the last"
-        numbers = ", ".join(str(w.number) for w in lane.waves)
-        raise UsageError(
-            f"no waves of lane {lane.name!r} from {first} to {last} (waves: {numbers})"
-        )
-    return waves
-
-
-def prepare_lane(repo: Path, opts: LaunchOptions) -> LaneDef:
-    lane = load_lane(repo, opts.lane, default_executor=opts.executor)
-    return apply_overrides(lane, opts.overrides)
+__all__ = ["LaunchOptions", "LaunchResult", "Launcher", "prepare_lane", "select_waves"]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from ..errors import WaveError
 from ..state.fsutil import read_json, write_json_atomic
 from ..state.layout import StateLayout
 from ..worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
-from .agent_pool import AgentRun
+from .agent_run import AgentRun
 
 
 class Workspaces:

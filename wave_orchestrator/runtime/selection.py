@@ -1,0 +1,71 @@
+"""What a launch runs: the lane with the command line's overrides, and the waves selected.
+Its own module so that a dry run loads it without the launcher's main loop (start-up speed)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..definitions.lane_loader import load_lane
+from ..definitions.model import LaneDef, WaveDef
+from ..errors import UsageError
+from ..state.run_state import RunState
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    lane: str
+    start_wave: int | None = None
+    end_wave: int | None = None
+    auto_next: bool = False
+    dry_run: bool = False
+    keep_sessions: bool = False
+    keep_worktrees: bool = False
+    no_dashboard: bool = False
+    resume: bool = False
+    executor: str | None = None
+    quiet: bool = False
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
+    """Command-line flags override lane.yaml defaults (SPEC 2)."""
+    rate = {
+        k.removeprefix("rate_limit_"): v
+        for k, v in overrides.items()
+        if k.startswith("rate_limit_") and v is not None
+    }
+    plain = {
+        k: v for k, v in overrides.items() if not k.startswith("rate_limit_") and v is not None
+    }
+    policy = dataclasses.replace(lane.defaults.rate_limit, **rate)
+    if policy.max_delay_seconds < policy.base_delay_seconds:
+        raise UsageError("--rate-limit-max-delay-seconds must be >= the base delay")
+    defaults = dataclasses.replace(lane.defaults, rate_limit=policy, **plain)
+    return dataclasses.replace(lane, defaults=defaults)
+
+
+def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None) -> list[WaveDef]:
+    waves = [
+        w
+        for w in lane.waves
+        if (opts.start_wave is None or w.number >= opts.start_wave)
+        and (opts.end_wave is None or w.number <= opts.end_wave)
+    ]
+    if (opts.auto_next or opts.resume) and run_state is not None:
+        waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
+    if not waves and not (opts.auto_next or opts.resume):
+        first = opts.start_wave if opts.start_wave is not None else "the first"
+        last = opts.end_wave if opts.end_wave is not None else "the last"
+        numbers = ", ".join(str(w.number) for w in lane.waves)
+        raise UsageError(
+            f"no waves of lane {lane.name!r} from {first} to {last} (waves: {numbers})"
+        )
+    return waves
+
+
+def prepare_lane(repo: Path, opts: LaunchOptions) -> LaneDef:
+    lane = load_lane(repo, opts.lane, default_executor=opts.executor)
+    return apply_overrides(lane, opts.overrides)
