@@ -50,13 +50,19 @@ def repo_and_lane(args: argparse.Namespace) -> tuple[Path, str]:
 
 def state_layout(repo: Path, lane: str) -> StateLayout:
     """The lane's state dir, read without validating the whole lane (read-only commands)."""
-    import yaml
-
+    configured = None
     try:
-        raw = yaml.safe_load((repo / "lanes" / lane / "lane.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        raw = None
-    configured = raw.get("state_dir") if isinstance(raw, dict) else None
+        text = (repo / "lanes" / lane / "lane.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if "state_dir" in text:  # most lanes keep the default: no YAML parser loaded for them
+        import yaml
+
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raw = None
+        configured = raw.get("state_dir") if isinstance(raw, dict) else None
     return StateLayout(
         resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None),
         lane,

@@ -7,7 +7,6 @@ update is a new line, never a rewrite, and a launcher restart reads the same his
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -73,6 +72,8 @@ class CoordRecord:
 
 def new_id() -> str:
     """Short, random and unique enough for one lane: agents post from many processes at once."""
+    import secrets  # hashlib and hmac behind it: only for a command that writes a record
+
     return "c-" + secrets.token_hex(4)
 
 
