@@ -154,6 +154,14 @@ def _login() -> str:
 
 def _watch(args: argparse.Namespace) -> int:
     store, _ = _store(args)
+    try:
+        _watch_loop(store, args)
+    except KeyboardInterrupt:  # Ctrl-C is how a watch ends
+        print()
+    return 0
+
+
+def _watch_loop(store: FeedbackStore, args: argparse.Namespace) -> None:
     shown = 0
     while True:
         pending = sorted(store.pending(), key=lambda r: r.created_at)
@@ -163,5 +171,5 @@ def _watch(args: argparse.Namespace) -> int:
             print(f"    answer: wave feedback respond {r.id} --lane {store.lane} --response '...'")
         shown += 1
         if args.count and shown >= args.count:
-            return 0
+            return
         time.sleep(args.interval)
