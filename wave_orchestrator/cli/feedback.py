@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import sys
 import time
 from typing import Any
 
@@ -165,7 +166,8 @@ def _watch_loop(store: FeedbackStore, args: argparse.Namespace) -> None:
     shown = 0
     while True:
         pending = sorted(store.pending(), key=lambda r: r.created_at)
-        print(f"\x1b[2J\x1b[H{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
+        clear = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a pipe gets plain lines
+        print(f"{clear}{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
         for r in pending:
             print(_describe(r))
             print(f"    answer: wave feedback respond {r.id} --lane {store.lane} --response '...'")
