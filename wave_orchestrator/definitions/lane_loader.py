@@ -23,6 +23,7 @@ from .model import (
     RateLimitPolicy,
     WaveDef,
 )
+from .repository import usable_path_text
 from .schema import Checker
 from .wave_loader import LaneContext, WaveLoader, normalise_repo_path, parse_file, read_inside
 from .yaml_source import FieldPath, Located
@@ -79,6 +80,9 @@ class LaneLoader:
         ck = Checker(self.display(lane_file), doc or Located(None), self.problems)
         if not LANE_NAME_RE.fullmatch(self.name):
             ck.error((), f"invalid lane name {self.name!r}", f"to match {LANE_NAME_RE.pattern}")
+        if not utf8_path(self.repo):
+            # prompts, run.sh and every state file name the repository: they are UTF-8 text
+            ck.error((), f"the repository path {str(self.repo)!r} is not UTF-8", "a UTF-8 path")
         raw = ck.mapping(doc.data if doc else None, (), LANE_KEYS) or {}
         description = ck.string(raw.get("description", ""), ("description",)) or ""
         shared_files = bool(ck.boolean(raw.get("shared_files", False), ("shared_files",)))
@@ -108,6 +112,9 @@ class LaneLoader:
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:
         text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")
+        if text is not None and not usable_path_text(text):
+            ck.error(("state_dir",), "empty or has control characters", "a path or null")
+            text = None
         return resolve_state_dir(self.repo, self.name, text)
 
     def _defaults(self, ck: Checker, value: Any) -> LaneDefaults:
@@ -256,6 +263,15 @@ class LaneLoader:
                 f"files {self.display(waves_dir)}/wave-<n>.yaml",
             )
         return sorted(waves, key=lambda w: w.number)
+
+
+def utf8_path(path: Path) -> bool:
+    """Whether ``path`` is text: bytes that are not UTF-8 decode to surrogates."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_lane(repo: Path, name: str, *, default_executor: str | None = None) -> LaneDef:
