@@ -12,7 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import Repo, local_lane, wait_for
+
+from wave_orchestrator.definitions.yaml_source import YamlSyntaxError, load_located
 
 # 396 bytes; PyYAML's own loader expands it to 9**9 strings (minutes and gigabytes).
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
@@ -69,8 +72,10 @@ def test_an_alias_bomb_is_refused_at_its_line_in_well_under_a_second(
 @pytest.mark.parametrize(
     ("body", "line", "message"),
     [
-        (DEEP, "1:68", "nesting deeper than 64 levels"),
-        ("a: " + "[" * 100_000 + "]" * 100_000, "1:68", "nesting deeper"),  # scanner: n**2
+        # libyaml stops at 1000 levels, PyYAML's scanner (n**2 in brackets) at 64
+        (DEEP, "1:", "nesting"),
+        ("a: " + "[" * 100_000 + "]" * 100_000, "1:", "nesting"),
+        ("a: " + "[" * 500 + "]" * 500 + "\n", "1:", "nesting deeper than 64 levels"),
         ("x: 1\n" + "y: " + "{a: " * 500 + "1" + "}" * 500 + "\n", "2:", "nesting deeper"),
         (RECURSIVE, "1:", "an alias that contains itself"),
         ("a: " + "9" * 5000 + "\n", "1:1", "YAML value error"),
@@ -204,3 +209,39 @@ def test_wave_stop_stops_a_running_lane_whatever_its_files_became(
     shutil.rmtree(folder)  # the lane is gone entirely: stop still answers
     gone = tmux_repo.wave("stop", "--lane", "main")
     no_traceback(gone)
+
+
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python"])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (BILLION_LAUGHS, "aliases expand to more than"),
+        ("a: " + "[" * 100_000 + "]" * 100_000, "nesting"),
+        ("a: " + "{b: " * 500 + "1" + "}" * 500, "nesting"),
+        ("a:\n" + "".join(" " * n + "- \n" for n in range(1, 200)), "nesting deeper than 64"),
+        (RECURSIVE, "an alias that contains itself"),
+        ("a: 1\n---\nb: 2\n", "expected a single document"),
+        ("a: *nowhere\n", "found undefined alias"),
+    ],
+)
+def test_both_parsers_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, libyaml: bool, body: str, message: str
+) -> None:
+    if libyaml and not yaml.__with_libyaml__:
+        pytest.skip("PyYAML was built without libyaml here")
+    monkeypatch.setattr(yaml, "__with_libyaml__", libyaml)
+    path = tmp_path / "f.yaml"
+    path.write_text(body)
+    with pytest.raises(YamlSyntaxError, match=message):
+        load_located(path)
+
+
+def test_values_marks_and_merges_are_what_pyyaml_gives(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "base: &b {x: 1, y: [2, 3]}\nother: &o {y: 4, z: null}\n"
+        "m:\n  <<: [*b, *o]\n  x: 9\nt: !!str 5\nf: 1.5e+3\nq: 'yes'\nb: yes\n"
+    )
+    doc = load_located(path)
+    assert doc.data == yaml.safe_load(path.read_text())
+    assert doc.value_marks[("m", "x")] == (5, 6) and doc.key_marks[("t",)] == (6, 1)

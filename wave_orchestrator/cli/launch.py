@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..definitions.model import EXECUTOR_IDS
+from ..definitions.model import EXECUTOR_IDS, NUMBER_RANGES
 from ..errors import UsageError
 from ..runtime.control import start_detached
 from ..runtime.dry_run import dry_run, format_table
@@ -65,8 +65,13 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
     values = {dest: getattr(args, dest) for _, dest, _ in OVERRIDES}
     for flag, dest, _ in OVERRIDES:
         value = values[dest]
-        if value is not None and (value < 0 or (dest == "timeout_minutes" and value == 0)):
-            raise UsageError(f"{flag} must be {'> 0' if dest == 'timeout_minutes' else '>= 0'}")
+        low, high = NUMBER_RANGES[dest.removeprefix("rate_limit_")]
+        # `not (...)` so that nan, which compares false to everything, is refused too
+        if value is not None and (
+            not low <= value <= high or (dest == "timeout_minutes" and value == 0)
+        ):
+            low_text = "> 0" if dest == "timeout_minutes" else f">= {low:g}"
+            raise UsageError(f"{flag} must be {low_text} and <= {high:g}, got {value:g}")
     return values
 
 

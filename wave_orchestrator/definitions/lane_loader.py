@@ -16,6 +16,7 @@ from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors
 from .model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
+    NUMBER_RANGES,
     ROLES,
     WAVE_FILE_RE,
     LaneDef,
@@ -131,7 +132,7 @@ class LaneLoader:
         def num(key: str, default: float, **kw: Any) -> float:
             if key not in raw:
                 return default
-            got = ck.number(raw[key], (*p, key), **kw)
+            got = ck.number(raw[key], (*p, key), limits=NUMBER_RANGES[key], **kw)
             return default if got is None else got
 
         return LaneDefaults(
@@ -158,7 +159,7 @@ class LaneLoader:
             ("jitter_seconds", False),
         ):
             if key in raw:
-                got = ck.number(raw[key], (*p, key), integer=integer)
+                got = ck.number(raw[key], (*p, key), integer=integer, limits=NUMBER_RANGES[key])
                 if got is not None:
                     values[key] = int(got) if integer else got
         for key in ("patterns", "usage_limit_patterns"):
@@ -241,6 +242,14 @@ class LaneLoader:
                     )
                 continue
             number = int(match.group(1))
+            low, high = NUMBER_RANGES["wave"]
+            if not low <= number <= high:
+                self.problems.append(
+                    LaneProblem(
+                        self.display(path), 1, 1, "", f"wave number {number} is over {high:g}"
+                    )
+                )
+                continue
             if number in seen:
                 self.problems.append(
                     LaneProblem(

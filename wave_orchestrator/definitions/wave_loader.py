@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
 from .executor_settings import LaneSettings, resolve_executor
-from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, WaveDef
+from .model import CLOSURE_ORDER, NUMBER_RANGES, ROLES, AgentDef, ExitContract, WaveDef
 from .schema import Checker
 from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
 
@@ -114,7 +114,7 @@ class WaveLoader:
         if raw is None:
             return None
         if "wave" in raw:
-            got = ck.number(raw["wave"], ("wave",), integer=True)
+            got = ck.number(raw["wave"], ("wave",), integer=True, limits=NUMBER_RANGES["wave"])
             if got is not None and got != self.number:
                 ck.error(
                     ("wave",),
@@ -319,41 +319,109 @@ class WaveLoader:
             self._check_ownership(loaded, shared)
 
     def _check_cycles(self, loaded: list[tuple[int, AgentDef]], index: dict[str, int]) -> None:
+        """The first depends_on cycle, found without recursion (a chain of thousands of
+        agents must not overflow the stack) in time linear in agents and edges."""
         graph = {a.id: [d for d in a.depends_on if d in index and d != a.id] for _, a in loaded}
-        state: dict[str, int] = {}
-
-        def visit(node: str, trail: list[str]) -> list[str] | None:
-            state[node] = 1
-            for nxt in graph[node]:
-                if state.get(nxt) == 1:
-                    return [*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt]
-                if nxt not in state and (cycle := visit(nxt, [*trail, nxt])):
-                    return cycle
-            state[node] = 2
-            return None
-
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
         for _, a in loaded:
-            if a.id not in state and (cycle := visit(a.id, [a.id])):
-                self.ck.error(
-                    ("agents", index[cycle[0]], "depends_on"),
-                    "depends_on forms a cycle: " + " -> ".join(cycle),
-                    "no cycles",
-                )
-                return
+            if a.id in state:
+                continue
+            trail: list[str] = [a.id]
+            where: dict[str, int] = {a.id: 0}
+            stack = [iter(graph[a.id])]
+            state[a.id] = 1
+            while stack:
+                nxt = next(stack[-1], None)
+                if nxt is None:
+                    state[trail.pop()] = 2
+                    stack.pop()
+                    continue
+                if state.get(nxt) == 1:
+                    cycle = [*trail[where[nxt] :], nxt]
+                    self.ck.error(
+                        ("agents", index[cycle[0]], "depends_on"),
+                        "depends_on forms a cycle: " + " -> ".join(cycle),
+                        "no cycles",
+                    )
+                    return
+                if nxt not in state:
+                    state[nxt] = 1
+                    where[nxt] = len(trail)
+                    trail.append(nxt)
+                    stack.append(iter(graph[nxt]))
 
     def _check_ownership(self, loaded: list[tuple[int, AgentDef]], shared: list[str]) -> None:
-        claimed: list[tuple[str, int, str]] = []
+        """Each owned path overlaps no earlier path of another agent (unless shared); an index
+        makes each check cost the path's depth, not the number of paths claimed so far."""
+        shared_index = OwnedPaths()
+        for path in shared:
+            shared_index.add(path, -1, "")
+        claimed = OwnedPaths()
         for i, a in loaded:
             for j, path in enumerate(a.owns):
-                if any(paths_overlap(path, s) for s in shared):
+                if shared_index.overlap(path, -2) is not None:
                     continue
-                for other_path, other_i, other_id in claimed:
-                    if other_i != i and paths_overlap(path, other_path):
-                        self.ck.error(
-                            ("agents", i, "owns", j),
-                            f"{path!r} is also owned by {other_id} ({other_path!r})",
-                            "each path owned by one agent, or shared_files: true, "
-                            "or the path listed in the wave's shared:",
-                        )
-                        break
-                claimed.append((path, i, a.id))
+                other = claimed.overlap(path, i)
+                if other is not None:
+                    self.ck.error(
+                        ("agents", i, "owns", j),
+                        f"{path!r} is also owned by {other.owner_id} ({other.path!r})",
+                        "each path owned by one agent, or shared_files: true, "
+                        "or the path listed in the wave's shared:",
+                    )
+                claimed.add(path, i, a.id)
+
+
+@dataclass(frozen=True)
+class Claim:
+    order: int
+    owner: int
+    owner_id: str
+    path: str
+
+
+class OwnedPaths:
+    """Owned paths by key (the path without its trailing `/`), so that the first earlier
+    claim overlapping a path (``paths_overlap``) is found in a few dict lookups per level.
+
+    Each list keeps the first claim and the first claim of another owner: whoever asks, one
+    of the two is by someone else, and it is the earliest such claim.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.exact: dict[str, list[Claim]] = {}  # any claim, by its key
+        self.folders: dict[str, list[Claim]] = {}  # folder claims, by key
+        self.below: dict[str, list[Claim]] = {}  # claims strictly inside a folder key
+
+    @staticmethod
+    def _keep(table: dict[str, list[Claim]], key: str, claim: Claim) -> None:
+        kept = table.setdefault(key, [])
+        if not kept or (len(kept) == 1 and kept[0].owner != claim.owner):
+            kept.append(claim)
+
+    @staticmethod
+    def _ancestors(key: str) -> list[str]:
+        parts = key.split("/")
+        return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+    def add(self, path: str, owner: int, owner_id: str) -> None:
+        key = path.rstrip("/")
+        claim = Claim(self.count, owner, owner_id, path)
+        self.count += 1
+        self._keep(self.exact, key, claim)
+        if path.endswith("/"):
+            self._keep(self.folders, key, claim)
+        for folder in self._ancestors(key):
+            self._keep(self.below, folder, claim)
+
+    def overlap(self, path: str, owner: int) -> Claim | None:
+        """The earliest claim by another owner that overlaps ``path``, or None."""
+        key = path.rstrip("/")
+        found = list(self.exact.get(key, ()))
+        for folder in self._ancestors(key):
+            found += self.folders.get(folder, ())
+        if path.endswith("/"):
+            found += self.below.get(key, ())
+        others = [c for c in found if c.owner != owner]
+        return min(others, key=lambda c: c.order) if others else None

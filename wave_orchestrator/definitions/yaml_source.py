@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,13 +58,8 @@ def _position(node: yaml.Node) -> tuple[int, int]:
 
 
 class BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with a bound on nesting: while scanning brackets (the scanner's
-    work grows with the square of the bracket depth) and while composing (the composer
-    recurses once per level)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.depth = 0
+    """PyYAML's pure-Python parser, with a bound on bracket depth (its scanner's work grows
+    with the square of it); used only where libyaml is missing, which bounds it itself."""
 
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:
         if self.flow_level >= MAX_DEPTH:
@@ -73,24 +69,107 @@ class BoundedLoader(yaml.SafeLoader):
             )
         super().fetch_flow_collection_start(TokenClass)
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+
+def _events(text: str) -> Iterator[Any]:
+    """Parser events, from libyaml when it is there (ten times faster on a big wave)."""
+    loader = yaml.CSafeLoader(text) if yaml.__with_libyaml__ else BoundedLoader(text)
+    try:
+        while loader.check_event():
+            yield loader.get_event()
+    finally:
+        loader.dispose()
+
+
+def _at(event: Any) -> tuple[int, int]:
+    return event.start_mark.line + 1, event.start_mark.column + 1
+
+
+def compose(text: str, resolver: yaml.SafeLoader) -> yaml.Node | None:
+    """The node tree of a one-document stream, as PyYAML's composer builds it, but without
+    recursion and refusing nesting deeper than ``MAX_DEPTH``."""
+    anchors: dict[str, yaml.Node] = {}
+    stack: list[yaml.Node] = []  # the open collections
+    keys: list[yaml.Node | None] = []  # per open mapping: a key waiting for its value
+    root: yaml.Node | None = None
+    documents = 0
+
+    def attach(node: yaml.Node) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+        elif isinstance(stack[-1], yaml.SequenceNode):
+            stack[-1].value.append(node)
+        elif keys[-1] is None:
+            keys[-1] = node
+        else:
+            stack[-1].value.append((keys[-1], node))
+            keys[-1] = None
+
+    for event in _events(text):
+        if isinstance(event, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise YamlSyntaxError("YAML syntax error: expected a single document", *_at(event))
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            node = stack.pop()
+            keys.pop()
+            node.end_mark = event.end_mark
+            attach(node)
+            continue
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor not in anchors:
                 raise YamlSyntaxError(
-                    f"nesting deeper than {MAX_DEPTH} levels", mark.line + 1, mark.column + 1
+                    f"YAML syntax error: found undefined alias {event.anchor!r}", *_at(event)
                 )
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+            attach(anchors[event.anchor])
+            continue
+        new = _new_node(event, resolver)
+        if new is None:
+            continue
+        node = new
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            anchors[anchor] = node  # a later anchor of the same name wins (YAML 1.2)
+        if isinstance(node, yaml.ScalarNode):
+            attach(node)
+        else:
+            if len(stack) >= MAX_DEPTH:
+                raise YamlSyntaxError(f"nesting deeper than {MAX_DEPTH} levels", *_at(event))
+            stack.append(node)
+            keys.append(None)
+    return root
+
+
+NODE_FOR_EVENT: dict[type, type[yaml.Node]] = {
+    yaml.ScalarEvent: yaml.ScalarNode,
+    yaml.SequenceStartEvent: yaml.SequenceNode,
+    yaml.MappingStartEvent: yaml.MappingNode,
+}
+
+
+def _new_node(event: Any, resolver: yaml.SafeLoader) -> yaml.Node | None:
+    """The node an event starts (None for stream and document ends), its tag resolved."""
+    node_kind = NODE_FOR_EVENT.get(type(event))
+    if node_kind is None:
+        return None
+    scalar = node_kind is yaml.ScalarNode
+    tag = event.tag
+    if tag is None or tag == "!":
+        value = event.value if scalar else None
+        tag = resolver.resolve(node_kind, value, event.implicit)  # type: ignore[no-untyped-call]
+    if scalar:
+        return yaml.ScalarNode(
+            tag, event.value, event.start_mark, event.end_mark, style=event.style
+        )
+    return node_kind(tag, [], event.start_mark, None, flow_style=event.flow_style)  # type: ignore[call-arg]
 
 
 class _Builder:
     """Turns the composed node tree into Python values, recording marks, counting every node
     built (an alias's nodes once per use) so an exploding file fails fast and clearly."""
 
-    def __init__(self, loader: BoundedLoader, out: Located) -> None:
+    def __init__(self, loader: yaml.SafeLoader, out: Located) -> None:
         self.loader = loader
         self.out = out
         self.built = 0
@@ -190,9 +269,9 @@ def load_located(path: Path) -> Located:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         bad = raw[exc.start : exc.end].hex(" ")
         raise YamlSyntaxError(f"not UTF-8 text (byte {bad})", line, column) from None
-    loader = BoundedLoader(text)
+    loader = yaml.SafeLoader("")  # resolves tags and constructs scalars; parses nothing
     try:
-        root = loader.get_single_node()
+        root = compose(text, loader)
         out = Located(data=None)
         if root is not None:
             out.data = _Builder(loader, out).build(root, ())
