@@ -27,6 +27,17 @@ def find_repository(explicit: str | None = None, start: Path | None = None) -> P
     raise UsageError(f"no lanes/ folder in {here} or above: run `wave init` or pass --repo PATH")
 
 
+def inside_repository(repo: Path, rel: str) -> Path | None:
+    """The real path of ``repo/rel`` when it stays inside the repository, else None: a link
+    (anywhere on the way) that leads out of it, or a link loop, confines nothing."""
+    try:
+        target = (repo / rel).resolve()
+        root = repo.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+        return None
+    return target if target == root or target.is_relative_to(root) else None
+
+
 def lane_folders(repo: Path) -> tuple[list[str], list[str]]:
     """(lanes, skipped): folders of ``lanes/`` holding a lane.yaml, split by whether their
     name is a valid lane name. A skipped folder is reported, never used: its name would

@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
 from .executor_settings import LaneSettings, resolve_executor
 from .model import CLOSURE_ORDER, NUMBER_RANGES, ROLES, AgentDef, ExitContract, WaveDef
+from .repository import inside_repository
 from .schema import Checker
 from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
 
@@ -94,6 +95,20 @@ class LaneContext:
     settings: LaneSettings
     required_roles: list[str]
     shared_files: bool
+    _folders: dict[str, Path | None] = field(default_factory=dict)
+
+    def confine(self, rel: str) -> Path | None:
+        """``inside_repository`` for an owned path, each parent folder resolved once: the
+        agents of a wide wave share a few folders, and links are followed at every level."""
+        parent, _, name = rel.rstrip("/").rpartition("/")
+        if parent not in self._folders:
+            self._folders[parent] = inside_repository(self.repo, parent or ".")
+        folder = self._folders[parent]
+        if folder is None:
+            return None
+        if not (folder / name).is_symlink():
+            return folder / name
+        return inside_repository(self.repo, str(folder.relative_to(self.repo.resolve()) / name))
 
 
 class WaveLoader:
@@ -159,6 +174,13 @@ class WaveLoader:
                 f"path {raw!r} is absolute, escapes the repository or has control characters",
                 "a path relative to the repository",
             )
+        elif self.lane.confine(norm) is None:
+            self.ck.error(
+                path,
+                f"path {raw!r} leads out of the repository through a symbolic link",
+                "a path that stays inside the repository",
+            )
+            return None
         return norm
 
     def _agent(self, item: Any, i: int) -> AgentDef | None:
