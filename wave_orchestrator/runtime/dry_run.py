@@ -3,13 +3,15 @@ under ``dry-run/``, and start nothing — no tmux server, no agent."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import write_json_atomic
+from ..state.fsutil import write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .planner import (
@@ -69,6 +71,12 @@ def preview(launch: AgentLaunch) -> dict[str, Any]:
     return {**launch.preview(), "warnings": agent_warnings(launch.wave, launch.agent)}
 
 
+def write_preview(path: Path, data: Any) -> None:
+    """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
+    secret it cannot recognise must not be readable by every user of the machine."""
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+
+
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     layout = StateLayout(lane.state_dir, lane.name, dry_run=True)
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
@@ -81,10 +89,10 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
             for agent in wave.agents:
                 launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
                 materialize(launch)
-                write_json_atomic(launch.paths.preview, preview(launch))
+                write_preview(launch.paths.preview, preview(launch))
                 result.launches.append(launch)
                 result.warnings += agent_warnings(wave, agent)
-        write_json_atomic(layout.launch_preview, [preview(launch) for launch in result.launches])
+        write_preview(layout.launch_preview, [preview(launch) for launch in result.launches])
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )
