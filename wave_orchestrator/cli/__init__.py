@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
+from ..sanitize import strip_controls
 from . import attach, dashboard, desk, init, lanes, launch, logs, metrics, status, stop, validate
 
 COMMANDS = (launch, validate, status, attach, logs, dashboard, stop, metrics, desk, lanes, init)
@@ -36,11 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(strip_controls(str(problem)), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was launched.", file=sys.stderr)
         return exc.exit_code
-    except WaveError as exc:
-        print(f"wave: {exc}", file=sys.stderr)
+    except WaveError as exc:  # may quote an agent's or a file's words: shown, never obeyed
+        print(f"wave: {strip_controls(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..definitions.model import WAVE_FILE_RE
 from ..definitions.repository import find_repository, list_lanes, read_lane_header
+from ..sanitize import strip_controls
 from ..state.run_state import RunState
 from ._common import add_json, add_repo, emit_json, state_layout, warn_skipped_lanes
 
@@ -47,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no lanes in {repo / 'lanes'} (create one with `wave init`)")
     for r in rows:
-        print(f"{r['lane']:<16} {r['waves']:>3} wave(s)  {r['last_result']:<22} {r['description']}")
+        description = strip_controls(str(r["description"]))
+        print(f"{r['lane']:<16} {r['waves']:>3} wave(s)  {r['last_result']:<22} {description}")
     return 0

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..runtime.control import start_detached
 from ..runtime.dry_run import dry_run, format_table
 from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+from ..sanitize import strip_controls
 from ..state.layout import socket_name
 from ..state.run_state import RunState
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if opts.dry_run:
         waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
         result = dry_run(lane, waves)
-        print(format_table(result), file=human)
+        print(strip_controls(format_table(result), newlines=True), file=human)
         if args.json:
             emit_json(result.to_json())
         return 0
@@ -105,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)
     for o in launched.outcomes:
         print(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", file=human)
-    if launched.message:
-        print(launched.message, file=sys.stderr)
+    if launched.message:  # gate details quote the agents: shown, never obeyed
+        print(strip_controls(launched.message, newlines=True), file=sys.stderr)
     if args.json:
         emit_json(launched.to_json())
     return launched.code
