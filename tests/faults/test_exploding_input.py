@@ -154,6 +154,7 @@ def test_an_environment_value_that_is_not_utf8_reaches_the_agent_byte_for_byte(
     )
     env = {k: v for k, v in tmux_repo.env.items()}
     env["RAW_BYTES"] = os.fsdecode(b"a\xffb")
+    env["PATH"] += os.pathsep + os.fsdecode(b"/nowhere/caf\xe9")  # in every agent's env
     tmux_repo.env = env
     for args in (("launch", "--dry-run"), ("launch", "--no-dashboard")):
         result = tmux_repo.wave(*args, "--lane", "main")
@@ -161,6 +162,9 @@ def test_an_environment_value_that_is_not_utf8_reaches_the_agent_byte_for_byte(
         no_traceback(result)
     log = (tmux_repo.agent_dir("main", 1, "A1") / "output.log").read_text()
     assert "61 ff 62" in log
+    preview = tmux_repo.state("main") / "dry-run" / "launch-preview.json"
+    agent_path = json.loads(preview.read_text(encoding="utf-8"))[0]["env"]["PATH"]
+    assert agent_path.endswith(os.fsdecode(b"/nowhere/caf\xe9"))  # escaped, read back the same
 
 
 def test_a_repository_path_that_is_not_utf8_is_a_validation_error(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ under ``dry-run/``, and start nothing — no tmux server, no agent."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import write_atomic
+from ..state.fsutil import json_text, write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .planner import (
@@ -74,7 +73,7 @@ def preview(launch: AgentLaunch) -> dict[str, Any]:
 def write_preview(path: Path, data: Any) -> None:
     """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
     secret it cannot recognise must not be readable by every user of the machine."""
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+    write_atomic(path, json_text(data, indent=2) + "\n", mode=0o600)
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:

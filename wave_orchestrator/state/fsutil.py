@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -24,8 +26,18 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
         raise
 
 
+def json_text(data: Any, **options: Any) -> str:
+    """JSON with non-ASCII kept, except lone surrogates (bytes of a path or value that is not
+    UTF-8), written as ``\\udcXX`` escapes: the file stays UTF-8 and reads back the same."""
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, json_text(data, indent=2) + "\n")
 
 
 def read_json(path: Path) -> Any:
@@ -35,7 +47,7 @@ def read_json(path: Path) -> Any:
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append one line with one ``write`` on an O_APPEND descriptor: lines never interleave."""
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    line = (json_text(record, separators=(",", ":")) + "\n").encode()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
