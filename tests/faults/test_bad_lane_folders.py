@@ -9,6 +9,8 @@ import json
 import pytest
 from helpers import Repo, local_lane
 
+from wave_orchestrator.definitions.repository import lane_folders, skipped_lane_warnings
+
 BAD_NAMES = ["bad name", ".hidden", "-x", "UPPER", "esc\x1b[2Jape", "a" * 40]
 WAVE = "agents:\n  - {id: A1, prompt: work, executor: {local: {command: [echo, hi]}}}\n"
 COMMANDS = [
@@ -38,7 +40,17 @@ def clean(result: object) -> str:
     return out
 
 
-@pytest.mark.parametrize("name", BAD_NAMES, ids=repr)
+def test_every_invalid_name_is_skipped_and_listed(repo: Repo) -> None:
+    repo.lane("good", local_lane(), {1: WAVE})
+    for name in BAD_NAMES:
+        bad_folder(repo, name)
+    (repo.root / "lanes" / "no-lane-yaml").mkdir()  # not a lane at all: silently ignored
+    lanes, skipped = lane_folders(repo.root)
+    assert lanes == ["good"] and sorted(skipped) == sorted(BAD_NAMES)
+    assert len(skipped_lane_warnings(repo.root)) == len(BAD_NAMES)
+
+
+@pytest.mark.parametrize("name", ["bad name", "esc\x1b[2Jape"], ids=repr)
 def test_lanes_and_metrics_skip_the_folder_with_a_warning(repo: Repo, name: str) -> None:
     repo.lane("good", local_lane(), {1: WAVE})
     bad_folder(repo, name)
@@ -54,7 +66,7 @@ def test_lanes_and_metrics_skip_the_folder_with_a_warning(repo: Repo, name: str)
         assert metrics.returncode == 0 and "skipped the folder" in metrics.stderr
 
 
-@pytest.mark.parametrize("name", ["bad name", ".hidden", "esc\x1b[2Jape"], ids=repr)
+@pytest.mark.parametrize("name", ["bad name", "esc\x1b[2Jape"], ids=repr)
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_alone_it_is_no_lane_and_no_traceback(
     repo: Repo, name: str, command: tuple[str, ...]

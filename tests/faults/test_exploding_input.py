@@ -107,8 +107,12 @@ def test_merge_keys_still_work_with_the_bounded_loader(repo: Repo) -> None:
     assert [e["field"] for e in errors] == ["x-agent"]
 
 
-@pytest.mark.parametrize("bad", ["deep", "bomb", "not-utf8", "fifo"])
-@pytest.mark.parametrize("command", READ_ONLY_COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("bad", "command"),
+    [(bad, c) for bad in ("deep", "not-utf8") for c in READ_ONLY_COMMANDS]
+    + [(bad, c) for bad in ("bomb", "fifo") for c in (("status", "--json"), ("stop",))],
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else v,
+)
 def test_every_command_reports_a_broken_lane_yaml_and_goes_on(
     repo: Repo, bad: str, command: tuple[str, ...]
 ) -> None:
