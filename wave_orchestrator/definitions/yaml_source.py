@@ -80,6 +80,16 @@ def _events(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
+def _compose_fast(text: str) -> yaml.Node | None:
+    """libyaml's composer: it refuses nesting past 1000 levels itself, and the builder below
+    refuses what is past ``MAX_DEPTH``."""
+    composer = yaml.CSafeLoader(text)
+    try:
+        return composer.get_single_node()
+    finally:
+        composer.dispose()
+
+
 def _at(event: Any) -> tuple[int, int]:
     return event.start_mark.line + 1, event.start_mark.column + 1
 
@@ -271,7 +281,7 @@ def load_located(path: Path) -> Located:
         raise YamlSyntaxError(f"not UTF-8 text (byte {bad})", line, column) from None
     loader = yaml.SafeLoader("")  # resolves tags and constructs scalars; parses nothing
     try:
-        root = compose(text, loader)
+        root = _compose_fast(text) if yaml.__with_libyaml__ else compose(text, loader)
         out = Located(data=None)
         if root is not None:
             out.data = _Builder(loader, out).build(root, ())
