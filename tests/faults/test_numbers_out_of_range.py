@@ -14,7 +14,7 @@ from helpers import Repo, local_lane
 
 from wave_orchestrator.definitions import wave_loader
 from wave_orchestrator.definitions.lane_loader import load_lane
-from wave_orchestrator.definitions.wave_loader import OwnedPaths, paths_overlap
+from wave_orchestrator.definitions.ownership import OwnedPaths, paths_overlap
 from wave_orchestrator.errors import LaneInvalid
 
 AGENT = "{id: A1, prompt: work, executor: {local: {command: [echo, hi]}}}"
