@@ -184,6 +184,10 @@ def test_a_repository_path_that_is_not_utf8_is_a_validation_error(tmp_path: Path
         result = repo.wave(*args)
         no_traceback(result)
         assert result.returncode in (0, 2)
+    repo.env.pop("WAVE_TMUX_SOCKET")  # the default socket name hashes the path
+    attach = repo.wave("attach", "--print", "--dashboard")
+    no_traceback(attach)
+    assert attach.returncode == 0 and "attach-session -t =dashboard" in attach.stdout
     status = json.loads(repo.wave("status", "--lane", "main", "--json").stdout)
     assert status["state_dir"].endswith("caf\udce9/.wave/main")
 

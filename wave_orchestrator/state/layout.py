@@ -28,7 +28,7 @@ def socket_name(lane: str, repo: Path) -> str:
                 f"{SOCKET_NAME_RE.pattern}: tmux keeps it in its own folder, never a path)"
             )
         return override
-    digest = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(os.fsencode(repo.resolve())).hexdigest()[:8]
     return f"wave-{lane}-{digest}"
 
 
