@@ -188,12 +188,13 @@ def test_logs_on_a_terminal_are_inert_and_piped_are_byte_for_byte(repo: Repo) ->
 
 
 def test_error_messages_quote_hostile_text_inert(repo: Repo) -> None:
-    repo.lane("main", local_lane(), {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"})  # fmt: skip
-    result = repo.wave("logs", "A1", "--lane", "main", "--wave", "1")  # never ran
-    assert result.returncode == 2
-    result = repo.wave("status", "--lane", "main" + "\x1b]52;c;eA==\x07")
-    assert result.returncode == 2 and "invalid lane name" in result.stderr
-    assert_inert(result.stderr)
+    """YAML's double-quoted `\\e` and `\\a` put ESC and BEL in a key, which the problem names."""
+    lane_yaml = local_lane() + '"\\e]52;c;eA==\\a\\ec\\x9b2J": 1\n'
+    repo.lane("main", lane_yaml, {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"})  # fmt: skip
+    for args in (("validate",), ("launch", "--dry-run")):
+        result = repo.wave(*args, "--lane", "main")
+        assert result.returncode == 2 and "unknown key" in result.stderr, result.stderr
+        assert_inert(result.stderr)
 
 
 @pytest.mark.e2e
