@@ -71,8 +71,8 @@ class BoundedLoader(yaml.SafeLoader):
 
 
 def _events(text: str) -> Iterator[Any]:
-    """Parser events, from libyaml when it is there (ten times faster on a big wave)."""
-    loader = yaml.CSafeLoader(text) if yaml.__with_libyaml__ else BoundedLoader(text)
+    """The pure-Python parser's events (for ``compose``, where libyaml is missing)."""
+    loader = BoundedLoader(text)
     try:
         while loader.check_event():
             yield loader.get_event()
@@ -81,8 +81,8 @@ def _events(text: str) -> Iterator[Any]:
 
 
 def _compose_fast(text: str) -> yaml.Node | None:
-    """libyaml's composer: it refuses nesting past 1000 levels itself, and the builder below
-    refuses what is past ``MAX_DEPTH``."""
+    """libyaml's composer, several times faster on a wave of thousands of agents: it refuses
+    nesting past 1000 levels itself, and the builder below refuses what is past ``MAX_DEPTH``."""
     composer = yaml.CSafeLoader(text)
     try:
         return composer.get_single_node()
@@ -96,7 +96,7 @@ def _at(event: Any) -> tuple[int, int]:
 
 def compose(text: str, resolver: yaml.SafeLoader) -> yaml.Node | None:
     """The node tree of a one-document stream, as PyYAML's composer builds it, but without
-    recursion and refusing nesting deeper than ``MAX_DEPTH``."""
+    recursion and refusing nesting deeper than ``MAX_DEPTH`` (used where libyaml is missing)."""
     anchors: dict[str, yaml.Node] = {}
     stack: list[yaml.Node] = []  # the open collections
     keys: list[yaml.Node | None] = []  # per open mapping: a key waiting for its value
