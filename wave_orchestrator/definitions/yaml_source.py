@@ -75,7 +75,7 @@ def _events(text: str) -> Iterator[Any]:
     loader = BoundedLoader(text)
     try:
         while loader.check_event():
-            yield loader.get_event()
+            yield loader.get_event()  # type: ignore[no-untyped-call]
     finally:
         loader.dispose()
 
