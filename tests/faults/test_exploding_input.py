@@ -257,3 +257,18 @@ def test_values_marks_and_merges_are_what_pyyaml_gives(tmp_path: Path) -> None:
     doc = load_located(path)
     assert doc.data == yaml.safe_load(path.read_text())
     assert doc.value_marks[("m", "x")] == (5, 6) and doc.key_marks[("t",)] == (6, 1)
+
+
+@pytest.mark.parametrize("state_dir", ['"~nosuchuser-wave/state"', '"a\\0b"'])
+def test_a_state_dir_no_file_call_can_take_is_a_problem_not_a_traceback(
+    repo: Repo, state_dir: str
+) -> None:
+    write_lane(repo, local_lane() + f"state_dir: {state_dir}\n")
+    result = repo.wave("validate", "--lane", "main")
+    no_traceback(result)
+    assert result.returncode == 2 and "lanes/main/lane.yaml:7:" in result.stderr
+    assert ": state_dir: " in result.stderr
+    for args in (("status",), ("stop",)):
+        result = repo.wave(*args, "--lane", "main")
+        no_traceback(result)
+        assert result.returncode == 0 and "using the default state dir" in result.stderr

@@ -24,7 +24,7 @@ from .model import (
     RateLimitPolicy,
     WaveDef,
 )
-from .repository import usable_path_text
+from .repository import state_dir_problem
 from .schema import Checker
 from .wave_loader import LaneContext, WaveLoader, normalise_repo_path, parse_file, read_inside
 from .yaml_source import FieldPath, Located
@@ -113,8 +113,8 @@ class LaneLoader:
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:
         text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")
-        if text is not None and not usable_path_text(text):
-            ck.error(("state_dir",), "empty or has control characters", "a path or null")
+        if text is not None and (why := state_dir_problem(text)):
+            ck.error(("state_dir",), why, "a path or null")
             text = None
         return resolve_state_dir(self.repo, self.name, text)
 

@@ -116,8 +116,8 @@ def read_lane_header(repo: Path, lane: str) -> LaneHeader:
         return LaneHeader()
     description = data.get("description")
     state_dir = data.get("state_dir")
-    if isinstance(state_dir, str) and not usable_path_text(state_dir):
-        problem = LaneProblem(shown, 1, 1, "state_dir", "has control characters or is empty")
+    if isinstance(state_dir, str) and (why := state_dir_problem(state_dir)):
+        problem = LaneProblem(shown, 1, 1, "state_dir", why)
         return LaneHeader(description=str(description or ""), problem=problem)
     return LaneHeader(
         description=description if isinstance(description, str) else "",
@@ -125,6 +125,13 @@ def read_lane_header(repo: Path, lane: str) -> LaneHeader:
     )
 
 
-def usable_path_text(text: str) -> bool:
-    """Not empty and without control characters (a NUL makes every file call raise)."""
-    return bool(text) and not any(unicodedata.category(c) in ("Cc", "Cf") for c in text)
+def state_dir_problem(text: str) -> str | None:
+    """Why ``state_dir: text`` cannot be a folder (a NUL makes every file call raise, and
+    `~nobody/x` names a home that does not exist), or None."""
+    if not text or any(unicodedata.category(c) in ("Cc", "Cf") for c in text):
+        return "empty or has control characters"
+    try:
+        Path(text).expanduser()
+    except RuntimeError as exc:
+        return f"{text!r}: {exc}"
+    return None
