@@ -272,3 +272,26 @@ def test_a_state_dir_no_file_call_can_take_is_a_problem_not_a_traceback(
         result = repo.wave(*args, "--lane", "main")
         no_traceback(result)
         assert result.returncode == 0 and "using the default state dir" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "not-utf8"])
+def test_a_prompt_file_or_role_prompt_that_is_no_text_file_is_refused_at_once(
+    repo: Repo, kind: str
+) -> None:
+    write_lane(
+        repo,
+        local_lane() + "role_prompts: {implementation: role.md}\n",
+        "agents:\n  - {id: A1, prompt_file: p.md, executor: {local: {command: [echo, hi]}}}\n",
+    )
+    for path in (repo.root / "p.md", repo.root / "lanes" / "main" / "role.md"):
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "folder":
+            path.mkdir()
+        else:
+            path.write_bytes(b"caf\xe9\n")
+    result = repo.wave("validate", "--lane", "main", timeout=30)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert "prompt_file: cannot use 'p.md'" in result.stderr
+    assert "role_prompts.implementation: cannot use 'role.md'" in result.stderr

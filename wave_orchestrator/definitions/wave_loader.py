@@ -17,7 +17,7 @@ from .model import CLOSURE_ORDER, NUMBER_RANGES, ROLES, AgentDef, ExitContract, 
 from .ownership import OwnedPaths, paths_overlap
 from .repository import inside_repository
 from .schema import Checker
-from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
+from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located, read_lane_file
 
 AGENT_KEYS = (
     "id",
@@ -62,7 +62,7 @@ def read_inside(base: Path, rel: str) -> str:
     target = (base / rel).resolve()
     if not target.is_relative_to(base.resolve()):
         raise PermissionError(f"{rel!r} resolves outside {base}")
-    text = target.read_text(encoding="utf-8")
+    text = read_lane_file(target).decode("utf-8")  # a FIFO or device is refused, never waited on
     if not text.strip():
         raise ValueError(f"{rel!r} is empty")
     return text
