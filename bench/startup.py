@@ -5,8 +5,8 @@
 Each command runs as a fresh process (the installed `wave` script), interleaved with
 `python -c pass` from the same interpreter so both see the same machine load; the figure is the
 median of the runs, minus the bare interpreter's median. Modules are byte-compiled first and
-PYTHONDONTWRITEBYTECODE is dropped, as for an installed package. --record rewrites the start-up section
-of docs/performance.md with the table printed (between its `startup` markers).
+PYTHONDONTWRITEBYTECODE is dropped, as for an installed package. --record rewrites the
+start-up section of docs/performance.md with the table printed (between its `startup` markers).
 """
 
 from __future__ import annotations

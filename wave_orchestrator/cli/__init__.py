@@ -6,6 +6,7 @@ things at the top and load the runtime, tmux, rich or sqlite inside their handle
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -14,6 +15,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import LaneInvalid, WaveError
+from ..sanitize import strip_controls
 from ._help import WaveParser
 
 # Every command, in the order `wave --help` lists them, with its one-line summary. Only the
@@ -88,6 +90,9 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 is shown, not fatal
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     raw = list(sys.argv[1:] if argv is None else argv)
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions: answer and exit
         import argcomplete
@@ -103,11 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(strip_controls(str(problem)), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was launched.", file=sys.stderr)
         return exc.exit_code
-    except WaveError as exc:
-        print(f"wave: {exc}", file=sys.stderr)
+    except WaveError as exc:  # may quote an agent's or a file's words: shown, never obeyed
+        print(f"wave: {strip_controls(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..definitions.model import EXECUTOR_IDS
+from ..definitions.model import EXECUTOR_IDS, NUMBER_RANGES
 from ..errors import UsageError
+from ..sanitize import strip_controls
 from ._common import (
     add_color,
     add_json,
@@ -99,8 +100,13 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
     values = {dest: getattr(args, dest) for _, dest, _ in OVERRIDES}
     for flag, dest, _ in OVERRIDES:
         value = values[dest]
-        if value is not None and (value < 0 or (dest == "timeout_minutes" and value == 0)):
-            raise UsageError(f"{flag} must be {'> 0' if dest == 'timeout_minutes' else '>= 0'}")
+        low, high = NUMBER_RANGES[dest.removeprefix("rate_limit_")]
+        # `not (...)` so that nan, which compares false to everything, is refused too
+        if value is not None and (
+            not low <= value <= high or (dest == "timeout_minutes" and value == 0)
+        ):
+            low_text = "> 0" if dest == "timeout_minutes" else f">= {low:g}"
+            raise UsageError(f"{flag} must be {low_text} and <= {high:g}, got {value:g}")
     return values
 
 
@@ -129,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
         waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
         result = dry_run(lane, waves)
-        print(format_table(result), file=human)
+        print(strip_controls(format_table(result), newlines=True), file=human)
         if args.json:
             emit_json(result.to_json())
         return 0
@@ -149,9 +155,10 @@ def run(args: argparse.Namespace) -> int:
             paint(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", style, color),
             file=human,
         )
-    if launched.message:
+    if launched.message:  # gate details quote the agents: shown, never obeyed
         err = use_color(args.color, sys.stderr)
-        print(paint(launched.message, "red" if launched.code else "yellow", err), file=sys.stderr)
+        text = strip_controls(launched.message, newlines=True)
+        print(paint(text, "red" if launched.code else "yellow", err), file=sys.stderr)
     if args.json:
         emit_json(launched.to_json())
     return launched.code

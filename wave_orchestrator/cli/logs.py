@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 import time
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..sanitize import strip_controls
+from ..state.fsutil import open_read
 from ..state.layout import StateLayout
 from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
 from ._help import add_command
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.follow:
         if not paths.output_log.exists():
             raise UsageError(f"no output yet for {args.agent} in wave {wave}")
-        _copy(paths.output_log, 0)
+        _copy(paths.output_log, 0, final=True)
         return 0
     if not _fresh(paths.output_log, since):
         print(f"waiting for agent {args.agent} of wave {wave} to start...", file=sys.stderr)
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     offset = 0
     while True:
         finished = _fresh(paths.status, since)
-        offset = _copy(paths.output_log, offset)
+        offset = _copy(paths.output_log, offset, final=finished)
         if finished:
             return 0
         time.sleep(POLL_SECONDS)
@@ -153,19 +156,24 @@ def _planned(repo: Path, lane: str) -> list[tuple[int, list[str]]]:
     return [(n, wave_agents(repo, lane, n)) for n in wave_numbers(repo, lane)]
 
 
-def _copy(path: Path, offset: int) -> int:
-    """Write what ``path`` holds past ``offset`` to stdout; returns the new offset."""
-    from ..state.fsutil import open_read
+_shown: dict[str, TerminalSafe] = {}
 
+
+def _copy(path: Path, offset: int, final: bool = False) -> int:
+    """Write what ``path`` holds past ``offset`` to stdout; returns the new offset. To a
+    terminal, the output is shown without the escapes that would act on the terminal (colours
+    kept); to a pipe or a file, it is the log byte for byte."""
+    shown = _shown.setdefault(str(path), TerminalSafe()) if sys.stdout.isatty() else None
     try:
         with open_read(path) as fh:
             fh.seek(offset)
             chunk = fh.read()
     except FileNotFoundError:
-        return offset
-    if chunk:
-        sys.stdout.buffer.write(chunk)
-        sys.stdout.buffer.flush()
+        chunk = b""
+    out = sys.stdout.buffer
+    if chunk or (final and shown):
+        out.write(shown.feed(chunk, final=final) if shown else chunk)
+        out.flush()
     return offset + len(chunk)
 
 
@@ -181,6 +189,24 @@ def _launcher_logs(args: argparse.Namespace, layout: StateLayout) -> int:
     while True:
         offset = _copy(path, offset)
         if not args.follow or _launcher_since(layout) is None:
-            _copy(path, offset)
+            _copy(path, offset, final=True)
             return 0
         time.sleep(POLL_SECONDS)
+
+
+class TerminalSafe:
+    """Output log bytes to terminal-safe text, chunk by chunk: a UTF-8 character or an escape
+    sequence cut between two reads is held until its end arrives."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._held = ""
+
+    def feed(self, chunk: bytes, final: bool = False) -> bytes:
+        text = self._held + self._decoder.decode(chunk, final)
+        cut = text.rfind("\x1b")
+        if not final and cut >= 0 and "\n" not in text[cut:] and len(text) - cut < 4096:
+            text, self._held = text[:cut], text[cut:]
+        else:
+            self._held = ""
+        return strip_controls(text, newlines=True, keep_colour=True).encode()

@@ -4,11 +4,12 @@ under ``dry-run/``, and start nothing — no tmux server, no agent."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import clear_owned, write_json_atomic
+from ..state.fsutil import clear_owned, json_text, write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .planner import (
@@ -74,6 +75,12 @@ def preview(launch: AgentLaunch, worktree: dict[str, str] | None = None) -> dict
     return {**launch.preview(), **extra, "warnings": agent_warnings(launch.wave, launch.agent)}
 
 
+def write_preview(path: Path, data: Any) -> None:
+    """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
+    secret it cannot recognise must not be readable by every user of the machine."""
+    write_atomic(path, json_text(data, indent=2) + "\n", mode=0o600)
+
+
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     layout = StateLayout(lane.state_dir, lane.name, dry_run=True)
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
@@ -88,13 +95,13 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
                 materialize(launch)
                 result.worktrees[(wave.number, agent.id)] = spaces.describe(agent)
-                write_json_atomic(
+                write_preview(
                     launch.paths.preview,
                     preview(launch, result.worktrees[(wave.number, agent.id)]),
                 )
                 result.launches.append(launch)
                 result.warnings += agent_warnings(wave, agent)
-        write_json_atomic(
+        write_preview(
             layout.launch_preview,
             [
                 preview(lc, result.worktrees.get((lc.wave.number, lc.agent.id)))

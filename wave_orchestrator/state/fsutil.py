@@ -13,6 +13,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -125,7 +126,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
         check_regular_or_missing(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write(text)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
@@ -134,8 +136,18 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
             raise
 
 
+def json_text(data: Any, **options: Any) -> str:
+    """JSON with non-ASCII kept, except lone surrogates (bytes of a path or value that is not
+    UTF-8), written as ``\\udcXX`` escapes: the file stays UTF-8 and reads back the same."""
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, json_text(data, indent=2) + "\n")
 
 
 def open_regular(path: Path, flags: int = _READ) -> int:
@@ -218,7 +230,7 @@ def append_line(path: Path, line: str) -> None:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    append_line(path, json_text(record, separators=(",", ":")) + "\n")
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
