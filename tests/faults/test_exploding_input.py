@@ -141,7 +141,7 @@ def test_validate_locates_bytes_that_are_not_utf8_and_never_blocks_on_a_fifo(
     result = repo.wave("validate", "--lane", "main", timeout=30)
     assert result.returncode == 2
     no_traceback(result)
-    expected = "3:6: not UTF-8 text (byte e9)" if bad == "not-utf8" else "not a regular file"
+    expected = "3:6: not UTF-8 text (byte e9)" if bad == "not-utf8" else "a FIFO"
     assert expected in result.stderr, result.stderr
 
 

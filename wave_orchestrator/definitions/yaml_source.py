@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from ..state.fsutil import file_kind
+
 FieldPath = tuple[str | int, ...]
 
 
@@ -260,7 +262,7 @@ def read_lane_file(path: Path) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+            raise OSError(errno.EINVAL, file_kind(st.st_mode), str(path))
         if st.st_size > MAX_FILE_BYTES:
             raise OSError(errno.EFBIG, f"larger than {MAX_FILE_BYTES // 2**20} MB", str(path))
         with os.fdopen(fd, "rb", closefd=False) as fh:

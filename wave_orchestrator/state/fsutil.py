@@ -67,7 +67,8 @@ def _refuse(path: Path, what: str) -> UnsafePath:
     return UnsafePath(f"{path} is {what}; wave does not follow or replace it (remove it)")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words for a message (a FIFO, a folder, ...)."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISDIR(mode):
@@ -88,7 +89,7 @@ def check_regular_or_missing(path: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise _refuse(path, _kind(mode))
+        raise _refuse(path, file_kind(mode))
 
 
 def ensure_dir(path: Path) -> None:
@@ -159,12 +160,12 @@ def open_regular(path: Path, flags: int = _READ) -> int:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, "a symbolic link") from None
         if exc.errno in (errno.EISDIR, errno.ENXIO):
-            raise _refuse(path, _kind(os.lstat(path).st_mode)) from None
+            raise _refuse(path, file_kind(os.lstat(path).st_mode)) from None
         raise
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise _refuse(path, _kind(mode))
+        raise _refuse(path, file_kind(mode))
     return fd
 
 
@@ -269,5 +270,5 @@ def clear_owned(path: Path, name: str) -> None:
             "wave will not delete it: move it away and run again"
         )
     if not stat.S_ISDIR(mode):
-        raise _refuse(target, _kind(mode))
+        raise _refuse(target, file_kind(mode))
     shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
