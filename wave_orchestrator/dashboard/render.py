@@ -51,23 +51,24 @@ def elapsed(ms: Any) -> str:
 def _header(data: dict[str, Any], width: int = 80) -> Text:
     """One line that fits ``width``: the title gives way, the state and attempt stay."""
     status = str(data.get("status", "?"))
-    lead = f"lane {data.get('lane')}  wave {data.get('wave')}: "
-    state = f"  [{status}]"
+    lead = f"lane {_cut(str(data.get('lane')), 32)}  wave {data.get('wave')}: "
+    state = f"  [{_cut(status, 20)}]"
     attempt = f"  attempt {data.get('attempt', '?')}/{data.get('max_attempts', '?')}"
     updated = f"  updated {str(data.get('updated_at', ''))[11:19]}Z"
     room = width - len(lead) - len(state) - len(attempt)
     if room - len(updated) < 8:  # a narrow frame drops the time before the title
         updated = ""
-    title = str(data.get("title", ""))
-    room -= len(updated)
-    if len(title) > room:
-        title = title[: max(0, room - 1)] + "…" if room > 1 else ""
+    title = _cut(str(data.get("title", "")), max(12, room - len(updated)))
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(lead + title, "bold")
     head.append(state, STATE_STYLES.get(status, "bold"))
     head.append(attempt)
     head.append(updated, "dim")
     return head
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(0, room - 1)] + "…"
 
 
 def _stages(data: dict[str, Any]) -> Text:
