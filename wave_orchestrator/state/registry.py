@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..errors import WaveError
 from .fsutil import ensure_dir, read_json, write_json_atomic
 
 
@@ -27,7 +28,7 @@ def register_launcher(entry: dict[str, Any]) -> Path | None:
     try:
         ensure_dir(path.parent)
         write_json_atomic(path, entry)
-    except OSError:
+    except (OSError, ValueError, WaveError):  # a full or odd home: `wave ps` just misses it
         return None
     return path
 
