@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..coordination.views import clean
 from ..sanitize import clean_tree
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
@@ -118,6 +117,8 @@ def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, 
 
 
 def _print_gate_and_board(wave: dict[str, Any]) -> None:
+    from ..coordination.views import clean  # only when there is a gate or a board to show
+
     gate = wave.get("gate_failure")
     if isinstance(gate, dict) and gate.get("status"):
         print(
