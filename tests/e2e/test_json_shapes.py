@@ -88,6 +88,14 @@ def test_every_json_document_matches_docs_cli_md(tmux_repo: Repo) -> None:
     real["wave status"] = run_json(tmux_repo, "status", "--lane", "main")
     real["wave lanes"] = run_json(tmux_repo, "lanes")
     real["wave metrics"] = run_json(tmux_repo, "metrics", "--lane", "main")
+    on_wave_1 = ("--lane", "main", "--wave", "1")
+    real["wave desk status"] = run_json(tmux_repo, "desk", "status", *on_wave_1)
+    real["wave desk mine"] = run_json(tmux_repo, "desk", "mine", *on_wave_1, "--agent", "A")
+    real["wave coord post"] = run_json(
+        tmux_repo, "coord", "post", *on_wave_1, "--kind", "request", "--summary", "hi"
+    )
+    real["wave coord show"] = run_json(tmux_repo, "coord", "show", *on_wave_1)
+    real["wave comment"] = run_json(tmux_repo, "comment", *on_wave_1, "--text", "hello")
 
     assert sorted(real) == sorted(docs), "a documented shape is not tested, or the reverse"
     problems = [f"{name}: {p}" for name in docs for p in shape_problems(docs[name], real[name])]
