@@ -137,3 +137,6 @@ def test_a_bad_base_and_a_failing_setup_are_clear_errors(repo: Path) -> None:
         w.base("nope")
     with pytest.raises(GitError, match=r"setup\.command .* exited 3"):
         w.prepare(1, "A", w.base(None), Setup(command="exit 3"))
+    assert not w.path(1, "A").exists()  # removed, so the next attempt runs the setup again
+    w.prepare(1, "A", w.base(None), Setup(command="touch ok"))
+    assert (w.path(1, "A") / "ok").exists()

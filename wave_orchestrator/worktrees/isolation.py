@@ -100,7 +100,11 @@ class Isolation:
         else:
             git(self.repo, "worktree", "add", "-b", tree.branch, str(tree.path), base)
         if setup is not None:
-            self._setup(tree.path, setup)
+            try:
+                self._setup(tree.path, setup)
+            except (GitError, OSError):  # a half set-up worktree is made anew next time
+                git(self.repo, "worktree", "remove", "--force", str(tree.path), check=False)
+                raise
         return tree
 
     def _registered(self, path: Path) -> bool:
