@@ -115,7 +115,7 @@ class Workspaces:
             return
         message = f"wave: {run.id} attempt {run.launch.attempt}"
         try:
-            sha = self.iso.commit(path, message)
+            sha = self.iso.commit(path, message, self.setup.copy)
         except WaveError as exc:
             self.log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
             return
