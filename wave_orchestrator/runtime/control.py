@@ -29,7 +29,12 @@ from ..state.layout import (
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
 from .lock import LaneLock, holder_text, live_lock
-from .placement.tmux import TmuxServer, process_group_alive, signal_process_group
+from .placement.tmux import (
+    TmuxServer,
+    process_group_alive,
+    process_running,
+    signal_process_group,
+)
 
 KILL_GRACE_SECONDS = 10.0
 
@@ -80,21 +85,6 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
     return pid
 
 
-def _process_running(pid: int) -> bool:
-    """Whether ``pid`` is still running; a zombie has finished, whoever reaps it."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-
 def _live_pid(layout: StateLayout) -> int | None:
     info = live_lock(layout.lock)
     return int(info["pid"]) if info and isinstance(info.get("pid"), int) else None
@@ -137,7 +127,7 @@ def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> S
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     # The lock goes first, then the interpreter winds down: stopped means the process is gone.
-    done = wait_until(lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout)
+    done = wait_until(lambda: live_lock(layout.lock) is None and not process_running(pid), timeout)
     return StopReport(pid, done, [])
 
 
