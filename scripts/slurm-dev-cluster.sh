@@ -158,8 +158,8 @@ stop() {
   done
   for f in "$dir"/run/slurmd-*.pid "$dir/run/slurmctld.pid" "$dir/munge/munged.pid"; do
     [[ -s $f ]] || continue
-    for _ in $(seq 50); do kill -0 "$(cat "$f")" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$(cat "$f")" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$(cat "$f" 2>/dev/null)" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$(cat "$f" 2>/dev/null)" 2>/dev/null || true
   done
   [[ $dir == / ]] || rm -rf "$dir"
   say "stopped"

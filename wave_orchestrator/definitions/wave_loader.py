@@ -13,7 +13,16 @@ from ..names import AGENT_ID_RE
 from ..state.fsutil import read_text
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import check_isolation
-from .model import CLOSURE_ORDER, ROLES, AgentDef, ExitContract, IsolationSettings, WaveDef
+from .model import (
+    CLOSURE_ORDER,
+    ROLES,
+    AgentDef,
+    ExitContract,
+    IsolationSettings,
+    PlacementSettings,
+    WaveDef,
+)
+from .placement import check_placement_override
 from .repo_paths import normalise_repo_path
 from .schema import Checker
 from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
@@ -30,8 +39,19 @@ AGENT_KEYS = (
     "deliverables",
     "exit_contract",
     "depends_on",
+    "placement",
 )
-WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared", "isolation", "base", "setup")
+WAVE_KEYS = (
+    "wave",
+    "title",
+    "commit_message",
+    "agents",
+    "shared",
+    "isolation",
+    "base",
+    "setup",
+    "placement",
+)
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
     "durability": ("none", "ephemeral", "durable"),
@@ -80,6 +100,7 @@ class LaneContext:
     required_roles: list[str]
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
 
 
 class WaveLoader:
@@ -115,6 +136,7 @@ class WaveLoader:
             self._owned(p, ("shared", i))
             for i, p in enumerate(ck.string_list(raw.get("shared"), ("shared",)) or [])
         ]
+        self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
         agents_raw = raw.get("agents")
         if not isinstance(agents_raw, list) or not agents_raw:
             if agents_raw is None or isinstance(agents_raw, list):
@@ -136,6 +158,7 @@ class WaveLoader:
             commit_message=commit,
             shared=tuple(s for s in shared if s),
             isolation=check_isolation(ck, raw, self.lane.isolation),
+            placement=self.placement,
         )
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:
@@ -189,6 +212,7 @@ class WaveLoader:
             else None
         )
         spec = resolve_executor(ck, raw, p, self.lane.settings)
+        placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
         # An agent with other problems is still built, so the rules across agents see it;
         # the lane stays invalid because its problems are recorded.
         if agent_id is None or spec is None:
@@ -204,6 +228,7 @@ class WaveLoader:
             deliverables=tuple(normalise_repo_path(d) or d for d in deliverables),
             depends_on=tuple(depends),
             exit_contract=contract,
+            placement=placement,
         )
 
     def _prompt(self, raw: Mapping[str, Any], p: FieldPath) -> tuple[str, str | None]:
