@@ -18,11 +18,11 @@ import signal
 import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import libtmux
 
 from ...errors import TmuxError
+from .base import PaneInfo as PaneInfo  # re-exported: tmux's view of an agent
 
 
 class TmuxUnreachable(TmuxError):
@@ -33,14 +33,6 @@ class TmuxUnreachable(TmuxError):
 HISTORY_LIMIT = 200
 NOFILE_TARGET = 8192
 SOCKET_RECOVERY_SECONDS = 1.0  # how long a server asked to recreate its socket is waited on
-
-
-@dataclass(frozen=True)
-class PaneInfo:
-    session: str
-    dead: bool
-    dead_status: int | None
-    pid: int | None
 
 
 def literal(text: str) -> str:
