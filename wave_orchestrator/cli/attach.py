@@ -1,4 +1,5 @@
-"""`wave attach`: put the terminal on an agent's (or the dashboard's) tmux session."""
+"""`wave attach`: put the terminal on an agent's (or the dashboard's) tmux session, or, for
+an agent placed on Slurm, on its job (`srun --jobid J --overlap --pty tail -f output.log`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..runtime.control import agent_placement
 from ..runtime.placement.tmux import TmuxServer
 from ..state.layout import DASHBOARD_SESSION, LAUNCHER_SESSION, session_name, socket_name
 from ._common import add_lane, add_repo, repo_and_lane, state_layout
@@ -42,8 +44,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
             raise UsageError("give an agent id, --dashboard or --launcher")
-        wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
+        layout = state_layout(repo, lane)
+        wave = args.wave or find_agent_wave(layout, args.agent)
         target = session_name(wave, args.agent)
+        placement = agent_placement(layout, repo)
+        if placement.queues:  # a Slurm job: srun into it, following its output.log
+            argv = placement.attach_argv(target, layout.agent(wave, args.agent).output_log)
+            if args.print:
+                print(shlex.join(argv))
+                return 0
+            os.execvp(argv[0], argv)
     server = TmuxServer(socket_name(lane, repo))
     argv = server.attach_argv(target)
     if args.print:

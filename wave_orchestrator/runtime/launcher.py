@@ -20,7 +20,7 @@ from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError, UsageError
 from ..state.events import EventLog
-from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
+from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
@@ -190,6 +190,7 @@ class Launcher:
             configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
             self.log = get_logger(lane=self.lane.name)
             write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
+            write_json_atomic(self.layout.placement_record, {"kind": self.placement.kind})
             self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
         except BaseException:
             lock.release()
