@@ -119,6 +119,7 @@ def test_a_job_cancelled_from_outside_ends_cancelled(slurm_repo: Repo) -> None:
     assert launcher.returncode == 1
     status = slurm_repo.status("ext", 1, "A1")
     assert status["outcome"] in ("cancelled", "session-missing"), status
+    assert status["detail"] == "Slurm job cancelled (scancel)"  # the wrapper's TERM trap
     finished = [e for e in slurm_repo.events("ext") if e["event"] == "agent_finished"]
     assert [e["status"] for e in finished] == [status["outcome"]]
 
