@@ -47,6 +47,7 @@ def test_a_slurm_lane_and_its_wave_and_agent_overrides(repo: Repo) -> None:
         ("placement: {partition: p}\n", "", "placement.partition: partition is a Slurm setting"),
         ("", "placement: {partition: p}\n", "wave-1.yaml:1:13: placement.partition: unknown key"),
         ("", "placement: {mem: 1Q}\n", "placement.mem: invalid size '1Q'"),
+        ("placement: {kind: slurm, tmux: true}\n", "", "placement.tmux: tmux inside Slurm"),
     ],
 )
 def test_bad_values_name_file_line_and_field(
