@@ -8,6 +8,7 @@
 #   scripts/slurm-dev-cluster.sh start    # prints `export SLURM_CONF=...`: eval "$(... start)"
 #   scripts/slurm-dev-cluster.sh status   # the nodes and their state (sinfo)
 #   scripts/slurm-dev-cluster.sh stop     # ends the daemons; the folder is removed
+#   scripts/slurm-dev-cluster.sh install  # only install the packages when missing (as root)
 #
 # Needs Debian's slurmctld, slurmd, slurm-client and munge packages (installed with
 # apt-get when missing and run as root) and root itself: slurmd starts jobs as their user.
@@ -174,5 +175,6 @@ case ${1:-} in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) die "usage: $0 start|stop|status" ;;
+  install) install_packages ;;
+  *) die "usage: $0 start|stop|status|install" ;;
 esac
