@@ -151,3 +151,34 @@ def test_dry_run_shows_the_exact_sbatch_line(repo: Repo) -> None:
     assert "--time=12" in argv and "--partition=agents" in argv and "--mem=1G" in argv
     preview = json.loads((repo.state("main") / "dry-run" / "launch-preview.json").read_text())
     assert preview[0]["sbatch"] == shlex.join(argv)
+
+
+def test_a_job_that_can_never_start_is_cancelled_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm()
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    place.start(job(tmp_path))
+    fake.squeue = "41|wave-main-w1-A1|PENDING||PartitionTimeLimit\n"
+    fake.scontrol = "JobId=41 JobName=wave-main-w1-A1 JobState=CANCELLED ExitCode=0:0\n"
+    seen = place.sessions()["w1-A1"]
+    assert seen.dead and seen.ended is not None and "PartitionTimeLimit" in seen.ended
+    assert ["scancel", "41"] in fake.calls
+
+
+def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) -> None:
+    repo.fake("squeue", 'echo "slurm_load_jobs error: Unable to contact slurm controller" >&2\n'
+              "exit 1\n")  # fmt: skip
+    repo.lane(
+        "main",
+        "defaults: {executor: local}\nclosure: {required_roles: []}\nplacement: slurm\n",
+        {1: 'agents:\n  - {id: A1, prompt: p, executor: {local: {command: "true"}}}\n'},
+    )
+    result = repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    assert "squeue failed (1): slurm_load_jobs error: Unable to contact slurm controller" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert not repo.agent_dir("main", 1, "A1").exists()

@@ -55,6 +55,10 @@ class Placement(Protocol):
     kind: str
     queues: bool  # agents may wait (queued) before they run: their budget starts later
 
+    def check(self) -> None:
+        """Raise PlacementError, before any agent starts, when none could be placed."""
+        ...
+
     def start(self, job: AgentJob) -> int | None:
         """Start the agent; returns its handle (None when unknown)."""
         ...

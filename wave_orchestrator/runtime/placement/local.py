@@ -18,6 +18,9 @@ class LocalPlacement:
     def __init__(self, tmux: TmuxServer) -> None:
         self.tmux = tmux
 
+    def check(self) -> None:
+        """Nothing to check: tmux was found by the launcher's own checks."""
+
     def start(self, job: AgentJob) -> int | None:
         return self.tmux.start_session(job.session, list(job.argv), job.cwd)
 

@@ -33,6 +33,20 @@ LIVE_STATES = frozenset(
     {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"}
 )
 NOT_SHARED = "NOT_SHARED"
+# Why a pending job will never start as submitted: it is cancelled and its agent fails, rather
+# than wait queued for ever.
+NEVER_STARTS = frozenset(
+    {
+        "PartitionTimeLimit",
+        "PartitionNodeLimit",
+        "AssocMaxWallDurationPerJobLimit",
+        "QOSMaxWallDurationPerJobLimit",
+        "InvalidAccount",
+        "InvalidQOS",
+        "BadConstraints",
+        "DependencyNeverSatisfied",
+    }
+)
 
 
 def time_limit(budget_minutes: float) -> int:
@@ -99,6 +113,11 @@ class SlurmPlacement:
         return [*argv, *s.extra, *job.argv[1:]]  # job.argv is ["bash", run.sh]
 
     # -- the seam ---------------------------------------------------------------------------
+    def check(self) -> None:
+        """Before anything is launched: the Slurm commands are there and the controller
+        answers (one squeue)."""
+        self._refresh(force=True)
+
     def start(self, job: AgentJob) -> int | None:
         (job.agent_dir / NODE_FILE).unlink(missing_ok=True)
         out = self._run(self.command_line(job)).strip()
@@ -128,16 +147,23 @@ class SlurmPlacement:
             return
         out = self._run(["squeue", "--noheader", "--array", "--format=%i|%j|%T|%N|%r"])
         live: dict[str, PaneInfo] = {}
+        never: set[str] = set()
         for line in out.splitlines():
             parts = line.strip().split("|")
             if len(parts) != 5 or not parts[1].startswith(self.prefix) or not parts[0].isdigit():
                 continue
-            job_id, name, state, node, _reason = parts
+            job_id, name, state, node, reason = parts
             session = name.removeprefix(self.prefix)
             if state not in LIVE_STATES:
                 continue
+            if state == "PENDING" and reason in NEVER_STARTS:
+                self._cancel([int(job_id)])
+                ended = f"PENDING ({reason}: it cannot start as submitted)"
+                self._ended[session] = PaneInfo(session, True, None, int(job_id), ended=ended)
+                never.add(session)
+                continue
             live[session] = self._live_info(session, int(job_id), state, node, now)
-        vanished = [s for s in self._live if s not in live]
+        vanished = [s for s in self._live if s not in live and s not in never]
         self._live, self._at = live, now
         for session, info in live.items():
             self.jobs[session] = info.pid or self.jobs.get(session, 0)
