@@ -27,6 +27,7 @@ from .base import AgentJob, PaneInfo
 TIME_MARGIN_MINUTES = 2  # --time is the budget plus this: the launcher's own kill comes first
 CACHE_SECONDS = 1.0  # one squeue answers every question asked within this long
 SHARED_FS_SECONDS = 30.0  # how long a running job may take to show its start in its folder
+WIND_DOWN_SECONDS = 5.0  # a finished wrapper's job leaves the queue by itself within this
 COMMAND_SECONDS = 30.0  # a Slurm command that takes longer is a failure
 NODE_FILE = "slurm-node"  # what the wrapper writes at start: the node it runs on
 LIVE_STATES = frozenset(
@@ -210,11 +211,27 @@ class SlurmPlacement:
         return found
 
     def remove(self, names: Iterable[str]) -> None:
-        ids = [self.jobs[n] for n in names if n in self.jobs]
+        """Cancel the jobs of ``names``; one whose wrapper wrote its status is winding down
+        on its own and is given WIND_DOWN_SECONDS first (its job ends COMPLETED, not
+        CANCELLED, in the cluster's accounting)."""
+        names = [n for n in names if n in self.jobs]
         for name in names:
             self._ended.pop(name, None)
+        done = {n for n in names if (d := self.dirs.get(n)) and (d / "status.json").exists()}
+        deadline = time.monotonic() + WIND_DOWN_SECONDS
+        while done and time.monotonic() < deadline and self._any_live(done):
+            time.sleep(0.2)
+            self._at = -math.inf
+        ids = [self.jobs[n] for n in names if n in self._live]
         if ids:
             self._cancel(ids)
+
+    def _any_live(self, names: set[str]) -> bool:
+        try:
+            self._refresh()
+        except SlurmError:
+            return False
+        return any(n in self._live for n in names)
 
     def _cancel(self, ids: Sequence[int]) -> None:
         self._run(["scancel", *map(str, ids)], check=False)
