@@ -92,12 +92,14 @@ write_backoff() {
     "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
 }
 
-write_status() {  # write_status CODE EXTRA: status.json, atomically
+write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: unless one is there)
   local tmp="$agent_dir/.status.json.$$"
   printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
     "$agent_json" "$wave" "$lane_json" "$attempt" "$1" "$try" "$rate_limited" \
     "$started_at" "$(now)" "$prompt_sha256" "$offset" "$2" > "$tmp" \
-    && "$bin_mv" -f -- "$tmp" "$agent_dir/status.json"
+    && "$bin_mv" "${3:--f}" -- "$tmp" "$agent_dir/status.json"
+  [[ ${3:-} == -n ]] && "$bin_rm" -f -- "$tmp"  # not moved: a status was there
+  return 0
 }
 # Under Slurm (WAVE_PLACEMENT=slurm) nobody else writes a status when the job is cancelled or
 # runs out of time: the wrapper does, unless the launcher already did, then ends its group.
@@ -109,7 +111,8 @@ on_slurm_term() {
     if (( ${WAVE_TIME_LIMIT_SECONDS:-0} > 0 && EPOCHSECONDS - start_s + 5 >= WAVE_TIME_LIMIT_SECONDS )); then
       outcome=timeout why="Slurm time limit ($(( WAVE_TIME_LIMIT_SECONDS / 60 )) min) reached"
     fi
-    write_status 143 ", \"outcome\": \"$outcome\", \"detail\": \"$why\""
+    # No-clobber: the launcher's own verdict (a budget timeout) may land meanwhile, and wins.
+    write_status 143 ", \"outcome\": \"$outcome\", \"detail\": \"$why\"" -n
   fi
   local pgrp
   pgrp=$(cut_pgrp </proc/$$/stat)
