@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "wave_orchestrator"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "errors.py", "names.py"}
+TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "errors.py", "names.py", "sanitize.py"}
 ROOMS = {
     "cli", "runtime", "metrics", "desk", "dashboard", "coordination", "closure", "agents",
     "definitions", "state", "worktrees",

@@ -20,7 +20,7 @@ FIRST = (
     "echo 'intro by A' >> notes.md; {finish}"
 )
 SECOND = (
-    "for i in $(seq 100); do [ -e A-holds ] && break; sleep 0.1; done; "
+    "for i in $(seq 900); do [ -e A-holds ] && break; sleep 0.1; done; "
     "wave desk claim notes.md --intent 'append the outro' > claim-B.txt; "
     "wave desk wait --timeout 30 > got-B.txt || exit 3; echo 'outro by B' >> notes.md"
 )

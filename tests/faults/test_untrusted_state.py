@@ -207,7 +207,8 @@ def test_agent_writing_a_running_status_is_failed_not_waited_on(
     wait on (or crash over) an agent that claims to run forever."""
     command = (
         "d=$WAVE_STATE_DIR/waves/wave-$WAVE_NUMBER/agents/$WAVE_AGENT_ID; "
-        'printf \'{"code": 0, "outcome": "running"}\' > $d/status.json; sleep 30'
+        'printf \'{"code": 0, "outcome": "running"}\' > $d/.s && mv $d/.s $d/status.json; '
+        "sleep 30"
     )
     tmux_repo.lane(
         "main",

@@ -24,6 +24,17 @@ from ..definitions.model import RateLimitPolicy
 q = shlex.quote
 
 
+def quote_any(value: str) -> str:
+    """``value`` quoted for bash, even when it holds bytes that are not UTF-8 (an environment
+    value decoded with surrogates): those are written as ``$'\\xHH'`` escapes."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogateescape")
+        return "$'" + "".join(f"\\x{b:02x}" for b in raw) + "'"
+    return q(value)
+
+
 @dataclass(frozen=True)
 class WrapperSpec:
     lane: str
@@ -207,7 +218,7 @@ def render_env_file(env: Mapping[str, str]) -> str:
         # that run as jobs of their own.
         job_vars = name.startswith("SLURM") and name != "SLURM_CONF"
         if name.isidentifier() and name.isascii() and name not in skip and not job_vars:
-            lines.append(f"export {name}={q(value)}")
+            lines.append(f"export {name}={quote_any(value)}")
     return "\n".join(lines) + "\n"
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
 from ..errors import LaneInvalid, WaveError
+from ..sanitize import strip_controls
 from . import (
     attach,
     comment,
@@ -56,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 is shown, not fatal
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = build_parser()
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
@@ -64,11 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:
         for problem in exc.problems:
-            print(problem, file=sys.stderr)
+            print(strip_controls(str(problem)), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was launched.", file=sys.stderr)
         return exc.exit_code
-    except WaveError as exc:
-        print(f"wave: {exc}", file=sys.stderr)
+    except WaveError as exc:  # may quote an agent's or a file's words: shown, never obeyed
+        print(f"wave: {strip_controls(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..definitions.repository import find_repository, resolve_lane_name
+from ..definitions.repository import (
+    find_repository,
+    read_lane_header,
+    resolve_lane_name,
+    skipped_lane_warnings,
+)
 from ..errors import UsageError
 from ..state.layout import StateLayout, resolve_state_dir
 from ..state.run_state import RunState
@@ -35,26 +39,36 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 
 def repo_and_lane(args: argparse.Namespace) -> tuple[Path, str]:
     repo = find_repository(args.repo)
+    warn_skipped_lanes(repo)
     return repo, resolve_lane_name(repo, args.lane)
 
 
+def warn_skipped_lanes(repo: Path) -> None:
+    """A lanes/ folder whose name is no lane name is skipped, and said so on stderr."""
+    for line in skipped_lane_warnings(repo):
+        print(f"wave: warning: {line}", file=sys.stderr)
+
+
 def state_layout(repo: Path, lane: str) -> StateLayout:
-    """The lane's state dir, read without validating the whole lane (read-only commands)."""
-    try:
-        raw = yaml.safe_load((repo / "lanes" / lane / "lane.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        raw = None
-    configured = raw.get("state_dir") if isinstance(raw, dict) else None
-    return StateLayout(
-        resolve_state_dir(repo, lane, configured if isinstance(configured, str) else None),
-        lane,
-        repo=repo,
-    )
+    """The lane's state dir, read without validating the whole lane (read-only commands and
+    `wave stop`): a lane.yaml that cannot be read is reported, and the default is used."""
+    header = read_lane_header(repo, lane)
+    if header.problem is not None:
+        print(
+            f"wave: warning: {header.problem} (using the default state dir)",
+            file=sys.stderr,
+        )
+    return StateLayout(resolve_state_dir(repo, lane, header.state_dir), lane, repo=repo)
+
+
+# Inside a JSON string these are written as \\u escapes: C1 controls a terminal would obey
+# (U+009B is CSI), and the lone surrogates of a path or value that is not UTF-8.
+UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def emit_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def relative(path: Path, repo: Path) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from ..desk.claims import Desk
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..sanitize import strip_controls
 from ._common import add_json, current_wave, emit_json, repo_and_lane, state_layout
 
 
@@ -68,19 +69,24 @@ def _in_repo(path: str) -> str:
     return path
 
 
+def _say(text: str) -> None:
+    """Paths, intents and notes are agents' words: printed without their control codes."""
+    print(strip_controls(text))
+
+
 def _claim(args: argparse.Namespace, desk: Desk) -> int:
     result = desk.claim(args.agent, _in_repo(args.path), args.intent)
     if args.json:
         emit_json(result.__dict__)
     elif result.outcome == "queued":
         intent = f" ({result.holder_intent})" if result.holder_intent else ""
-        print(
+        _say(
             f"queued {result.path}: held by {result.holder}{intent}; "
             f"you are number {result.position} in the queue. "
             "Run `wave desk wait` once you hold nothing others wait for."
         )
     else:
-        print(f"{result.outcome} {result.path}")
+        _say(f"{result.outcome} {result.path}")
     return 0
 
 
@@ -89,9 +95,7 @@ def _handover(args: argparse.Namespace, desk: Desk) -> int:
     if args.json:
         emit_json(done.__dict__)
     else:
-        print(
-            f"handed {done.path} to {done.to_agent}" if done.to_agent else f"released {done.path}"
-        )
+        _say(f"handed {done.path} to {done.to_agent}" if done.to_agent else f"released {done.path}")
     return 0
 
 
@@ -106,11 +110,11 @@ def _mine(args: argparse.Namespace, desk: Desk) -> int:
         )
         return 0
     for path, intent in mine.held:
-        print(f"holding {path}" + (f" ({intent})" if intent else ""))
+        _say(f"holding {path}" + (f" ({intent})" if intent else ""))
     for path, position, holder in mine.queued:
-        print(f"queued  {path}: number {position}, held by {holder}")
+        _say(f"queued  {path}: number {position}, held by {holder}")
     if not mine.held and not mine.queued:
-        print("you hold no file and wait for none")
+        _say("you hold no file and wait for none")
     return 0
 
 
@@ -119,7 +123,7 @@ def _wait(args: argparse.Namespace, desk: Desk) -> int:
     if args.json:
         emit_json(got.__dict__)
     else:
-        print(f"granted {got.path} by {got.from_agent}: {got.note}")
+        _say(f"granted {got.path} by {got.from_agent}: {got.note}")
     return 0
 
 
@@ -128,16 +132,16 @@ def _status(args: argparse.Namespace, desk: Desk) -> int:
     if args.json:
         emit_json(data)
         return 0
-    print(f"desk of wave {data['wave']}:")
+    _say(f"desk of wave {data['wave']}:")
     for h in data["holders"]:  # type: ignore[attr-defined]
-        print(f"  {h['path']}: held by {h['agent']}" + (f" ({h['intent']})" if h["intent"] else ""))
+        _say(f"  {h['path']}: held by {h['agent']}" + (f" ({h['intent']})" if h["intent"] else ""))
         for q in data["queues"].get(h["path"], []):  # type: ignore[attr-defined]
-            print(
+            _say(
                 f"    {q['position']}. {q['agent']}" + (f" ({q['intent']})" if q["intent"] else "")
             )
     if not data["holders"]:
-        print("  no file is held")
+        _say("  no file is held")
     for entry in data["handovers"]:  # type: ignore[attr-defined]
         to = entry["to"] or "(released)"
-        print(f"  {entry['at'][11:19]} {entry['path']}: {entry['from']} -> {to}: {entry['note']}")
+        _say(f"  {entry['at'][11:19]} {entry['path']}: {entry['from']} -> {to}: {entry['note']}")
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import sys
 import time
 from typing import Any
 
@@ -154,14 +155,23 @@ def _login() -> str:
 
 def _watch(args: argparse.Namespace) -> int:
     store, _ = _store(args)
+    try:
+        _watch_loop(store, args)
+    except KeyboardInterrupt:  # Ctrl-C is how a watch ends
+        print()
+    return 0
+
+
+def _watch_loop(store: FeedbackStore, args: argparse.Namespace) -> None:
     shown = 0
     while True:
         pending = sorted(store.pending(), key=lambda r: r.created_at)
-        print(f"\x1b[2J\x1b[H{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
+        clear = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a pipe gets plain lines
+        print(f"{clear}{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
         for r in pending:
             print(_describe(r))
             print(f"    answer: wave feedback respond {r.id} --lane {store.lane} --response '...'")
         shown += 1
         if args.count and shown >= args.count:
-            return 0
+            return
         time.sleep(args.interval)

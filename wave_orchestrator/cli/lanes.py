@@ -6,9 +6,10 @@ import argparse
 from typing import Any
 
 from ..definitions.model import WAVE_FILE_RE
-from ..definitions.repository import find_repository, list_lanes
+from ..definitions.repository import find_repository, list_lanes, read_lane_header
+from ..sanitize import strip_controls
 from ..state.run_state import RunState
-from ._common import add_json, add_repo, emit_json, state_layout
+from ._common import add_json, add_repo, emit_json, state_layout, warn_skipped_lanes
 
 
 def register(sub: Any) -> None:
@@ -19,20 +20,16 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import yaml
-
     repo = find_repository(args.repo)
+    warn_skipped_lanes(repo)
     rows = []
     for name in list_lanes(repo):
         lane_dir = repo / "lanes" / name
         waves = [
             p for p in (lane_dir / "waves").glob("wave-*.yaml") if WAVE_FILE_RE.fullmatch(p.name)
         ]
-        try:
-            raw = yaml.safe_load((lane_dir / "lane.yaml").read_text(encoding="utf-8"))
-            description = raw.get("description", "") if isinstance(raw, dict) else ""
-        except (OSError, yaml.YAMLError):
-            description = "(lane.yaml unreadable)"
+        header = read_lane_header(repo, name)
+        description = "(lane.yaml unreadable)" if header.problem else header.description
         history = RunState(state_layout(repo, name).run_state, name).data["history"]
         last = history[-1] if history else None
         result = f"wave {last['wave']} {last['to']}" if last else "never run"
@@ -51,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no lanes in {repo / 'lanes'} (create one with `wave init`)")
     for r in rows:
-        print(f"{r['lane']:<16} {r['waves']:>3} wave(s)  {r['last_result']:<22} {r['description']}")
+        description = strip_controls(str(r["description"]))
+        print(f"{r['lane']:<16} {r['waves']:>3} wave(s)  {r['last_result']:<22} {description}")
     return 0

@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..definitions.model import EXECUTOR_IDS
+from ..definitions.model import EXECUTOR_IDS, NUMBER_RANGES
 from ..errors import UsageError
 from ..runtime.control import start_detached
 from ..runtime.dry_run import dry_run, format_table
 from ..runtime.launcher import Launcher, LaunchOptions, prepare_lane, select_waves
+from ..sanitize import strip_controls
 from ..state.layout import socket_name
 from ..state.run_state import RunState
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
@@ -70,8 +71,13 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
     values = {dest: getattr(args, dest) for _, dest, _ in OVERRIDES}
     for flag, dest, _ in OVERRIDES:
         value = values[dest]
-        if value is not None and (value < 0 or (dest == "timeout_minutes" and value == 0)):
-            raise UsageError(f"{flag} must be {'> 0' if dest == 'timeout_minutes' else '>= 0'}")
+        low, high = NUMBER_RANGES[dest.removeprefix("rate_limit_")]
+        # `not (...)` so that nan, which compares false to everything, is refused too
+        if value is not None and (
+            not low <= value <= high or (dest == "timeout_minutes" and value == 0)
+        ):
+            low_text = "> 0" if dest == "timeout_minutes" else f">= {low:g}"
+            raise UsageError(f"{flag} must be {low_text} and <= {high:g}, got {value:g}")
     return values
 
 
@@ -95,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if opts.dry_run:
         waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
         result = dry_run(lane, waves)
-        print(format_table(result), file=human)
+        print(strip_controls(format_table(result), newlines=True), file=human)
         if args.json:
             emit_json(result.to_json())
         return 0
@@ -106,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)
     for o in launched.outcomes:
         print(f"wave {o.wave}: {o.state} after {o.attempts} attempt(s)", file=human)
-    if launched.message:
-        print(launched.message, file=sys.stderr)
+    if launched.message:  # gate details quote the agents: shown, never obeyed
+        print(strip_controls(launched.message, newlines=True), file=sys.stderr)
     if args.json:
         emit_json(launched.to_json())
     return launched.code

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
 from ..metrics.report import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
-from ._common import add_json, add_repo, emit_json, state_layout
+from ._common import add_json, add_repo, emit_json, state_layout, warn_skipped_lanes
 
 
 def register(sub: Any) -> None:
@@ -37,6 +37,7 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo = find_repository(getattr(args, "repo", None))
+    warn_skipped_lanes(repo)
     lane = getattr(args, "lane", None)
     lanes = [resolve_lane_name(repo, lane)] if lane is not None else list_lanes(repo)
     # WAVE_STATE_DIR can point every lane at one folder: read each file once

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..coordination.views import clean
 from ..runtime.lock import live_lock
+from ..sanitize import clean_tree
 from ..state.layout import StateLayout
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import GATE_FIELDS, RunState
@@ -143,9 +144,10 @@ def _elapsed(ms: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     data = collect(args)
-    if args.json:
+    if args.json:  # JSON escapes every control character itself
         emit_json(data)
         return 0
+    data = clean_tree(data)  # ids, states, reasons and notes from files agents can write
     launcher = data["launcher"]
     alive = (
         f"alive (pid {launcher['pid']}, since {launcher['started_at']})"

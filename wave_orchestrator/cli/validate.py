@@ -8,6 +8,7 @@ from typing import Any
 
 from ..definitions.lane_loader import load_lane
 from ..errors import LaneInvalid
+from ..sanitize import strip_controls
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane
 
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     for w in waves:
         ex = ", ".join(f"{k} x{v}" for k, v in w["executors"].items())
         agents = f"{w['agents']} agents ({w['closure_agents']} closure)"
-        print(f"wave {w['wave']}: {w['title']} - {agents}, {ex}")
+        title = strip_controls(str(w["title"]))  # a lane file's words, shown, never obeyed
+        print(f"wave {w['wave']}: {title} - {agents}, {ex}")
     print(f"lane {lane.name}: valid, {len(waves)} wave(s)")
     return 0

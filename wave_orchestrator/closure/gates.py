@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..definitions.model import AgentDef
+from ..definitions.repository import inside_repository
 from .markers import DOC_LEVELS, GATE_DIMENSIONS, PROOF_LEVELS, InvalidMarker, Marker, Markers
 
 
@@ -30,8 +31,14 @@ class AgentResult:
         return self.repo / owned if owned else None
 
     def report_written(self) -> bool:
-        """The report exists and was written by this run, not left over from an earlier one."""
+        """The report exists inside the repository (not through a link out of it) and was
+        written by this run, not left over from an earlier one."""
         report = self.report_file
+        if (
+            report is not None
+            and inside_repository(self.repo, str(report.relative_to(self.repo))) is None
+        ):
+            return False
         try:
             mtime = report.stat().st_mtime if report else None
         except OSError:
@@ -96,6 +103,12 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
         for deliverable in agent.deliverables:
             if not (result.repo / deliverable).exists():
                 gate.fail("missing-deliverable", f"{deliverable} does not exist", agent.id)
+            elif inside_repository(result.repo, deliverable) is None:
+                gate.fail(
+                    "deliverable-outside-repository",
+                    f"{deliverable} leads out of the repository through a symbolic link",
+                    agent.id,
+                )
         contract = agent.exit_contract
         if contract is None:
             continue

@@ -2,5 +2,5 @@
 questions to a person (human feedback), used by the launcher and by ``wave coord``,
 ``wave feedback`` and ``wave comment``.
 
-May import: ``state``, ``names``, ``errors``. Not ``runtime`` or ``cli``.
+May import: ``state``, ``names``, ``errors``, ``sanitize``. Not ``runtime`` or ``cli``.
 """

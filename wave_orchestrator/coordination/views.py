@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..sanitize import strip_controls
 from .log import PERSON, CoordRecord
 
 SUMMARY_LIMIT = 4000
@@ -19,7 +20,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def clean(text: str) -> str:
     """One line of agent text, safe for a terminal and for markdown list items."""
-    return _CONTROL.sub("", text).replace("\n", " ").strip()
+    return _CONTROL.sub("", strip_controls(text.replace("\n", " "))).strip()
 
 
 def guidance_addressed(item: CoordRecord, records: Iterable[CoordRecord]) -> bool:

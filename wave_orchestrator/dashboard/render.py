@@ -14,6 +14,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ..sanitize import clean_tree, strip_controls
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.untrusted import read_snapshot
@@ -155,7 +156,9 @@ def _attention(data: dict[str, Any]) -> list[Text]:
 
 
 def render(data: dict[str, Any], width: int = 80, height: int = 40) -> RenderableType:
-    """One frame: header, stage progress, the agents that fit, a summary of the rest, events."""
+    """One frame: header, stage progress, the agents that fit, a summary of the rest, events.
+    Every string in ``data`` came from a file agents can write to: shown, never obeyed."""
+    data = clean_tree(data)
     agents = _dicts(data.get("agents"))
     events = _dicts(data.get("events"))[-5:]
     reason = data.get("attempt_reason")
@@ -231,7 +234,8 @@ def frames(
 
 
 def waiting_text(layout: StateLayout) -> Text:
-    return Text(f"lane {layout.lane}: no wave has started yet (state dir {layout.root})", "dim")
+    where = strip_controls(str(layout.root))
+    return Text(f"lane {layout.lane}: no wave has started yet (state dir {where})", "dim")
 
 
 def show_once(layout: StateLayout, wave: int | None, console: Console) -> None:

@@ -14,7 +14,7 @@ from .executor_options import (
     merge_settings,
     reasoning_problem,
 )
-from .model import EXECUTOR_IDS, ExecutorSpec
+from .model import EXECUTOR_IDS, NUMBER_RANGES, ExecutorSpec
 from .schema import Checker
 from .yaml_source import FieldPath
 
@@ -58,7 +58,13 @@ def check_settings_block(
         elif kind == "str?":
             got = None if val is None else ck.string(val, where)
         elif kind == "int?":
-            got = None if val is None else ck.number(val, where, integer=True, positive=True)
+            got = (
+                None
+                if val is None
+                else ck.number(
+                    val, where, integer=True, positive=True, limits=NUMBER_RANGES.get(key)
+                )
+            )
         elif kind == "command":
             got = _check_local_command(ck, val, where)
         else:  # a tuple of choices
@@ -110,11 +116,18 @@ def check_layer(ck: Checker, raw: Mapping[str, Any], path: FieldPath, id_key: st
         budget = ck.mapping(raw["budget"], (*path, "budget"), ("minutes", "turns")) or {}
         if "minutes" in budget:
             layer["budget_minutes"] = ck.number(
-                budget["minutes"], (*path, "budget", "minutes"), positive=True
+                budget["minutes"],
+                (*path, "budget", "minutes"),
+                positive=True,
+                limits=NUMBER_RANGES["budget_minutes"],
             )
         if "turns" in budget:
             layer["budget_turns"] = ck.number(
-                budget["turns"], (*path, "budget", "turns"), integer=True, positive=True
+                budget["turns"],
+                (*path, "budget", "turns"),
+                integer=True,
+                positive=True,
+                limits=NUMBER_RANGES["budget_turns"],
             )
     if "fallbacks" in raw:
         layer["fallbacks"] = ck.string_list(
@@ -198,7 +211,7 @@ def resolve_executor(
         return next((lay[key] for lay in reversed(layers) if lay.get(key) is not None), default)
 
     executor_id = pick("id", lane.default_executor)
-    settings = copy.deepcopy(lane.executors)  # never share lists between agents
+    settings = _copy_settings(lane.executors)  # never share lists between agents
     env: dict[str, str] = {}
     for lay in layers:
         for ex, block in lay.get("settings", {}).items():
@@ -229,6 +242,15 @@ def resolve_executor(
                 "local: {command: [program, args...]} or a command string",
             )
     return None if unknown_profile else spec
+
+
+def _copy_settings(executors: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A copy of settings whose values are scalars or lists of scalars: what deepcopy would
+    give, at a tenth of its cost on a wave of thousands of agents."""
+    return {
+        ex: {k: list(v) if isinstance(v, list) else v for k, v in block.items()}
+        for ex, block in executors.items()
+    }
 
 
 def _check_resolved_reasoning(

@@ -17,6 +17,7 @@ from .isolation import check_isolation, check_merge
 from .model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
+    NUMBER_RANGES,
     ROLES,
     WAVE_FILE_RE,
     IsolationSettings,
@@ -28,6 +29,7 @@ from .model import (
 )
 from .placement import check_lane_placement
 from .repo_paths import normalise_repo_path
+from .repository import state_dir_problem
 from .schema import Checker
 from .wave_loader import LaneContext, WaveLoader, parse_file, read_inside
 from .yaml_source import FieldPath, Located
@@ -94,6 +96,9 @@ class LaneLoader:
         ck = Checker(self.display(lane_file), doc or Located(None), self.problems)
         if not LANE_NAME_RE.fullmatch(self.name):
             ck.error((), f"invalid lane name {self.name!r}", f"to match {LANE_NAME_RE.pattern}")
+        if not utf8_path(self.repo):
+            # prompts, run.sh and every state file name the repository: they are UTF-8 text
+            ck.error((), f"the repository path {str(self.repo)!r} is not UTF-8", "a UTF-8 path")
         raw = ck.mapping(doc.data if doc else None, (), LANE_KEYS) or {}
         description = ck.string(raw.get("description", ""), ("description",)) or ""
         shared_files = bool(ck.boolean(raw.get("shared_files", False), ("shared_files",)))
@@ -156,6 +161,9 @@ class LaneLoader:
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:
         text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")
+        if text is not None and (why := state_dir_problem(text)):
+            ck.error(("state_dir",), why, "a path or null")
+            text = None
         return resolve_state_dir(self.repo, self.name, text)
 
     def _defaults(self, ck: Checker, value: Any) -> LaneDefaults:
@@ -172,7 +180,7 @@ class LaneLoader:
         def num(key: str, default: float, **kw: Any) -> float:
             if key not in raw:
                 return default
-            got = ck.number(raw[key], (*p, key), **kw)
+            got = ck.number(raw[key], (*p, key), limits=NUMBER_RANGES[key], **kw)
             return default if got is None else got
 
         return LaneDefaults(
@@ -199,7 +207,7 @@ class LaneLoader:
             ("jitter_seconds", False),
         ):
             if key in raw:
-                got = ck.number(raw[key], (*p, key), integer=integer)
+                got = ck.number(raw[key], (*p, key), integer=integer, limits=NUMBER_RANGES[key])
                 if got is not None:
                     values[key] = int(got) if integer else got
         for key in ("patterns", "usage_limit_patterns"):
@@ -286,6 +294,14 @@ class LaneLoader:
                     )
                 continue
             number = int(match.group(1))
+            low, high = NUMBER_RANGES["wave"]
+            if not low <= number <= high:
+                self.problems.append(
+                    LaneProblem(
+                        self.display(path), 1, 1, "", f"wave number {number} is over {high:g}"
+                    )
+                )
+                continue
             if number in seen:
                 self.problems.append(
                     LaneProblem(
@@ -308,6 +324,15 @@ class LaneLoader:
                 f"files {self.display(waves_dir)}/wave-<n>.yaml",
             )
         return sorted(waves, key=lambda w: w.number)
+
+
+def utf8_path(path: Path) -> bool:
+    """Whether ``path`` is text: bytes that are not UTF-8 decode to surrogates."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load_lane(repo: Path, name: str, *, default_executor: str | None = None) -> LaneDef:

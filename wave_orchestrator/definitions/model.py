@@ -46,6 +46,25 @@ DEFAULT_USAGE_LIMIT_PATTERNS = (
 )
 
 
+# The range of every number the launcher and run.sh compute with (run.sh's shell arithmetic is
+# 64-bit: `base_ms << 30` must not wrap). Lane files and launch flags are checked against it.
+NUMBER_RANGES: dict[str, tuple[float, float]] = {
+    "timeout_minutes": (0, 43_200),  # 30 days
+    "max_retries_per_wave": (0, 100),
+    "launch_stagger_ms": (0, 600_000),
+    "stall_minutes": (0, 43_200),
+    "max_running": (1, 10_000),
+    "retries": (0, 100),  # rate_limit
+    "base_delay_seconds": (0, 86_400),
+    "max_delay_seconds": (0, 86_400),
+    "jitter_seconds": (0, 3_600),
+    "budget_minutes": (0, 43_200),
+    "budget_turns": (1, 100_000),
+    "max_turns": (1, 100_000),
+    "wave": (0, 99_999),
+}
+
+
 def is_closure_role(role: str) -> bool:
     return role in CLOSURE_ORDER
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import LaneProblem, UsageError
 from ..names import LANE_NAME_RE
+from .yaml_source import YamlSyntaxError, load_located
 
 
 def find_repository(explicit: str | None = None, start: Path | None = None) -> Path:
@@ -24,11 +27,48 @@ def find_repository(explicit: str | None = None, start: Path | None = None) -> P
     raise UsageError(f"no lanes/ folder in {here} or above: run `wave init` or pass --repo PATH")
 
 
-def list_lanes(repo: Path) -> list[str]:
+def inside_repository(repo: Path, rel: str) -> Path | None:
+    """The real path of ``repo/rel`` when it stays inside the repository, else None: a link
+    (anywhere on the way) that leads out of it, or a link loop, confines nothing."""
+    try:
+        target = (repo / rel).resolve()
+        root = repo.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+        return None
+    return target if target == root or target.is_relative_to(root) else None
+
+
+def lane_folders(repo: Path) -> tuple[list[str], list[str]]:
+    """(lanes, skipped): folders of ``lanes/`` holding a lane.yaml, split by whether their
+    name is a valid lane name. A skipped folder is reported, never used: its name would
+    become a state path and a tmux socket name."""
     lanes_dir = repo / "lanes"
-    if not lanes_dir.is_dir():
-        return []
-    return sorted(p.name for p in lanes_dir.iterdir() if (p / "lane.yaml").is_file())
+    try:
+        entries = sorted(lanes_dir.iterdir()) if lanes_dir.is_dir() else []
+    except OSError:
+        return [], []
+    lanes: list[str] = []
+    skipped: list[str] = []
+    for folder in entries:
+        lane_yaml = folder / "lane.yaml"
+        if not (lane_yaml.exists() or lane_yaml.is_symlink()):
+            continue
+        (lanes if LANE_NAME_RE.fullmatch(folder.name) else skipped).append(folder.name)
+    return lanes, skipped
+
+
+def skipped_lane_warnings(repo: Path) -> list[str]:
+    """One line per ``lanes/`` folder skipped for its name, for commands to print."""
+    return [
+        f"skipped the folder {'lanes/' + name!r}: not a valid lane name "
+        f"(expected {LANE_NAME_RE.pattern})"
+        for name in lane_folders(repo)[1]
+    ]
+
+
+def list_lanes(repo: Path) -> list[str]:
+    """The repository's lanes, by name; folders with invalid names are left out."""
+    return lane_folders(repo)[0]
 
 
 def resolve_lane_name(repo: Path, lane: str | None) -> str:
@@ -40,6 +80,8 @@ def resolve_lane_name(repo: Path, lane: str | None) -> str:
         listed = ", ".join(lanes) or "none"
         raise UsageError(
             f"--lane is required when the repository has {len(lanes)} lanes (lanes: {listed})"
+            if lanes
+            else f"no lane in {repo / 'lanes'}: run `wave init` or pass --lane"
         )
     if not LANE_NAME_RE.fullmatch(lane):
         raise UsageError(f"invalid lane name {lane!r} (expected to match {LANE_NAME_RE.pattern})")
@@ -47,3 +89,49 @@ def resolve_lane_name(repo: Path, lane: str | None) -> str:
         listed = ", ".join(lanes) or "none"
         raise UsageError(f"no lane {lane!r} in {repo / 'lanes'} (lanes: {listed})")
     return lane
+
+
+@dataclass(frozen=True)
+class LaneHeader:
+    """What read-only commands and `wave stop` need from lane.yaml, and why it could not be
+    read (``problem``): they go on with the defaults instead of failing on a broken file."""
+
+    description: str = ""
+    state_dir: str | None = None
+    problem: LaneProblem | None = None
+
+
+def read_lane_header(repo: Path, lane: str) -> LaneHeader:
+    """lane.yaml's ``description`` and ``state_dir``, without validating the lane."""
+    path = repo / "lanes" / lane / "lane.yaml"
+    shown = f"lanes/{lane}/lane.yaml"
+    try:
+        data = load_located(path).data
+    except YamlSyntaxError as exc:
+        return LaneHeader(problem=LaneProblem(shown, exc.line, exc.column, "", str(exc)))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return LaneHeader(problem=LaneProblem(shown, 1, 1, "", f"cannot read file: {reason}"))
+    if not isinstance(data, dict):
+        return LaneHeader()
+    description = data.get("description")
+    state_dir = data.get("state_dir")
+    if isinstance(state_dir, str) and (why := state_dir_problem(state_dir)):
+        problem = LaneProblem(shown, 1, 1, "state_dir", why)
+        return LaneHeader(description=str(description or ""), problem=problem)
+    return LaneHeader(
+        description=description if isinstance(description, str) else "",
+        state_dir=state_dir if isinstance(state_dir, str) else None,
+    )
+
+
+def state_dir_problem(text: str) -> str | None:
+    """Why ``state_dir: text`` cannot be a folder (a NUL makes every file call raise, and
+    `~nobody/x` names a home that does not exist), or None."""
+    if not text or any(unicodedata.category(c) in ("Cc", "Cf") for c in text):
+        return "empty or has control characters"
+    try:
+        Path(text).expanduser()
+    except RuntimeError as exc:
+        return f"{text!r}: {exc}"
+    return None

@@ -109,8 +109,13 @@ class Checker:
         minimum: float = 0,
         integer: bool = False,
         positive: bool = False,
+        limits: tuple[float, float] | None = None,
     ) -> float | None:
+        """A finite number; ``limits`` is the (low, high) range it must fall in, inclusive
+        (``positive`` makes the low end exclusive)."""
         kind = "an integer" if integer else "a number"
+        if limits is not None:
+            minimum = limits[0]
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.wrong_type(path, value, kind)
             return None
@@ -123,8 +128,17 @@ class Checker:
         if positive and value <= 0:
             self.error(path, f"must be greater than 0, got {value}", f"{kind} > 0")
             return None
-        if value < minimum:
-            self.error(path, f"must be at least {minimum}, got {value}", f"{kind} >= {minimum}")
+        high = limits[1] if limits is not None else math.inf
+        if not minimum <= value <= high:
+            low = value < minimum
+            self.error(
+                path,
+                f"must be at {'least' if low else 'most'} "
+                f"{_fmt(minimum if low else high)}, got {value}",
+                f"{kind} from {_fmt(minimum)} to {_fmt(high)}"
+                if limits is not None
+                else f"{kind} >= {_fmt(minimum)}",
+            )
             return None
         return value
 
@@ -173,6 +187,10 @@ class Checker:
                 )
                 ok = False
         return items if ok else None
+
+
+def _fmt(bound: float) -> str:
+    return f"{bound:g}" if bound < 1e6 else f"{bound:,.0f}".replace(",", "_")
 
 
 PERL_ONLY = re.compile(r"\\[dDhHAzZ]|\(\?")

@@ -10,11 +10,11 @@ from typing import Any
 
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
-from ..state.fsutil import read_text
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import check_isolation
 from .model import (
     CLOSURE_ORDER,
+    NUMBER_RANGES,
     ROLES,
     AgentDef,
     ExitContract,
@@ -22,10 +22,12 @@ from .model import (
     PlacementSettings,
     WaveDef,
 )
+from .ownership import OwnedPaths, paths_overlap
 from .placement import check_placement_override
 from .repo_paths import normalise_repo_path
+from .repository import inside_repository
 from .schema import Checker
-from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located
+from .yaml_source import FieldPath, Located, YamlSyntaxError, load_located, read_lane_file
 
 AGENT_KEYS = (
     "id",
@@ -76,17 +78,10 @@ def read_inside(base: Path, rel: str) -> str:
     target = (base / rel).resolve()
     if not target.is_relative_to(base.resolve()):
         raise PermissionError(f"{rel!r} resolves outside {base}")
-    text = read_text(target)  # a FIFO or device is refused, never waited on
+    text = read_lane_file(target).decode("utf-8")  # a FIFO or device is refused, never waited on
     if not text.strip():
         raise ValueError(f"{rel!r} is empty")
     return text
-
-
-def paths_overlap(a: str, b: str) -> bool:
-    """Two owned paths overlap when equal or when one is a folder holding the other."""
-    if a.rstrip("/") == b.rstrip("/"):
-        return True
-    return (a.endswith("/") and b.startswith(a)) or (b.endswith("/") and a.startswith(b))
 
 
 @dataclass
@@ -101,6 +96,20 @@ class LaneContext:
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    _folders: dict[str, Path | None] = field(default_factory=dict)
+
+    def confine(self, rel: str) -> Path | None:
+        """``inside_repository`` for an owned path, each parent folder resolved once: the
+        agents of a wide wave share a few folders, and links are followed at every level."""
+        parent, _, name = rel.rstrip("/").rpartition("/")
+        if parent not in self._folders:
+            self._folders[parent] = inside_repository(self.repo, parent or ".")
+        folder = self._folders[parent]
+        if folder is None:
+            return None
+        if not (folder / name).is_symlink():
+            return folder / name
+        return inside_repository(self.repo, str(folder.relative_to(self.repo.resolve()) / name))
 
 
 class WaveLoader:
@@ -121,7 +130,7 @@ class WaveLoader:
         if raw is None:
             return None
         if "wave" in raw:
-            got = ck.number(raw["wave"], ("wave",), integer=True)
+            got = ck.number(raw["wave"], ("wave",), integer=True, limits=NUMBER_RANGES["wave"])
             if got is not None and got != self.number:
                 ck.error(
                     ("wave",),
@@ -169,6 +178,13 @@ class WaveLoader:
                 f"path {raw!r} is absolute, escapes the repository or has control characters",
                 "a path relative to the repository",
             )
+        elif self.lane.confine(norm) is None:
+            self.ck.error(
+                path,
+                f"path {raw!r} leads out of the repository through a symbolic link",
+                "a path that stays inside the repository",
+            )
+            return None
         return norm
 
     def _agent(self, item: Any, i: int) -> AgentDef | None:
@@ -331,41 +347,54 @@ class WaveLoader:
             self._check_ownership(loaded, shared)
 
     def _check_cycles(self, loaded: list[tuple[int, AgentDef]], index: dict[str, int]) -> None:
+        """The first depends_on cycle, found without recursion (a chain of thousands of
+        agents must not overflow the stack) in time linear in agents and edges."""
         graph = {a.id: [d for d in a.depends_on if d in index and d != a.id] for _, a in loaded}
-        state: dict[str, int] = {}
-
-        def visit(node: str, trail: list[str]) -> list[str] | None:
-            state[node] = 1
-            for nxt in graph[node]:
-                if state.get(nxt) == 1:
-                    return [*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt]
-                if nxt not in state and (cycle := visit(nxt, [*trail, nxt])):
-                    return cycle
-            state[node] = 2
-            return None
-
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
         for _, a in loaded:
-            if a.id not in state and (cycle := visit(a.id, [a.id])):
-                self.ck.error(
-                    ("agents", index[cycle[0]], "depends_on"),
-                    "depends_on forms a cycle: " + " -> ".join(cycle),
-                    "no cycles",
-                )
-                return
+            if a.id in state:
+                continue
+            trail: list[str] = [a.id]
+            where: dict[str, int] = {a.id: 0}
+            stack = [iter(graph[a.id])]
+            state[a.id] = 1
+            while stack:
+                nxt = next(stack[-1], None)
+                if nxt is None:
+                    state[trail.pop()] = 2
+                    stack.pop()
+                    continue
+                if state.get(nxt) == 1:
+                    cycle = [*trail[where[nxt] :], nxt]
+                    self.ck.error(
+                        ("agents", index[cycle[0]], "depends_on"),
+                        "depends_on forms a cycle: " + " -> ".join(cycle),
+                        "no cycles",
+                    )
+                    return
+                if nxt not in state:
+                    state[nxt] = 1
+                    where[nxt] = len(trail)
+                    trail.append(nxt)
+                    stack.append(iter(graph[nxt]))
 
     def _check_ownership(self, loaded: list[tuple[int, AgentDef]], shared: list[str]) -> None:
-        claimed: list[tuple[str, int, str]] = []
+        """Each owned path overlaps no earlier path of another agent (unless shared); an index
+        makes each check cost the path's depth, not the number of paths claimed so far."""
+        shared_index = OwnedPaths()
+        for path in shared:
+            shared_index.add(path, -1, "")
+        claimed = OwnedPaths()
         for i, a in loaded:
             for j, path in enumerate(a.owns):
-                if any(paths_overlap(path, s) for s in shared):
+                if shared_index.overlap(path, -2) is not None:
                     continue
-                for other_path, other_i, other_id in claimed:
-                    if other_i != i and paths_overlap(path, other_path):
-                        self.ck.error(
-                            ("agents", i, "owns", j),
-                            f"{path!r} is also owned by {other_id} ({other_path!r})",
-                            "each path owned by one agent, or shared_files: true, "
-                            "or the path listed in the wave's shared:",
-                        )
-                        break
-                claimed.append((path, i, a.id))
+                other = claimed.overlap(path, i)
+                if other is not None:
+                    self.ck.error(
+                        ("agents", i, "owns", j),
+                        f"{path!r} is also owned by {other.owner_id} ({other.path!r})",
+                        "each path owned by one agent, or shared_files: true, "
+                        "or the path listed in the wave's shared:",
+                    )
+                claimed.add(path, i, a.id)

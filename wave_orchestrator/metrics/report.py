@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..sanitize import strip_controls
 from ..state.fsutil import read_jsonl
 
 READ_LIMIT = 5000
@@ -209,9 +210,10 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
     rows = [header]
     for g in groups:
         timed = g["avg_ms"] > 0
-        row = [g["model"], g["reasoning"]]
+        # the model is the one the CLI reported: text from the agent's output, shown inert
+        row = [strip_controls(str(g["model"])), strip_controls(str(g["reasoning"]))]
         if by == "model-role":
-            row.append(g.get("role", NO_VALUE))
+            row.append(strip_controls(str(g.get("role", NO_VALUE))))
         row += [
             str(g["runs"]),
             f"{_round_half_up(100 * _success_rate(g))}%",

@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import clear_owned, write_json_atomic
+from ..state.fsutil import clear_owned, json_text, write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .placement.slurm import SlurmPlacement
@@ -102,6 +103,12 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     return shlex.join(SlurmPlacement(lane.placement, lane.name).command_line(job))
 
 
+def write_preview(path: Path, data: Any) -> None:
+    """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
+    secret it cannot recognise must not be readable by every user of the machine."""
+    write_atomic(path, json_text(data, indent=2) + "\n", mode=0o600)
+
+
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     layout = StateLayout(lane.state_dir, lane.name, dry_run=True)
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
@@ -119,13 +126,13 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 command = placement_command(lane, launch)
                 if command is not None:
                     result.commands[(wave.number, agent.id)] = command
-                write_json_atomic(
+                write_preview(
                     launch.paths.preview,
                     preview(launch, result.worktrees[(wave.number, agent.id)], command),
                 )
                 result.launches.append(launch)
                 result.warnings += agent_warnings(wave, agent)
-        write_json_atomic(
+        write_preview(
             layout.launch_preview,
             [
                 preview(

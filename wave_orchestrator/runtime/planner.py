@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -20,12 +19,10 @@ from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
 from ..agents.wrapper import WrapperSpec, render_run_script
 from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
+from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
 from .placement.base import AgentJob
-
-SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
-
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -78,10 +75,6 @@ def find_program(program: str, path_env: str, repo: Path) -> str | None:
         candidate = repo / program
         return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
     return shutil.which(program, path=path_env)
-
-
-def redact_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("***" if SECRET_NAME_RE.search(k) else v) for k, v in env.items()}
 
 
 @dataclass(frozen=True)
@@ -137,7 +130,7 @@ class AgentLaunch:
             "attempt": self.attempt,
             "executor": self.executor,
             "model": self.model,
-            "argv": list(self.command.argv),
+            "argv": [redact_value(arg) for arg in self.command.argv],
             "env": redact_env(self.env),
             "session": self.session,
             "socket": self.socket,

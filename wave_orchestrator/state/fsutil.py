@@ -13,6 +13,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -66,7 +67,8 @@ def _refuse(path: Path, what: str) -> UnsafePath:
     return UnsafePath(f"{path} is {what}; wave does not follow or replace it (remove it)")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words for a message (a FIFO, a folder, ...)."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISDIR(mode):
@@ -87,7 +89,7 @@ def check_regular_or_missing(path: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise _refuse(path, _kind(mode))
+        raise _refuse(path, file_kind(mode))
 
 
 def ensure_dir(path: Path) -> None:
@@ -125,7 +127,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
         check_regular_or_missing(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
                 fh.write(text)
             os.chmod(tmp, mode)
             os.replace(tmp, path)
@@ -134,8 +137,18 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
             raise
 
 
+def json_text(data: Any, **options: Any) -> str:
+    """JSON with non-ASCII kept, except lone surrogates (bytes of a path or value that is not
+    UTF-8), written as ``\\udcXX`` escapes: the file stays UTF-8 and reads back the same."""
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, json_text(data, indent=2) + "\n")
 
 
 def open_regular(path: Path, flags: int = _READ) -> int:
@@ -147,12 +160,12 @@ def open_regular(path: Path, flags: int = _READ) -> int:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, "a symbolic link") from None
         if exc.errno in (errno.EISDIR, errno.ENXIO):
-            raise _refuse(path, _kind(os.lstat(path).st_mode)) from None
+            raise _refuse(path, file_kind(os.lstat(path).st_mode)) from None
         raise
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise _refuse(path, _kind(mode))
+        raise _refuse(path, file_kind(mode))
     return fd
 
 
@@ -218,7 +231,7 @@ def append_line(path: Path, line: str) -> None:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    append_line(path, json_text(record, separators=(",", ":")) + "\n")
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -257,5 +270,5 @@ def clear_owned(path: Path, name: str) -> None:
             "wave will not delete it: move it away and run again"
         )
     if not stat.S_ISDIR(mode):
-        raise _refuse(target, _kind(mode))
+        raise _refuse(target, file_kind(mode))
     shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed

@@ -8,8 +8,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import UsageError
 from ..names import AGENT_ID_RE, LANE_NAME_RE
 from .fsutil import UnsafePath, register_state_root
+
+# tmux -L NAME makes the socket /tmp/tmux-<uid>/NAME: a `/` or `..` would put it elsewhere.
+SOCKET_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
 
 def socket_name(lane: str, repo: Path) -> str:
@@ -19,8 +23,13 @@ def socket_name(lane: str, repo: Path) -> str:
     """
     override = os.environ.get("WAVE_TMUX_SOCKET")
     if override:
+        if not SOCKET_NAME_RE.fullmatch(override):
+            raise UsageError(
+                f"WAVE_TMUX_SOCKET={override!r} is not a plain socket name (expected to match "
+                f"{SOCKET_NAME_RE.pattern}: tmux keeps it in its own folder, never a path)"
+            )
         return override
-    digest = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(os.fsencode(repo.resolve())).hexdigest()[:8]
     return f"wave-{lane}-{digest}"
 
 

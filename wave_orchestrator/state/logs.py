@@ -12,6 +12,7 @@ from typing import Any
 
 import structlog
 
+from ..sanitize import strip_controls
 from .events import utc_now
 from .fsutil import append_line, ensure_dir
 
@@ -42,7 +43,8 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
     tail = " ".join(
         f"{k}={v}" for k, v in event_dict.items() if k not in ("lane",) and v is not None
     )
-    return f"{prefix}{event}" + (f" ({tail})" if tail else "")
+    # details quote agents' words (gate details, markers): shown on a terminal, never obeyed
+    return strip_controls(f"{prefix}{event}" + (f" ({tail})" if tail else ""))
 
 
 class _SkipEmptyLogger(structlog.PrintLogger):

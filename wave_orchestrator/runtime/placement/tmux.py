@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import libtmux
 
 from ...errors import TmuxError
+from ...sanitize import is_secret
 from .base import PaneInfo as PaneInfo  # re-exported: tmux's view of an agent
 
 
@@ -164,6 +165,7 @@ class TmuxServer:
         args = [
             "start-server",
             ";",
+            *forget_secrets_args(),
             "set-option",
             "-g",
             "remain-on-exit",
@@ -264,6 +266,19 @@ class TmuxServer:
 
     def attach_argv(self, name: str) -> list[str]:
         return ["tmux", "-L", self.socket, "attach-session", "-t", f"={name}"]
+
+
+# -- secrets (issue 10, class 11) ------------------------------------------------------------
+def forget_secrets_args() -> list[str]:
+    """`set-environment -g -u NAME ;` for each secret in our environment. A tmux server keeps
+    the environment of whoever started it and gives it to every later session (and to
+    `tmux show-environment -g`); agents read their keys from their owner-only env file."""
+    return [
+        arg
+        for name, value in os.environ.items()
+        if is_secret(name, value)
+        for arg in ("set-environment", "-g", "-u", name, ";")
+    ]
 
 
 def signal_process_group(pid: int, signum: int) -> bool:
