@@ -182,3 +182,13 @@ def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) 
     )
     assert "Traceback" not in result.stderr
     assert not repo.agent_dir("main", 1, "A1").exists()
+
+
+def test_stopping_a_pending_job_cancels_it_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm(squeue="41|wave-main-w1-A1|PENDING||Resources\n")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    assert place.signal(41, signal.SIGTERM)
+    assert [c for c in fake.calls if c[0] == "scancel"] == [["scancel", "41"]]

@@ -128,7 +128,8 @@ class AgentPool:
         paused, and start again (the budget extended by the wait) once the answer came."""
         waiting = self.talk.waiting_human()
         for run in self.runs:
-            if run.active and run.id in waiting and run.state is not AgentState.WAITING_HUMAN:
+            asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
+            if run.active and run.id in waiting and asking:
                 run.wait_on_person(now)
             elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
                 run.answered(now)

@@ -239,10 +239,11 @@ class SlurmPlacement:
 
     def signal(self, handle: int, signum: int) -> bool:
         """TERM: the batch script and every step get it (the wrapper writes its status);
-        KILL: the job is cancelled."""
+        KILL, or any signal to a job still pending: the job is cancelled."""
         if not self.alive(handle):
             return False
-        if signum == signals.SIGKILL:
+        queued = any(i.pid == handle and i.queued for i in self._live.values())
+        if signum == signals.SIGKILL or queued:  # a pending job has nothing to signal
             self._cancel([handle])
         else:
             name = signals.Signals(signum).name.removeprefix("SIG")
