@@ -180,8 +180,39 @@ def test_a_queued_agent_waits_without_spending_its_budget(slurm_repo: Repo) -> N
     budget = "executor: {budget: {minutes: 0.1}, local: {command: 'sleep 1'}}"
     slurm_repo.lane("q", slurm_lane(), {1: f"agents:\n  - {{id: A1, prompt: do it, {budget}}}\n"})
     started = time.monotonic()
-    result = slurm_repo.wave("launch", "--lane", "q", "--no-dashboard", timeout=120)
-    assert result.returncode == 0, result.stderr  # queued past its 6 s budget, not a timeout
+    launcher = slurm_repo.spawn("launch", "--lane", "q", "--no-dashboard")
+    try:
+        board = slurm_repo.state("q") / "waves" / "wave-1" / "dashboard.json"
+
+        def shown_queued() -> bool:
+            try:
+                agents = json.loads(board.read_text())["agents"]
+            except (OSError, ValueError, KeyError):
+                return False
+            return [a["state"] for a in agents] == ["queued"]
+
+        wait_for(shown_queued, 30, what="the dashboard to show A1 queued")
+        _, err = launcher.communicate(timeout=120)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, err  # queued past its 6 s budget, not a timeout
     assert time.monotonic() - started > 6.5
     job = job_of(slurm_repo, "wave-q-w1-A1")
     assert job["StartTime"] >= job_of(slurm_repo, "hog")["EndTime"], (job, hog)
+
+
+def test_wave_stop_agent_cancels_one_job(slurm_repo: Repo) -> None:
+    body = "agents:\n" + agent("A1", "sleep 120") + agent("A2", "sleep 4")
+    slurm_repo.lane("one", slurm_lane(), {1: body})
+    launcher = slurm_repo.spawn("launch", "--lane", "one", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "one", "A1", "A2"), 60, what="both to run")
+        stop = slurm_repo.wave("stop", "--lane", "one", "--agent", "A1")
+        launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert stop.returncode == 0, stop.stderr
+    status = slurm_repo.status("one", 1, "A1")
+    assert (status["outcome"], status.get("stopped_by")) == ("cancelled", "person")
+    assert slurm_repo.status("one", 1, "A2")["code"] == 0  # the other agent ran on
+    assert job_of(slurm_repo, "wave-one-w1-A1")["JobState"] != "RUNNING"
