@@ -29,6 +29,15 @@ def wait_for(
         time.sleep(interval)
 
 
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped (what "left running" means in a test)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class Repo:
     """A throwaway repository: lanes, a bin/ of fake CLIs on PATH, and the `wave` command."""
 

@@ -36,6 +36,26 @@ def _status_agent(repo: Repo, agent: str) -> dict[str, Any] | None:
     return None
 
 
+def _pending_questions(repo: Repo) -> list[dict[str, Any]]:
+    """The lane's pending questions, once there is one (a deadline, not a sleep)."""
+    found: list[dict[str, Any]] = wait_for(
+        lambda: json.loads(
+            repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout or "[]"
+        ),
+        seconds=40,
+        what="a pending question",
+    )
+    return found
+
+
+def _wait_waiting_human(repo: Repo, agent: str) -> None:
+    wait_for(
+        lambda: (_status_agent(repo, agent) or {}).get("state") == "waiting-human",
+        seconds=20,
+        what=f"{agent} shown as waiting-human",
+    )
+
+
 def _finish(proc: subprocess.Popen[str], timeout: float = 90) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
@@ -80,14 +100,7 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
     tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
-        pending = wait_for(
-            lambda: json.loads(
-                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
-                or "[]"
-            ),
-            seconds=40,
-            what="a pending question",
-        )
+        pending = _pending_questions(tmux_repo)
         (request,) = pending
         wait_for(lambda: notified.exists() and notified.stat().st_size > 0, what="notify ran")
         sent = json.loads(notified.read_text())
@@ -95,11 +108,7 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
             request["id"], "keep the v1 endpoint?", "pending"
         )  # fmt: skip
         assert (request["agent"], request["question"]) == ("Q", "keep the v1 endpoint?")
-        wait_for(
-            lambda: (_status_agent(tmux_repo, "Q") or {}).get("state") == "waiting-human",
-            seconds=20,
-            what="Q shown as waiting-human",
-        )
+        _wait_waiting_human(tmux_repo, "Q")
         done = tmux_repo.wave(
             "feedback",
             "respond",
@@ -149,19 +158,8 @@ def test_a_person_answering_late_does_not_run_out_the_agents_budget(tmux_repo: R
     tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
-        pending = wait_for(
-            lambda: json.loads(
-                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
-                or "[]"
-            ),
-            seconds=40,
-            what="a pending question",
-        )
-        wait_for(
-            lambda: (_status_agent(tmux_repo, "Q") or {}).get("state") == "waiting-human",
-            seconds=20,
-            what="Q shown as waiting-human",
-        )
+        pending = _pending_questions(tmux_repo)
+        _wait_waiting_human(tmux_repo, "Q")
         time.sleep(4)  # longer than the whole budget: the clock must be paused meanwhile
         assert launch.poll() is None
         tmux_repo.wave(
@@ -184,14 +182,7 @@ def test_an_answer_to_a_pending_question_lets_the_retry_run_with_it(tmux_repo: R
     tmux_repo.lane("main", lane, {1: _wave(_agent("A", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
-        pending = wait_for(
-            lambda: json.loads(
-                tmux_repo.wave("feedback", "list", "--lane", "main", "--pending", "--json").stdout
-                or "[]"
-            ),
-            seconds=40,
-            what="a pending question",
-        )
+        pending = _pending_questions(tmux_repo)
         wait_for(
             lambda: tmux_repo.agent_dir("main", 1, "A").joinpath("status.json").exists(),
             what="attempt 1 finished",

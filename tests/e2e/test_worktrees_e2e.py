@@ -171,3 +171,15 @@ def test_closure_agents_run_on_the_integration_branch_and_their_work_is_kept(
     files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
     assert {"A.txt", "D.txt"} <= set(files)
     assert sh(root, "git", "log", "-1", "--format=%s", "wave/main/wave-1") == "wave: D attempt 1"
+
+
+def test_a_failing_setup_command_fails_its_agent_not_the_launcher(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "setup: {command: 'exit 7'}\n", [agent("A", "echo a > A.txt")])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    assert "could not prepare its worktree: setup.command bash -c 'exit 7' exited 7" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    (finished,) = [e for e in tmux_repo.events("main") if e["event"] == "agent_finished"]
+    assert (finished["agent"], finished["status"]) == ("A", "failed")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, alive, local_lane, wait_for
 
 from wave_orchestrator.runtime.snapshot import SnapshotWriter
 from wave_orchestrator.state import fsutil
@@ -114,14 +114,6 @@ def fill(folder: Path) -> None:
 
 def remount_read_only(mount: Path) -> None:
     subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 AGENT = 'mkdir -p "$WAVE_REPO/pids"; echo $$ > "$WAVE_REPO/pids/$WAVE_AGENT_ID"; exec sleep 300'

@@ -13,21 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, alive, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
 
 # Leaves a child that ignores SIGHUP (what `nohup` does) and records its pid.
 NOHUP_CHILD = 'nohup sleep 1000 >/dev/null 2>&1 & echo $! > "$WAVE_REPO/left.pid"; '
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting to be reaped."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def lane(repo: Repo, command: str, retries: int = 0) -> None:

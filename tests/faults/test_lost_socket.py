@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, alive, local_lane, wait_for
 
 from wave_orchestrator.runtime.placement.tmux import TmuxServer, TmuxUnreachable
 
@@ -26,14 +26,6 @@ AGENT = (
     'echo run >> "$WAVE_REPO/runs-$WAVE_AGENT_ID"; touch "$WAVE_REPO/started-$WAVE_AGENT_ID"; '
     'while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.1; done; exit {code}'
 )
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def lane(repo: Repo, ids: list[str], retries: int = 1, code: int = 0) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import libtmux
 import pytest
-from helpers import Repo, wait_for
+from helpers import Repo, alive, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -43,14 +43,6 @@ def lane(repo: Repo, command: str, ids: tuple[str, ...] = ("A1", "A2")) -> None:
         for i in ids
     )
     repo.lane("main", LANE, {1: "agents:\n" + rows})
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def pids(repo: Repo) -> dict[str, int]:

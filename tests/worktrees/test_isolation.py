@@ -23,7 +23,7 @@ def repo(tmp_path: Path) -> Path:
     sh(root, "git", "config", "user.email", "me@example.com")
     sh(root, "git", "config", "user.name", "Me")
     (root / "a.txt").write_text("one\ntwo\nthree\n")
-    (root / ".gitignore").write_text(".wave/\n.env\n")
+    (root / ".gitignore").write_text(".wave/\n")
     (root / ".env").write_text("TOKEN=x\n")
     sh(root, "git", "add", "a.txt", ".gitignore")
     sh(root, "git", "commit", "-qm", "base")
@@ -43,6 +43,11 @@ def test_agents_get_their_own_worktree_and_branch_from_the_base(repo: Path) -> N
     assert (tree.path / ".env").read_text() == "TOKEN=x\n"  # copied, untracked
     assert (tree.path / "setup.txt").read_text() == "ready\n"
     assert w.prepare(1, "A", base) == tree  # reused, not recreated
+    assert w.commit(tree.path, "wave: A attempt 1", keep_out=(".env", "setup.txt")) is None
+    (tree.path / "work.txt").write_text("w\n")
+    w.commit(tree.path, "wave: A attempt 1", keep_out=(".env",))
+    committed = sh(tree.path, "git", "show", "--name-only", "--format=", "HEAD").split()
+    assert committed == ["setup.txt", "work.txt"]  # the copied .env is never committed
 
 
 def test_uncommitted_work_is_committed_and_nothing_to_commit_is_no_commit(repo: Path) -> None:
@@ -137,3 +142,6 @@ def test_a_bad_base_and_a_failing_setup_are_clear_errors(repo: Path) -> None:
         w.base("nope")
     with pytest.raises(GitError, match=r"setup\.command .* exited 3"):
         w.prepare(1, "A", w.base(None), Setup(command="exit 3"))
+    assert not w.path(1, "A").exists()  # removed, so the next attempt runs the setup again
+    w.prepare(1, "A", w.base(None), Setup(command="touch ok"))
+    assert (w.path(1, "A") / "ok").exists()

@@ -34,7 +34,7 @@ from .placement.base import Placement
 from .placement.local import LocalPlacement
 from .placement.reaper import stop_agent_sessions
 from .placement.slurm import SlurmPlacement
-from .placement.tmux import TmuxServer
+from .placement.tmux import TmuxServer, process_running
 
 KILL_GRACE_SECONDS = 10.0
 
@@ -83,21 +83,6 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
         text = out.read_bytes()[offset:].decode(errors="replace").strip() if out.exists() else ""
         raise WaveError(f"the detached launcher did not start:\n{text or '(no output)'}")
     return pid
-
-
-def _process_running(pid: int) -> bool:
-    """Whether ``pid`` is still running; a zombie has finished, whoever reaps it."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 def _live_pid(layout: StateLayout) -> int | None:
@@ -156,7 +141,7 @@ def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> S
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     # The lock goes first, then the interpreter winds down: stopped means the process is gone.
-    done = wait_until(lambda: live_lock(layout.lock) is None and not _process_running(pid), timeout)
+    done = wait_until(lambda: live_lock(layout.lock) is None and not process_running(pid), timeout)
     return StopReport(pid, done, [])
 
 

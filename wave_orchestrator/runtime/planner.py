@@ -268,3 +268,14 @@ def required_programs(lane: LaneDef, waves: Iterable[WaveDef]) -> list[tuple[str
                 program = build_command(agent.executor, ex, agent.id).program
                 out.append((f"w{wave.number}/{agent.id}", ex, program))
     return out
+
+
+def next_executor(agent: AgentDef, history: list[str], path_env: str, repo: Path) -> str:
+    """After a failure: the next fallback not yet tried and installed, else the same one."""
+    for candidate in agent.executor.fallbacks:
+        if candidate in history:
+            continue
+        program = build_command(agent.executor, candidate, agent.id).program
+        if find_program(program, path_env, repo):
+            return candidate
+    return history[-1]

@@ -13,7 +13,6 @@ from typing import Any
 
 import structlog
 
-from ..agents.executors import build_command
 from ..agents.prompts import closure_briefing
 from ..closure.actions import failure_summary
 from ..closure.gates import AgentResult, GateResult, judge_stage
@@ -32,7 +31,7 @@ from .coordinator import Coordinator
 from .metrics_writer import MetricsWriter
 from .placement.base import PaneInfo, Placement
 from .placement.reaper import Reaper
-from .planner import find_program, plan_agent
+from .planner import next_executor, plan_agent
 from .recorder import release_files
 from .resume import adopt, read_leftover
 from .retry import (
@@ -289,7 +288,12 @@ class WaveRunner:
         retry = []
         for run in result.failed:
             agent = run.launch.agent
-            same = self._choose_executor(agent, self.executors[agent.id]) == run.launch.executor
+            same = (
+                next_executor(
+                    agent, self.executors[agent.id], self.ctx.path_env, self.ctx.lane.repo
+                )
+                == run.launch.executor
+            )
             stuck = run.state is AgentState.USAGE_LIMIT and same
             if not stuck and not self._stopped_by_person(agent):
                 retry.append(agent)
@@ -339,7 +343,7 @@ class WaveRunner:
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
             ran = previous is not None and previous.launched_wall is not None
-            executor = self._choose_executor(agent, history) if ran else history[-1]
+            executor = self._next_executor(agent, history) if ran else history[-1]
             if executor != history[-1]:
                 history.append(executor)
             launch = plan_agent(
@@ -352,7 +356,7 @@ class WaveRunner:
                 ctx.path_env,
                 briefing,
                 self.retry_notes.get(agent.id, ""),
-                workdir=self.spaces.workdir(agent),
+                workdir=(where := self.spaces.try_workdir(agent))[0],
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
@@ -361,6 +365,9 @@ class WaveRunner:
             ):  # an unreadable status left behind must not pass for the relaunch's own
                 archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
+            if where[1]:  # its worktree could not be made: it fails without starting
+                self.spaces.fail_unstarted(run, where[1], ctx.events)
+                continue
             runs.append(run)
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
         AgentPool(
@@ -403,6 +410,9 @@ class WaveRunner:
             ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
         return run
 
+    def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
+        return next_executor(agent, history, self.ctx.path_env, self.ctx.lane.repo)
+
     def _stopped_by_person(self, agent: AgentDef) -> bool:
         """Cancelled by `wave stop --agent`, or waiting on an agent that was: not retried."""
         run = self.latest.get(agent.id)
@@ -432,16 +442,6 @@ class WaveRunner:
         self.spaces.commit(run)
         if self.desk is not None:
             release_files(run, self.desk, self.ctx.events, self.wave.number)
-
-    def _choose_executor(self, agent: AgentDef, history: list[str]) -> str:
-        """After a failure: the next fallback not yet tried and installed, else the same one."""
-        for candidate in agent.executor.fallbacks:
-            if candidate in history:
-                continue
-            program = build_command(agent.executor, candidate, agent.id).program
-            if find_program(program, self.ctx.path_env, self.ctx.lane.repo):
-                return candidate
-        return history[-1]
 
     # -- start and end ----------------------------------------------------------------------
     def _start(self, run_state: RunState) -> int:

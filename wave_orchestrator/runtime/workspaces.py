@@ -13,8 +13,10 @@ from typing import Any
 from ..closure.gates import GateResult
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..errors import WaveError
+from ..state.events import EventLog
 from ..state.fsutil import read_json, write_json_atomic
 from ..state.layout import StateLayout
+from ..state.lifecycle import AgentState
 from ..worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
 from .agent_pool import AgentRun
 
@@ -82,6 +84,20 @@ class Workspaces:
         self.trees[agent.id] = tree
         return tree.path
 
+    def try_workdir(self, agent: AgentDef) -> tuple[Path | None, str]:
+        """``workdir``, or why it could not be made (a failing ``setup.command``, a folder in
+        the way): that agent fails without starting, the wave goes on."""
+        try:
+            return self.workdir(agent), ""
+        except WaveError as exc:
+            return None, f"could not prepare its worktree: {exc}"
+
+    def fail_unstarted(self, run: AgentRun, detail: str, events: EventLog) -> None:
+        run.to(AgentState.FAILED)
+        run.detail = detail
+        events.emit("agent_finished", self.wave.number, run.id, status="failed", detail=detail)
+        self.log.warning("agent finished", agent=run.id, status="failed", detail=detail)
+
     def root_for(self, agent: AgentDef) -> Path:
         """Where the agent's deliverables and report are looked for."""
         return self.workdir_path(agent) or self.lane.repo
@@ -99,7 +115,7 @@ class Workspaces:
             return
         message = f"wave: {run.id} attempt {run.launch.attempt}"
         try:
-            sha = self.iso.commit(path, message)
+            sha = self.iso.commit(path, message, self.setup.copy)
         except WaveError as exc:
             self.log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
             return

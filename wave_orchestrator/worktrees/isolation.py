@@ -100,7 +100,11 @@ class Isolation:
         else:
             git(self.repo, "worktree", "add", "-b", tree.branch, str(tree.path), base)
         if setup is not None:
-            self._setup(tree.path, setup)
+            try:
+                self._setup(tree.path, setup)
+            except (GitError, OSError):  # a half set-up worktree is made anew next time
+                git(self.repo, "worktree", "remove", "--force", str(tree.path), check=False)
+                raise
         return tree
 
     def _registered(self, path: Path) -> bool:
@@ -152,12 +156,15 @@ class Isolation:
                     + " ".join(said)
                 )
 
-    def commit(self, path: Path, message: str) -> str | None:
-        """Commit everything the agent left uncommitted (new files too); the new commit, or
+    def commit(self, path: Path, message: str, keep_out: Sequence[str] = ()) -> str | None:
+        """Commit everything the agent left uncommitted (new files too), except ``keep_out``
+        (what ``setup.copy`` put there, such as ``.env``: never committed); the new commit, or
         None when there was nothing to commit."""
         if not dirty(path):
             return None
-        git(path, "add", "--all")
+        git(path, "add", "--all", "--", ".", *(f":(exclude){p}" for p in keep_out))
+        if git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
+            return None
         git(path, "commit", "--quiet", "--no-verify", "-m", message, identity=True)
         return out(path, "rev-parse", "HEAD")
 
