@@ -1,11 +1,17 @@
 """Launcher benchmark: prints figures, asserts nothing.
 
     .venv/bin/python bench/launch.py [--sizes 10 50 200] [--idle-seconds 30]
+    .venv/bin/python bench/launch.py --slurm 50      # the same N agents as Slurm jobs, too
 
 For N no-op agents (stagger 0): per-agent launch overhead and completion-detection latency (the
 agent's own exit → the `agent_finished` event), p50/p99; then the same with `isolation: worktree`
 (a `git worktree add` per agent, the commits and the merges). Then the launcher's CPU seconds and
 peak RSS while 200 agents wait, and the dry-run time of a lane of 20 waves x 10 agents.
+
+With ``--slurm N``: N no-op agents placed as Slurm jobs (one sbatch each), next to the same N
+locally. The cluster is the one SLURM_CONF names, else scripts/slurm-dev-cluster.sh starts one
+(as root) for the run. Launch overhead there is the submission (sbatch) per agent; detection is
+the agent's exit to the launcher's `agent_finished`.
 """
 
 from __future__ import annotations
@@ -40,10 +46,15 @@ def pct(values: list[float], f: float) -> float:
     )
 
 
-def make_repo(root: Path, waves: int, agents: int, command: str, worktree: bool = False) -> None:
+def make_repo(
+    root: Path, waves: int, agents: int, command: str, worktree: bool = False, slurm: bool = False
+) -> None:
     lane = root / "lanes" / "bench"
     (lane / "waves").mkdir(parents=True)
-    (lane / "lane.yaml").write_text(LANE + ("isolation: worktree\n" if worktree else ""))
+    extra = ("isolation: worktree\n" if worktree else "") + (
+        "placement: {kind: slurm}\n" if slurm else ""
+    )
+    (lane / "lane.yaml").write_text(LANE + extra)
     (root / "exit").mkdir()
     for w in range(1, waves + 1):
         cmd = json.dumps(command)
@@ -77,10 +88,11 @@ def events(root: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def bench_launch(n: int, worktree: bool = False) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        make_repo(root, 1, n, NOOP, worktree)
+def bench_launch(n: int, worktree: bool = False, slurm: bool = False) -> None:
+    # Slurm jobs must see the repository: under the current folder, not a node-local /tmp.
+    with tempfile.TemporaryDirectory(dir="." if slurm else None) as tmp:
+        root = Path(tmp).resolve()
+        make_repo(root, 1, n, NOOP, worktree, slurm)
         socket = f"wave-bench-{os.getpid()}-{n}"
         try:
             subprocess.run(
@@ -97,7 +109,7 @@ def bench_launch(n: int, worktree: bool = False) -> None:
         finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
         latency = [(finished[a] - float((root / "exit" / a).read_text())) * 1000 for a in finished]
         per_agent = (max(launched) - started) / n * 1000
-        mode = "worktree" if worktree else "shared  "
+        mode = "slurm   " if slurm else "worktree" if worktree else "shared  "
         ended = at(next(e for e in evs if e["event"] == "wave_completed")["at"])
         print(
             f"N={n:<4} {mode} launch overhead {per_agent:6.1f} ms/agent   "
@@ -173,6 +185,33 @@ def bench_dry_run() -> None:
         )
 
 
+def dev_cluster(action: str, folder: str) -> str:
+    """scripts/slurm-dev-cluster.sh ``action`` on ``folder``; returns what it printed."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "slurm-dev-cluster.sh"
+    env = {**os.environ, "WAVE_SLURM_DIR": folder}
+    done = subprocess.run(
+        ["bash", str(script), action], env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"slurm-dev-cluster.sh {action} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def bench_slurm(n: int) -> None:
+    """N no-op agents as Slurm jobs, next to the same N locally."""
+    folder = None
+    if not os.environ.get("SLURM_CONF"):
+        folder = tempfile.mkdtemp(prefix="wave-bench-slurm-")
+        dev_cluster("start", folder)
+        os.environ["SLURM_CONF"] = str(Path(folder) / "slurm.conf")
+    try:
+        bench_launch(n)
+        bench_launch(n, slurm=True)
+    finally:
+        if folder is not None:
+            dev_cluster("stop", folder)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -181,7 +220,11 @@ def main() -> None:
     p.add_argument("--idle-seconds", type=float, default=30)
     p.add_argument("--idle-agents", type=int, default=200)
     p.add_argument("--worktree-sizes", type=int, nargs="*", default=[10, 50])
+    p.add_argument("--slurm", type=int, metavar="N", help="only: N agents on Slurm and locally")
     args = p.parse_args()
+    if args.slurm:
+        bench_slurm(args.slurm)
+        return
     for n in args.sizes:
         bench_launch(n)
     for n in args.worktree_sizes:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import getpass
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import libtmux
@@ -31,3 +35,52 @@ def tmux_repo(tmp_path: Path, server: libtmux.Server) -> Repo:
     """A repository whose lanes run on the private tmux server of libtmux's ``server`` fixture."""
     assert server.socket_name is not None
     return Repo(tmp_path / "repo", socket=server.socket_name)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The two-node dev cluster of scripts/slurm-dev-cluster.sh, for the whole session; its
+    slurm.conf is exported as SLURM_CONF meanwhile. A cluster that cannot start fails the
+    tests that need it, loudly: deselect them with -m 'not slurm' where there is no root."""
+    folder = tmp_path_factory.mktemp("slurm")
+    env = {**os.environ, "WAVE_SLURM_DIR": str(folder)}
+    script = [str(ROOT / "scripts" / "slurm-dev-cluster.sh")]
+    started = subprocess.run(
+        ["bash", *script, "start"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    if started.returncode != 0:
+        pytest.fail(
+            "the Slurm dev cluster did not start (the slurm tests need root and Debian's "
+            "slurmctld, slurmd, slurm-client and munge; deselect them with -m 'not slurm'):\n"
+            + started.stderr,
+            pytrace=False,
+        )
+    before = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(folder / "slurm.conf")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["bash", *script, "stop"], env=env, capture_output=True, timeout=120)
+        if before is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = before
+
+
+@pytest.fixture
+def slurm_repo(tmux_repo: Repo, slurm_cluster: Path) -> Iterator[Repo]:
+    """A repository whose lanes may place agents on the dev cluster; every job still there
+    at the end of the test is cancelled."""
+    tmux_repo.env["SLURM_CONF"] = str(slurm_cluster / "slurm.conf")
+    try:
+        yield tmux_repo
+    finally:
+        subprocess.run(["scancel", f"--user={getpass.getuser()}"], env=tmux_repo.env, check=False)

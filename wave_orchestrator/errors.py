@@ -76,7 +76,20 @@ class TmuxMissing(WaveError):
     exit_code = 1
 
 
-class TmuxError(WaveError):
+class PlacementError(WaveError):
+    """The placement (tmux here, or a cluster's scheduler) could not start, follow or stop an
+    agent; the message names the command and its own words."""
+
+    exit_code = 1
+
+
+class TmuxError(PlacementError):
     """A tmux command failed; the message names the subcommand and tmux's own words."""
+
+    exit_code = 1
+
+
+class SlurmError(PlacementError):
+    """A Slurm command (sbatch, squeue, scancel...) failed or is missing."""
 
     exit_code = 1

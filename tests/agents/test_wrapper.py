@@ -323,3 +323,66 @@ def test_patterns_match_the_output_with_ansi_sequences_removed(tmp_path: Path) -
         status["usage_limit"] is True
         and status["detail"] == "usage limit, out of credits: reset later"
     )
+
+
+# -- under Slurm (issue 13): no pane, and a TERM writes a status ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("limit", "outcome", "detail"),
+    [
+        ("3", "timeout", "Slurm time limit (0 min) reached"),  # TERM at its time limit
+        ("600", "cancelled", "Slurm job cancelled (scancel)"),  # TERM long before it
+    ],
+)
+def test_under_slurm_a_term_writes_timeout_or_cancelled_and_ends_the_group(
+    tmp_path: Path, limit: str, outcome: str, detail: str
+) -> None:
+    import os
+    import signal
+    import time
+
+    agent_dir = tmp_path / "agents" / "A1"
+    write_wrapper(
+        tmp_path, ["bash", "-c", "echo $$ > cli.pid; (sleep 60 & echo $! > kid.pid; wait)"], {}
+    )
+    env = {**os.environ, "WAVE_PLACEMENT": "slurm", "WAVE_TIME_LIMIT_SECONDS": limit}
+    proc = subprocess.Popen(
+        ["bash", str(agent_dir / "run.sh")], env=env, stdout=subprocess.PIPE, start_new_session=True
+    )
+    kid_file = tmp_path / "kid.pid"
+    deadline = time.monotonic() + 10
+    while not kid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert proc.stdout is not None and proc.stdout.read() == b""  # output.log is its stdout
+    status = json.loads((agent_dir / "status.json").read_text())
+    assert (status["outcome"], status["detail"], status["code"]) == (outcome, detail, 143)
+    assert (agent_dir / "slurm-node").exists()
+    kid = int(kid_file.read_text())
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{kid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (
+        not Path(f"/proc/{kid}").exists() or Path(f"/proc/{kid}/stat").read_text().split()[2] == "Z"
+    )  # what the CLI started went with it
+
+
+def test_under_slurm_a_status_already_written_is_kept(tmp_path: Path) -> None:
+    """The launcher's own verdict (a budget timeout) is not overwritten by the TERM it sends."""
+    import os
+    import signal
+    import time
+
+    agent_dir = tmp_path / "agents" / "A1"
+    write_wrapper(tmp_path, ["bash", "-c", "echo $$ > cli.pid; exec sleep 60"], {})
+    env = {**os.environ, "WAVE_PLACEMENT": "slurm", "WAVE_TIME_LIMIT_SECONDS": "600"}
+    proc = subprocess.Popen(["bash", str(agent_dir / "run.sh")], env=env, start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "cli.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (agent_dir / "status.json").write_text('{"code": -1, "outcome": "timeout"}\n')
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert json.loads((agent_dir / "status.json").read_text())["outcome"] == "timeout"

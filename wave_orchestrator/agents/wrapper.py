@@ -103,10 +103,46 @@ write_backoff() {
     "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
 }
 
+write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: unless one is there)
+  local tmp="$agent_dir/.status.json.$$"
+  printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
+    "$agent_json" "$wave" "$lane_json" "$attempt" "$1" "$try" "$rate_limited" \
+    "$started_at" "$(now)" "$prompt_sha256" "$offset" "$2" > "$tmp" \
+    && "$bin_mv" "${3:--f}" -- "$tmp" "$agent_dir/status.json"
+  [[ ${3:-} == -n ]] && "$bin_rm" -f -- "$tmp"  # not moved: a status was there
+  return 0
+}
+# Under Slurm (WAVE_PLACEMENT=slurm) nobody else writes a status when the job is cancelled or
+# runs out of time: the wrapper does, unless the launcher already did, then ends its group.
+on_slurm_term() {
+  trap '' TERM
+  [[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null
+  if (( ! finishing )) && [[ ! -e $agent_dir/status.json ]]; then
+    local outcome=cancelled why='Slurm job cancelled (scancel)'
+    if (( ${WAVE_TIME_LIMIT_SECONDS:-0} > 0 && EPOCHSECONDS - start_s + 5 >= WAVE_TIME_LIMIT_SECONDS )); then
+      outcome=timeout why="Slurm time limit ($(( WAVE_TIME_LIMIT_SECONDS / 60 )) min) reached"
+    fi
+    # No-clobber: the launcher's own verdict (a budget timeout) may land meanwhile, and wins.
+    write_status 143 ", \"outcome\": \"$outcome\", \"detail\": \"$why\"" -n
+  fi
+  local pgrp
+  pgrp=$(cut_pgrp </proc/$$/stat)
+  [[ $pgrp == "$$" ]] && kill -TERM -- "-$$" 2>/dev/null
+  exit 143
+}
+cut_pgrp() { local line; read -r line; line=${line##*) }; set -- $line; echo "$3"; }
+
 # The CLI writes straight to the log (a pipe would keep the try open while any background
 # process the agent left holds it); `tail` shows the same output in the pane for people.
-cli='' shower=''
-trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
+# A Slurm job has no pane: its stdout is output.log itself, so nothing is shown twice.
+cli='' shower='' shows=1 finishing=0 start_s=$EPOCHSECONDS
+if [[ ${WAVE_PLACEMENT:-} == slurm ]]; then
+  shows=0
+  trap on_slurm_term TERM
+  printf '%s\n' "${SLURMD_NODENAME:-$HOSTNAME}" > "$agent_dir/slurm-node"
+else
+  trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
+fi
 trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
 "$bin_touch" -- "$log"
 started_at=$(now)
@@ -116,14 +152,18 @@ while (( try < tries )); do
   offset=$("$bin_stat" -c %s -- "$log")
   "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
-  # Polling, not inotify: a wave of many agents must not use up the inotify instances.
-  "$bin_tail" ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
-  shower=$!
+  if (( shows )); then
+    # Polling, not inotify: a wave of many agents must not use up the inotify instances.
+    "$bin_tail" ---disable-inotify -s 0.3 -c "+$(( offset + 1 ))" -f --pid="$cli" -- "$log" 2>/dev/null &
+    shower=$!
+  fi
   wait "$cli"
   code=$?
-  # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
-  ( "$bin_sleep" 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
-  showers+=("$shower")
+  if [[ -n $shower ]]; then
+    # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
+    ( "$bin_sleep" 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
+    showers+=("$shower")
+  fi
   cli='' shower=
   (( code == 0 )) && break
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
@@ -142,7 +182,11 @@ while (( try < tries )); do
     (( delay_ms > max_ms )) && delay_ms=$max_ms
     (( jitter_s > 0 )) && delay_ms=$(( delay_ms + (RANDOM % jitter_s) * 1000 ))
     delay=$(seconds "$delay_ms")
-    printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | "$bin_tee" -a -- "$log"
+    if (( shows )); then
+      printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | "$bin_tee" -a -- "$log"
+    else
+      printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" >> "$log"
+    fi
     write_backoff "$delay_ms"
     "$bin_sleep" "$delay"
     "$bin_touch" -- "$log"  # the sleep was not silence: stall detection counts from here
@@ -152,17 +196,13 @@ while (( try < tries )); do
   break
 done
 
-finished_at=$(now)
 keep="A-Za-z0-9 :.,()/+'-"  # what a detail may hold: nothing that could break the JSON
 detail=${detail//[^$keep]/}
 extra=''
 [[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail:0:200}\""
 (( usage_limit )) && extra="$extra, \"usage_limit\": true"
-tmp="$agent_dir/.status.json.$$"
-printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
-  "$agent_json" "$wave" "$lane_json" "$attempt" "$code" "$try" "$rate_limited" \
-  "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$extra" > "$tmp" \
-  && "$bin_mv" -f -- "$tmp" "$agent_dir/status.json"
+finishing=1  # the status is being written: a late TERM must not write a second one
+write_status "$code" "$extra"
 # Stay until the pane shows the last output: a person who attaches later reads it there.
 for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
 exit "$code"
@@ -174,7 +214,10 @@ def render_env_file(env: Mapping[str, str]) -> str:
     lines = ["# Generated by wave: the launcher's environment, for its agents' run.sh."]
     skip = {"TMUX", "TMUX_PANE", "PWD", "OLDPWD", "SHLVL", "_"}
     for name, value in sorted(env.items()):
-        if name.isidentifier() and name.isascii() and name not in skip:
+        # A launcher inside a Slurm allocation must not hand its job's identity to agents
+        # that run as jobs of their own.
+        job_vars = name.startswith("SLURM") and name != "SLURM_CONF"
+        if name.isidentifier() and name.isascii() and name not in skip and not job_vars:
             lines.append(f"export {name}={quote_any(value)}")
     return "\n".join(lines) + "\n"
 

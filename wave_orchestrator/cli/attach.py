@@ -1,4 +1,5 @@
-"""`wave attach`: put the terminal on an agent's (or the dashboard's) tmux session."""
+"""`wave attach`: put the terminal on an agent's (or the dashboard's) tmux session, or, for
+an agent placed on Slurm, on its job (`srun --jobid J --overlap --pty tail -f output.log`)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..runtime.control import agent_placement
     from ..runtime.placement.tmux import TmuxServer
 
     repo, lane = repo_and_lane(args)
@@ -60,8 +62,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
             raise UsageError("give an agent id, --dashboard or --launcher")
-        wave = args.wave or find_agent_wave(state_layout(repo, lane), args.agent)
+        layout = state_layout(repo, lane)
+        wave = args.wave or find_agent_wave(layout, args.agent)
         target = session_name(wave, args.agent)
+        placement = agent_placement(layout, repo)
+        if placement.queues:  # a Slurm job: srun into it, following its output.log
+            argv = placement.attach_argv(target, layout.agent(wave, args.agent).output_log)
+            if args.print:
+                print(shlex.join(argv))
+                return 0
+            os.execvp(argv[0], argv)
     server = TmuxServer(socket_name(lane, repo))
     argv = server.attach_argv(target)
     if args.print:

@@ -22,6 +22,7 @@ from ..state.untrusted import read_snapshot
 STATE_STYLES = {
     "pending": "dim",
     "launching": "cyan",
+    "queued": "blue",
     "running": "cyan",
     "coding": "cyan",
     "validating": "blue",

@@ -23,9 +23,11 @@ from .model import (
     IsolationSettings,
     LaneDef,
     LaneDefaults,
+    PlacementSettings,
     RateLimitPolicy,
     WaveDef,
 )
+from .placement import check_lane_placement
 from .repo_paths import normalise_repo_path
 from .repository import state_dir_problem
 from .schema import Checker
@@ -47,6 +49,7 @@ LANE_KEYS = (
     "base",
     "setup",
     "merge",
+    "placement",
 )
 NOTIFY_KEYS = ("command",)
 FEEDBACK_KEYS = ("timeout_minutes",)
@@ -111,8 +114,9 @@ class LaneLoader:
         feedback_minutes = self._feedback_minutes(ck, raw.get("feedback"))
         isolation = check_isolation(ck, raw, IsolationSettings())
         merge = check_merge(ck, raw.get("merge"))
+        placement = check_lane_placement(ck, raw.get("placement"))
         waves = self._waves(
-            ck, defaults, required, shared_files, lane_settings, profiles, isolation
+            ck, defaults, required, shared_files, lane_settings, profiles, isolation, placement
         )
         if self.problems:
             raise LaneInvalid(self.problems)
@@ -130,6 +134,7 @@ class LaneLoader:
             notify_command=tuple(notify),
             feedback_timeout_minutes=feedback_minutes,
             merge=merge,
+            placement=placement,
         )
 
     def _notify(self, ck: Checker, value: Any) -> list[str]:
@@ -262,6 +267,7 @@ class LaneLoader:
         lane_settings: dict[str, dict[str, Any]],
         profiles: dict[str, SettingsLayer],
         isolation: IsolationSettings,
+        placement: PlacementSettings,
     ) -> list[WaveDef]:
         ctx = LaneContext(
             repo=self.repo,
@@ -271,6 +277,7 @@ class LaneLoader:
             required_roles=required,
             shared_files=shared_files,
             isolation=isolation,
+            placement=placement,
         )
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []

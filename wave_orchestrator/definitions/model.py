@@ -124,6 +124,24 @@ class ExecutorSpec:
 
 
 @dataclass(frozen=True)
+class PlacementSettings:
+    """Where agents run (``placement:`` of a lane; a wave or agent overrides cpus and mem)."""
+
+    kind: str = "local"  # local: tmux on this machine | slurm: one sbatch job per attempt
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    cpus: int = 1
+    mem: str | None = None  # Slurm's --mem: 2G, 500M ...
+    extra: tuple[str, ...] = ()  # more sbatch arguments, passed as they are
+    tmux: bool = False  # attach to a tmux session inside the job instead of `tail -f`
+
+    @property
+    def slurm(self) -> bool:
+        return self.kind == "slurm"
+
+
+@dataclass(frozen=True)
 class AgentDef:
     id: str
     title: str
@@ -135,6 +153,7 @@ class AgentDef:
     depends_on: tuple[str, ...] = ()
     exit_contract: ExitContract | None = None
     prompt_file: str | None = None
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
 
     @property
     def is_closure(self) -> bool:
@@ -164,6 +183,7 @@ class WaveDef:
     commit_message: str | None = None
     shared: tuple[str, ...] = ()
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:
@@ -200,6 +220,7 @@ class LaneDef:
     merge: str = "none"  # ff: fast-forward your branch to a completed wave's integration branch
     notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

@@ -19,9 +19,11 @@ from .model import (
     AgentDef,
     ExitContract,
     IsolationSettings,
+    PlacementSettings,
     WaveDef,
 )
 from .ownership import OwnedPaths, paths_overlap
+from .placement import check_placement_override
 from .repo_paths import normalise_repo_path
 from .repository import inside_repository
 from .schema import Checker
@@ -39,8 +41,19 @@ AGENT_KEYS = (
     "deliverables",
     "exit_contract",
     "depends_on",
+    "placement",
 )
-WAVE_KEYS = ("wave", "title", "commit_message", "agents", "shared", "isolation", "base", "setup")
+WAVE_KEYS = (
+    "wave",
+    "title",
+    "commit_message",
+    "agents",
+    "shared",
+    "isolation",
+    "base",
+    "setup",
+    "placement",
+)
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
     "durability": ("none", "ephemeral", "durable"),
@@ -82,6 +95,7 @@ class LaneContext:
     required_roles: list[str]
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
+    placement: PlacementSettings = field(default_factory=PlacementSettings)
     _folders: dict[str, Path | None] = field(default_factory=dict)
 
     def confine(self, rel: str) -> Path | None:
@@ -131,6 +145,7 @@ class WaveLoader:
             self._owned(p, ("shared", i))
             for i, p in enumerate(ck.string_list(raw.get("shared"), ("shared",)) or [])
         ]
+        self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
         agents_raw = raw.get("agents")
         if not isinstance(agents_raw, list) or not agents_raw:
             if agents_raw is None or isinstance(agents_raw, list):
@@ -152,6 +167,7 @@ class WaveLoader:
             commit_message=commit,
             shared=tuple(s for s in shared if s),
             isolation=check_isolation(ck, raw, self.lane.isolation),
+            placement=self.placement,
         )
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:
@@ -212,6 +228,7 @@ class WaveLoader:
             else None
         )
         spec = resolve_executor(ck, raw, p, self.lane.settings)
+        placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
         # An agent with other problems is still built, so the rules across agents see it;
         # the lane stays invalid because its problems are recorded.
         if agent_id is None or spec is None:
@@ -227,6 +244,7 @@ class WaveLoader:
             deliverables=tuple(normalise_repo_path(d) or d for d in deliverables),
             depends_on=tuple(depends),
             exit_contract=contract,
+            placement=placement,
         )
 
     def _prompt(self, raw: Mapping[str, Any], p: FieldPath) -> tuple[str, str | None]:

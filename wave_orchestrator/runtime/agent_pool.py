@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import TmuxError
+from ..errors import PlacementError
 from ..state.events import EventLog
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
@@ -19,11 +19,12 @@ from ..state.status import StatusUnreadable, read_status, write_outcome
 from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
-from .agent_run import describe_budget
+from .agent_run import describe_budget, drop_foreign_status
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
+from .placement.base import Placement, ended_state
 from .placement.reaper import Reaper
-from .placement.tmux import TmuxServer, TmuxUnreachable, process_running
+from .placement.tmux import TmuxUnreachable
 from .planner import materialize
 from .watcher import AgentFolderWatcher
 
@@ -42,7 +43,7 @@ class AgentPool:
     def __init__(
         self,
         runs: list[AgentRun],
-        tmux: TmuxServer,
+        placement: Placement,
         events: EventLog,
         log: Any,
         *,
@@ -59,7 +60,7 @@ class AgentPool:
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
-        self.tmux = tmux
+        self.placement = placement
         self.events = events
         self.log = log
         self.stagger = stagger_seconds
@@ -73,10 +74,10 @@ class AgentPool:
         self.talk: Messages = coordinator or NoMessages()
         # Process groups being ended; shared across a wave's pools, so that a relaunch waits
         # until every process of the agent's previous attempt is gone.
-        self.reaping = reaper if reaper is not None else Reaper(tmux, keep_sessions)
+        self.reaping = reaper if reaper is not None else Reaper(placement, keep_sessions)
         self.unreachable = False  # the tmux server runs but lost its socket
-        # Sessions left by an earlier attempt or a --keep-sessions run; one tmux call for all.
-        self.stale_sessions = set(tmux.panes())
+        # Sessions left by an earlier attempt or a --keep-sessions run; one call for all.
+        self.stale_sessions = set(placement.sessions())
         self.next_launch = 0.0
         self.first_opencode: AgentRun | None = None
         self.heartbeat = Heartbeat(log)
@@ -129,7 +130,8 @@ class AgentPool:
         paused, and start again (the budget extended by the wait) once the answer came."""
         waiting = self.talk.waiting_human()
         for run in self.runs:
-            if run.active and run.id in waiting and run.state is not AgentState.WAITING_HUMAN:
+            asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
+            if run.active and run.id in waiting and asking:
                 run.wait_on_person(now)
             elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
                 run.answered(now)
@@ -216,7 +218,7 @@ class AgentPool:
         try:
             materialize(launch)
             if launch.session in self.stale_sessions:  # a previous attempt's dead pane
-                self.tmux.kill_sessions([launch.session])
+                self.placement.remove([launch.session])
             run.launched_wall = time.time()
             run.launched_mono = time.monotonic()
             write_json_atomic(
@@ -228,14 +230,14 @@ class AgentPool:
                     "launched_at": run.launched_wall,
                 },
             )
-            run.pid = self.tmux.start_session(
-                launch.session, ["bash", str(launch.paths.run_script)], str(launch.cwd)
-            )
-        except (TmuxError, OSError) as exc:
+            run.pid = self.placement.start(launch.job())
+        except (PlacementError, OSError) as exc:
             self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
             return
-        run.deadline = run.launched_mono + launch.deadline_minutes * 60
-        run.to(AgentState.RUNNING)
+        if self.placement.queues:  # its budget starts once the scheduler runs it
+            run.to(AgentState.QUEUED)
+        else:
+            self._started(run, run.launched_mono)
         if launch.executor == "opencode" and self.first_opencode is None:
             self.first_opencode = run
         self.events.emit(
@@ -255,6 +257,11 @@ class AgentPool:
             session=launch.session,
         )
         self._changed()
+
+    def _started(self, run: AgentRun, now: float) -> None:
+        """The agent runs: its budget counts from now."""
+        run.deadline = now + run.launch.deadline_minutes * 60
+        run.to(AgentState.RUNNING)
 
     # -- noticing ---------------------------------------------------------------------------
     def _on_file(self, agent_id: str, name: str) -> None:
@@ -294,7 +301,7 @@ class AgentPool:
         """Rate-limited while the wrapper or the CLI waits on a rate limit, else running."""
         waiting = run.backing_off or (run.cli.current is not None and run.cli.current.rate_limit)
         target = AgentState.RATE_LIMITED if waiting else AgentState.RUNNING
-        if not run.active or run.state in (target, AgentState.WAITING_HUMAN):
+        if not run.active or run.state in (target, AgentState.WAITING_HUMAN, AgentState.QUEUED):
             return False
         run.to(target)
         return True
@@ -343,7 +350,7 @@ class AgentPool:
                 continue
             self._check_backoff(run)
             self._check_cli_retry(run)
-            if self.stall > 0 and run.state is not AgentState.WAITING_HUMAN:
+            if self.stall > 0 and run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED):
                 self._check_stall(run)
 
     def _check_stall(self, run: AgentRun) -> None:
@@ -364,14 +371,14 @@ class AgentPool:
         if not active:
             return
         try:
-            panes = self.tmux.panes(strict=True)
+            panes = self.placement.sessions(strict=True)
         except TmuxUnreachable as exc:  # the server runs: its sessions are unknown, not gone
             if not self.unreachable:
                 self.log.warning("tmux unreachable: agents followed by pid", error=str(exc))
             self.unreachable = True
             self._check_liveness_by_pid(active)
             return
-        except TmuxError as exc:  # try again next round rather than fail every agent
+        except PlacementError as exc:  # try again next round rather than fail every agent
             self.log.warning("liveness check skipped", error=str(exc))
             return
         self.unreachable = False
@@ -380,14 +387,19 @@ class AgentPool:
             if info is not None:
                 run.pid = info.pid
             if info is not None and not info.dead:
+                if run.state is AgentState.QUEUED and not info.queued:
+                    self._started(run, time.monotonic())
                 continue
             if self._check_status(run):  # the wrapper writes its status before it exits
                 continue
-            if info is None:
+            if info is not None and info.ended is not None:  # the scheduler ended it
+                detail = f"Slurm job {info.pid} ended {info.ended} without a status file"
+                self._finish(run, ended_state(info.ended), code=info.dead_status, detail=detail)
+            elif info is None:
                 self._finish(
                     run,
                     AgentState.SESSION_MISSING,
-                    detail=f"tmux session {run.launch.session} disappeared",
+                    detail=f"{self.placement.kind} session {run.launch.session} disappeared",
                 )
             else:
                 self._finish(
@@ -401,7 +413,11 @@ class AgentPool:
         """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
         status failed; one still running is waited on, never launched a second time."""
         for run in active:
-            if run.pid is None or process_running(run.pid) or self._check_status(run):
+            if (
+                run.pid is None
+                or self.placement.wrapper_running(run.pid)
+                or self._check_status(run)
+            ):
                 continue
             self._finish(
                 run,
@@ -428,7 +444,7 @@ class AgentPool:
     def _stop(self, run: AgentRun, state: AgentState, detail: str) -> None:
         """SIGTERM the agent's process group now, SIGKILL it after the grace period."""
         if run.pid is None:
-            info = self.tmux.panes().get(run.launch.session)
+            info = self.placement.sessions().get(run.launch.session)
             run.pid = info.pid if info else None
         self.reaping.start(run.launch.session, run.pid, time.monotonic())
         self._finish(run, state, detail=detail)
@@ -451,7 +467,7 @@ class AgentPool:
         run.detail = detail
         wave = run.launch.wave.number
         if run.foreign_status:
-            self._drop_foreign_status(run)
+            drop_foreign_status(run)
         if (
             state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
             and run.launched_wall
@@ -479,11 +495,3 @@ class AgentPool:
         )
         self.on_finish(run)
         self._changed()
-
-    def _drop_foreign_status(self, run: AgentRun) -> None:
-        """Another attempt's status must not stand for this one once it ended (a resume or
-        `wave status` would read it as this attempt's result)."""
-        with contextlib.suppress(StatusUnreadable, OSError):
-            status = read_status(run.launch.paths.status)
-            if status is not None and status.raw.get("attempt") != run.launch.attempt:
-                run.launch.paths.status.unlink()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from ..agents.usage import CliRetryFollower
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
-from ..state.status import archive_files
+from ..state.status import StatusUnreadable, archive_files, read_status
 from .planner import AgentLaunch
 
 
@@ -46,6 +47,7 @@ class AgentRun:
     @property
     def active(self) -> bool:
         return self.state in (
+            AgentState.QUEUED,
             AgentState.RUNNING,
             AgentState.RATE_LIMITED,
             AgentState.WAITING_HUMAN,
@@ -108,3 +110,12 @@ def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = ""
     """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
     (``suffix`` marks an attempt a dead launcher left unfinished)."""
     archive_files(launch.paths, previous_attempt, suffix)
+
+
+def drop_foreign_status(run: AgentRun) -> None:
+    """Another attempt's status must not stand for this one once it ended (a resume or
+    `wave status` would read it as this attempt's result)."""
+    with contextlib.suppress(StatusUnreadable, OSError):
+        status = read_status(run.launch.paths.status)
+        if status is not None and status.raw.get("attempt") != run.launch.attempt:
+            run.launch.paths.status.unlink()

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.wrapper import quote_any
+from ..definitions.model import PlacementSettings
 from ..errors import LockHeld, UsageError, WaveError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import check_regular_or_missing, write_atomic, write_json_atomic
+from ..state.fsutil import check_regular_or_missing, read_json, write_atomic, write_json_atomic
 from ..state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
@@ -29,12 +30,11 @@ from ..state.layout import (
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
 from .lock import LaneLock, holder_text, live_lock
-from .placement.tmux import (
-    TmuxServer,
-    process_group_alive,
-    process_running,
-    signal_process_group,
-)
+from .placement.base import Placement
+from .placement.local import LocalPlacement
+from .placement.reaper import stop_agent_sessions
+from .placement.slurm import SlurmPlacement
+from .placement.tmux import TmuxServer, process_running
 
 KILL_GRACE_SECONDS = 10.0
 
@@ -90,6 +90,16 @@ def _live_pid(layout: StateLayout) -> int | None:
     return int(info["pid"]) if info and isinstance(info.get("pid"), int) else None
 
 
+def agent_placement(layout: StateLayout, repo: Path) -> Placement:
+    """Where the lane's last launch put its agents (its record), local tmux otherwise."""
+    record: Any = None
+    with contextlib.suppress(OSError, ValueError):
+        record = read_json(layout.placement_record)
+    if isinstance(record, dict) and record.get("kind") == "slurm":
+        return SlurmPlacement(PlacementSettings(kind="slurm"), layout.lane)
+    return LocalPlacement(TmuxServer(socket_name(layout.lane, repo)))
+
+
 # -- stop -----------------------------------------------------------------------------------
 @dataclass
 class StopReport:
@@ -116,7 +126,11 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
                 lock.release()
         if info.get("command") == "stop":
             raise LockHeld(holder_text(layout.lane, info))
-        return _stop_holder(layout, info, timeout)
+        report = _stop_holder(layout, info, timeout)
+        placement = agent_placement(layout, repo)
+        if report.stopped and placement.queues:  # every job of the lane, whoever submitted it
+            stop_agent_sessions(placement)
+        return report
     raise LockHeld(f"the lock of lane {layout.lane!r} keeps changing hands; try again")
 
 
@@ -134,11 +148,14 @@ def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> S
 def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     """With the lock held by this `wave stop`: what a dead launcher left running."""
     tmux = TmuxServer(socket_name(layout.lane, repo))
+    placement = agent_placement(layout, repo)
     orphans = sorted(
-        n for n, p in tmux.panes().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
+        n for n, p in placement.sessions().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
     )
+    if placement.queues:  # Slurm: every job of the lane, at once
+        stop_agent_sessions(placement)
     for name in sorted(n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n)):
-        _stop_session(tmux, name)  # a finished agent's leftover processes too
+        _stop_session(placement, name)  # a finished agent's leftover processes too
     leftovers = [n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n) or n == DASHBOARD_SESSION]
     tmux.kill_sessions(leftovers)
     state = RunState(layout.run_state, layout.lane)
@@ -151,14 +168,14 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     return StopReport(None, True, orphans)
 
 
-def _stop_session(tmux: TmuxServer, name: str) -> None:
-    pane = tmux.panes().get(name)
-    if pane is None or pane.pid is None or not process_group_alive(pane.pid):
+def _stop_session(placement: Placement, name: str) -> None:
+    pane = placement.sessions().get(name)
+    if pane is None or pane.pid is None or not placement.alive(pane.pid):
         return
     pid = pane.pid
-    signal_process_group(pid, signal.SIGTERM)
-    if not wait_until(lambda: not process_group_alive(pid), KILL_GRACE_SECONDS):
-        signal_process_group(pid, signal.SIGKILL)
+    placement.signal(pid, signal.SIGTERM)
+    if not wait_until(lambda: not placement.alive(pid), KILL_GRACE_SECONDS):
+        placement.signal(pid, signal.SIGKILL)
 
 
 def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
@@ -172,9 +189,9 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     if not running:
         raise UsageError(f"no wave of lane {layout.lane!r} is running")
     wave = max(running)
-    tmux = TmuxServer(socket_name(layout.lane, repo))
+    placement = agent_placement(layout, repo)
     name = session_name(wave, agent_id)
-    pane = tmux.panes().get(name)
+    pane = placement.sessions().get(name)
     paths = layout.agent(wave, agent_id)
     if pane is None or pane.dead or paths.status.exists():
         raise UsageError(f"agent {agent_id} is not running in wave {wave} of lane {layout.lane!r}")
@@ -196,5 +213,5 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
             "stopped_by": "person",
         },
     )
-    _stop_session(tmux, name)
+    _stop_session(placement, name)
     return wave

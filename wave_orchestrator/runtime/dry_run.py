@@ -3,6 +3,8 @@ under ``dry-run/``, and start nothing — no tmux server, no agent."""
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..state.fsutil import clear_owned, json_text, write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
+from .placement.slurm import SlurmPlacement
 from .planner import (
     AgentLaunch,
     agent_path_env,
@@ -34,6 +37,7 @@ class DryRunResult:
     preview_path: str = ""
     warnings: list[str] = field(default_factory=list)
     worktrees: dict[tuple[int, str], dict[str, str] | None] = field(default_factory=dict)
+    commands: dict[tuple[int, str], str] = field(default_factory=dict)  # sbatch lines (Slurm)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,7 +45,11 @@ class DryRunResult:
             "missing_executables": self.missing,
             "warnings": self.warnings,
             "agents": [
-                preview(lc, self.worktrees.get((lc.wave.number, lc.agent.id)))
+                preview(
+                    lc,
+                    self.worktrees.get((lc.wave.number, lc.agent.id)),
+                    self.commands.get((lc.wave.number, lc.agent.id)),
+                )
                 for lc in self.launches
             ],
         }
@@ -69,10 +77,30 @@ def agent_warnings(wave: WaveDef, agent: AgentDef) -> list[str]:
     return out
 
 
-def preview(launch: AgentLaunch, worktree: dict[str, str] | None = None) -> dict[str, Any]:
-    """``launch-preview.json`` for one agent, with its warnings (and worktree, if isolated)."""
-    extra = {"worktree": worktree} if worktree else {}
+def preview(
+    launch: AgentLaunch, worktree: dict[str, str] | None = None, command: str | None = None
+) -> dict[str, Any]:
+    """``launch-preview.json`` for one agent, with its warnings (and worktree, if isolated;
+    and the sbatch command, on Slurm)."""
+    extra: dict[str, Any] = {"worktree": worktree} if worktree else {}
+    if command is not None:
+        extra["sbatch"] = command
     return {**launch.preview(), **extra, "warnings": agent_warnings(launch.wave, launch.agent)}
+
+
+def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
+    """The exact ``sbatch`` command a live launch submits for this agent (Slurm lanes only),
+    with the live run's paths rather than the dry run's."""
+    if not lane.placement.slurm:
+        return None
+    live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
+    job = dataclasses.replace(
+        launch.job(),
+        argv=["bash", str(live.run_script)],
+        agent_dir=live.dir,
+        output_log=live.output_log,
+    )
+    return shlex.join(SlurmPlacement(lane.placement, lane.name).command_line(job))
 
 
 def write_preview(path: Path, data: Any) -> None:
@@ -95,16 +123,23 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
                 materialize(launch)
                 result.worktrees[(wave.number, agent.id)] = spaces.describe(agent)
+                command = placement_command(lane, launch)
+                if command is not None:
+                    result.commands[(wave.number, agent.id)] = command
                 write_preview(
                     launch.paths.preview,
-                    preview(launch, result.worktrees[(wave.number, agent.id)]),
+                    preview(launch, result.worktrees[(wave.number, agent.id)], command),
                 )
                 result.launches.append(launch)
                 result.warnings += agent_warnings(wave, agent)
         write_preview(
             layout.launch_preview,
             [
-                preview(lc, result.worktrees.get((lc.wave.number, lc.agent.id)))
+                preview(
+                    lc,
+                    result.worktrees.get((lc.wave.number, lc.agent.id)),
+                    result.commands.get((lc.wave.number, lc.agent.id)),
+                )
                 for lc in result.launches
             ],
         )
@@ -149,6 +184,8 @@ def format_table(result: DryRunResult) -> str:
                     f"  {lc.agent.id}: worktree {tree['path']} on {tree['branch']} "
                     f"from {tree['base'][:12]}"
                 )
+            if (number, lc.agent.id) in result.commands:
+                out.append(f"  {lc.agent.id}: {result.commands[(number, lc.agent.id)]}")
         out.append("")
     if result.missing:
         out.append("warning: executables missing (a live launch would stop):")

@@ -17,7 +17,7 @@ from ..agents.wrapper import render_env_file
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic
+from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
@@ -25,6 +25,8 @@ from ..state.registry import register_launcher, unregister_launcher
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lock import LaneLock
+from .placement.base import Placement
+from .placement.choose import placement_for
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_programs, required_programs
@@ -87,7 +89,8 @@ class Launcher:
         self.path_env = agent_path_env(self.layout.agent_bin)
         self.log: Any = None
         self.events = EventLog(self.layout.events)
-        self.tmux: TmuxServer | None = None
+        self.tmux: TmuxServer | None = None  # the dashboard's, and the local agents'
+        self.placement: Placement | None = None  # where agents run
         self.reaper: Reaper | None = None
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
@@ -113,7 +116,9 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-                self.reaper = Reaper(self.tmux, self.opts.keep_sessions)
+                self.placement = placement_for(self.lane.placement, self.lane.name, self.tmux)
+                self.placement.check()
+                self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -124,12 +129,13 @@ class Launcher:
     def _run_holding_lock(
         self, lock: LaneLock, waves: list[WaveDef], run_state: RunState
     ) -> LaunchResult:
-        assert self.tmux is not None
+        assert self.tmux is not None and self.placement is not None
         result = LaunchResult(self.lane.name)
         try:  # a state dir wave cannot write (full, read-only, a link) stops here, cleanly
             configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
             self.log = get_logger(lane=self.lane.name)
             write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
+            write_json_atomic(self.layout.placement_record, {"kind": self.placement.kind})
             self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
         except BaseException:
             lock.release()
@@ -154,7 +160,7 @@ class Launcher:
         except (StateWriteFailed, UnsafePath) as exc:
             # An essential record (run state, a status) cannot be kept: running on would
             # leave agents nobody accounts for, so they stop now, and the wave with them.
-            stopped = stop_agent_sessions(self.tmux)
+            stopped = stop_agent_sessions(self.placement)
             result.code, result.message = 1, f"{exc}; stopped {stopped} agent session(s)"
             with contextlib.suppress(OSError):
                 self._record_failed(run_state, str(exc))
@@ -163,7 +169,7 @@ class Launcher:
             # A launcher that can still act does not leave its agents to nobody.
             result.code = 1
             with contextlib.suppress(Exception):
-                stop_agent_sessions(self.tmux)
+                stop_agent_sessions(self.placement)
             raise
         except BaseException:
             result.code = result.code or 1
@@ -226,10 +232,10 @@ class Launcher:
 
     def _refuse_orphans(self, lock: LaneLock) -> None:
         """A dead launcher whose agents still run: starting over would run them twice."""
-        assert self.tmux is not None
+        assert self.placement is not None
         orphans = sorted(
             name
-            for name, pane in self.tmux.panes().items()
+            for name, pane in self.placement.sessions().items()
             if AGENT_SESSION_RE.fullmatch(name) and not pane.dead and not self._finished(name)
         )
         if orphans:
@@ -307,11 +313,11 @@ class Launcher:
         return self.coordinator
 
     def run_wave(self, wave: WaveDef, run_state: RunState) -> WaveOutcome:
-        assert self.tmux is not None
+        assert self.placement is not None
         ctx = WaveContext(
             self.lane,
             self.layout,
-            self.tmux,
+            self.placement,
             self.events,
             self.log,
             self.stop,

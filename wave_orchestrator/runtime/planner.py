@@ -22,6 +22,7 @@ from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
+from .placement.base import AgentJob
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -102,6 +103,20 @@ class AgentLaunch:
     @property
     def cwd(self) -> Path:
         return self.workdir or self.lane.repo
+
+    def job(self) -> AgentJob:
+        """What the placement is asked to start: run.sh, its budget and its resources."""
+        where = self.agent.placement
+        return AgentJob(
+            session=self.session,
+            argv=["bash", str(self.paths.run_script)],
+            cwd=str(self.cwd),
+            agent_dir=self.paths.dir,
+            output_log=self.paths.output_log,
+            budget_minutes=self.deadline_minutes,
+            cpus=where.cpus,
+            mem=where.mem,
+        )
 
     @property
     def model(self) -> str | None:

@@ -16,7 +16,7 @@ from ..state.lifecycle import AgentState
 from ..state.status import StatusFile, StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record
 from .agent_pool import AgentRun
-from .placement.tmux import PaneInfo
+from .placement.base import PaneInfo
 from .planner import AgentLaunch
 
 
@@ -73,12 +73,13 @@ def adopt(
         started_mono = time.monotonic() - (time.time() - left.launched_at)
         run = AgentRun(
             launch,
-            state=AgentState.RUNNING,
+            state=AgentState.QUEUED if pane.queued else AgentState.RUNNING,
             launched_wall=left.launched_at,
             launched_mono=started_mono,
             pid=pane.pid,
         )
-        run.deadline = started_mono + launch.deadline_minutes * 60
+        if not pane.queued:  # a queued job's budget starts when it runs
+            run.deadline = started_mono + launch.deadline_minutes * 60
         return run
     return None
 

@@ -27,8 +27,8 @@ from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .coordinator import Coordinator
 from .metrics_writer import MetricsWriter
+from .placement.base import PaneInfo, Placement
 from .placement.reaper import Reaper
-from .placement.tmux import PaneInfo, TmuxServer
 from .planner import next_executor, plan_agent
 from .recorder import open_desk, release_files
 from .resume import adopt, read_leftover
@@ -74,7 +74,7 @@ class WaveContext:
 
     lane: LaneDef
     layout: StateLayout
-    tmux: TmuxServer
+    placement: Placement  # where agents run: tmux here (local), or Slurm jobs
     events: EventLog
     log: Any
     stop: threading.Event
@@ -109,7 +109,9 @@ class WaveRunner:
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
         self.metrics = MetricsWriter(ctx.layout.metrics, ctx.lane.name, wave.number, ctx.log)
-        self.reaper = ctx.reaper if ctx.reaper is not None else Reaper(ctx.tmux, ctx.keep_sessions)
+        self.reaper = (
+            ctx.reaper if ctx.reaper is not None else Reaper(ctx.placement, ctx.keep_sessions)
+        )
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = open_desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -324,7 +326,7 @@ class WaveRunner:
     # -- launching --------------------------------------------------------------------------
     def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
         ctx, runs = self.ctx, []
-        panes = ctx.tmux.panes() if self.adopting else {}
+        panes = ctx.placement.sessions() if self.adopting else {}
         for agent in agents:
             if self.adopting and (adopted := self._adopt(agent, panes)) is not None:
                 self.latest[agent.id] = adopted
@@ -368,7 +370,7 @@ class WaveRunner:
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
         AgentPool(
             runs,
-            ctx.tmux,
+            ctx.placement,
             ctx.events,
             ctx.log,
             stagger_seconds=ctx.lane.defaults.launch_stagger_ms / 1000,
@@ -479,7 +481,7 @@ class WaveRunner:
             reason = f"{outcome.note}; {reason}" if reason else outcome.note
         # Nothing the wave started outlives it: sessions, then what their agents left behind.
         if not ctx.keep_sessions:
-            ctx.tmux.kill_sessions(r.launch.session for r in self.latest.values())
+            ctx.placement.remove(r.launch.session for r in self.latest.values())
         self.reaper.drain()
         self.metrics.wait()
         failed_gate = self.gate_failure if outcome.state == "failed" else None

@@ -165,6 +165,12 @@ class StateLayout:
         return self.root / "metrics.jsonl"
 
     @property
+    def placement_record(self) -> Path:
+        """Where the last launch placed its agents (``{"kind": "slurm"}``), for `wave stop`
+        and `wave attach`, which must find them without the lane's files."""
+        return self.root / "placement.json"
+
+    @property
     def agent_env(self) -> Path:
         """The launcher's environment, sourced by every run.sh: a tmux server started by an
         earlier launcher would otherwise hand agents its own, older environment."""

@@ -8,6 +8,7 @@ from enum import StrEnum
 class AgentState(StrEnum):
     PENDING = "pending"
     LAUNCHING = "launching"
+    QUEUED = "queued"  # submitted to a scheduler that has not run it yet; no budget counts
     RUNNING = "running"
     RATE_LIMITED = "rate-limited"
     WAITING_HUMAN = "waiting-human"  # asked a person a question; budget and stall clocks paused
@@ -46,7 +47,10 @@ _ENDS = TERMINAL
 TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     # A pending agent can fail without launching when an agent it depends on failed.
     AgentState.PENDING: frozenset({AgentState.LAUNCHING, AgentState.FAILED, AgentState.CANCELLED}),
-    AgentState.LAUNCHING: frozenset({AgentState.RUNNING, AgentState.FAILED, AgentState.CANCELLED}),
+    AgentState.LAUNCHING: frozenset(
+        {AgentState.QUEUED, AgentState.RUNNING, AgentState.FAILED, AgentState.CANCELLED}
+    ),
+    AgentState.QUEUED: _ENDS | {AgentState.RUNNING},
     AgentState.RUNNING: _ENDS | {AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN},
     AgentState.RATE_LIMITED: _ENDS | {AgentState.RUNNING, AgentState.WAITING_HUMAN},
     AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING},

@@ -1,7 +1,8 @@
-"""Where an agent's ``run.sh`` runs. ``tmux`` is the local placement: one detached session per
-agent on the lane's private socket, and the only module that talks to tmux. ``reaper`` stops
-sessions (SIGTERM, then SIGKILL) through it. A cluster placement (Slurm) lands beside it behind
-the same calls.
+"""Where an agent's ``run.sh`` runs, behind one interface (``base.Placement``): ``local``
+(``local.py``: one detached tmux session per agent on the lane's private socket, through
+``tmux.py``, the only module that talks to tmux) or ``slurm`` (``slurm.py``: one ``sbatch``
+job per attempt). ``reaper`` ends agents (SIGTERM, then SIGKILL) through the interface;
+``choose`` picks the placement a lane asks for.
 
-May import: ``state``, ``names``, ``errors``. Never the rest of ``runtime``.
+May import: ``definitions``, ``state``, ``names``, ``errors``. Never the rest of ``runtime``.
 """

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from ...state.layout import AGENT_SESSION_RE
-from .tmux import TmuxServer, process_group_alive, process_running, signal_process_group
+from .base import Placement
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
 LINGER_SECONDS = 5.0  # a finished wrapper's own wind-down (showing the last output) before TERM
@@ -30,8 +30,8 @@ class _Ending:
 class Reaper:
     """The process groups being ended, each with when SIGKILL is due."""
 
-    def __init__(self, tmux: TmuxServer, keep_sessions: bool = False) -> None:
-        self.tmux = tmux
+    def __init__(self, placement: Placement, keep_sessions: bool = False) -> None:
+        self.placement = placement
         self.keep_sessions = keep_sessions
         self.sessions: dict[str, _Ending] = {}
 
@@ -46,7 +46,7 @@ class Reaper:
     def start(self, session: str, pid: int | None, now: float) -> None:
         """Stop: SIGTERM the group of ``pid`` (the pane's process) now, SIGKILL at the deadline."""
         if pid is not None:
-            signal_process_group(pid, signal.SIGTERM)
+            self.placement.signal(pid, signal.SIGTERM)
         self.sessions[session] = _Ending(pid, now + KILL_GRACE_SECONDS, now, stopping=True)
 
     def settle(self, session: str, pid: int | None, now: float) -> None:
@@ -65,11 +65,11 @@ class Reaper:
 
     def reap(self, now: float) -> None:
         """Forget every group that is gone, SIGTERMing lingerers and SIGKILLing those past
-        the grace. tmux is asked only about sessions whose pid is unknown."""
+        the grace. The placement is asked only about sessions whose pid is unknown."""
         if not self.sessions:
             return
         unknown = any(e.pid is None for e in self.sessions.values())
-        panes = self.tmux.panes() if unknown else {}
+        panes = self.placement.sessions() if unknown else {}
         for session, ending in list(self.sessions.items()):
             pid = ending.pid
             if pid is None:
@@ -78,19 +78,19 @@ class Reaper:
             else:
                 # Gone means every process of the group: the wrapper dies at once on SIGTERM,
                 # a CLI under it may take its time (or ignore the signal until SIGKILL).
-                gone = not process_group_alive(pid)
+                gone = not self.placement.alive(pid)
             if not gone and pid is not None and ending.kill_at is None:
-                if process_running(pid) and now < ending.linger_until:
+                if self.placement.wrapper_running(pid) and now < ending.linger_until:
                     continue
-                signal_process_group(pid, signal.SIGTERM)
+                self.placement.signal(pid, signal.SIGTERM)
                 ending.kill_at = now + KILL_GRACE_SECONDS
                 continue
             if not gone and ending.kill_at is not None and now < ending.kill_at:
                 continue
             if not gone and pid is not None:
-                signal_process_group(pid, signal.SIGKILL)
+                self.placement.signal(pid, signal.SIGKILL)
             if ending.stopping and not self.keep_sessions:
-                self.tmux.kill_sessions([session])
+                self.placement.remove([session])
             del self.sessions[session]
 
     def drain(self, timeout: float = LINGER_SECONDS + KILL_GRACE_SECONDS + 5) -> None:
@@ -102,24 +102,22 @@ class Reaper:
                 time.sleep(0.05)
 
 
-def stop_agent_sessions(tmux: TmuxServer, grace: float = KILL_GRACE_SECONDS) -> int:
-    """Stop every agent session on ``tmux`` now (SIGTERM, grace, SIGKILL, kill): what a
-    launcher that can no longer keep its records does before it exits. Returns how many."""
-    panes = tmux.panes()
+def stop_agent_sessions(placement: Placement, grace: float = KILL_GRACE_SECONDS) -> int:
+    """Stop every agent of ``placement`` now (SIGTERM, grace, SIGKILL, remove): what a
+    launcher that can no longer keep its records, or `wave stop`, does. Returns how many."""
+    panes = placement.sessions()
     agents = {  # a dead pane's group may live on (`nohup cmd &`): signal every group
         name: info.pid
         for name, info in panes.items()
-        if AGENT_SESSION_RE.fullmatch(name)
-        and info.pid is not None
-        and process_group_alive(info.pid)
+        if AGENT_SESSION_RE.fullmatch(name) and info.pid is not None and placement.alive(info.pid)
     }
     for pid in agents.values():
-        signal_process_group(pid, signal.SIGTERM)
+        placement.signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(process_group_alive(p) for p in agents.values()):
+    while time.monotonic() < deadline and any(placement.alive(p) for p in agents.values()):
         time.sleep(0.1)
     for pid in agents.values():
-        if process_group_alive(pid):
-            signal_process_group(pid, signal.SIGKILL)
-    tmux.kill_sessions([n for n in panes if AGENT_SESSION_RE.fullmatch(n)])
+        if placement.alive(pid):
+            placement.signal(pid, signal.SIGKILL)
+    placement.remove([n for n in panes if AGENT_SESSION_RE.fullmatch(n)])
     return len(agents)

@@ -20,10 +20,10 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from ...errors import TmuxError, TmuxMissing
 from ...sanitize import is_secret
+from .base import PaneInfo as PaneInfo  # re-exported: tmux's view of an agent
 
 
 class TmuxUnreachable(TmuxError):
@@ -34,14 +34,6 @@ class TmuxUnreachable(TmuxError):
 HISTORY_LIMIT = 200
 NOFILE_TARGET = 8192
 SOCKET_RECOVERY_SECONDS = 1.0  # how long a server asked to recreate its socket is waited on
-
-
-@dataclass(frozen=True)
-class PaneInfo:
-    session: str
-    dead: bool
-    dead_status: int | None
-    pid: int | None
 
 
 def literal(text: str) -> str:

@@ -1,0 +1,67 @@
+"""placement (lane) and its cpus/mem overrides (wave, agent)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import Repo
+
+from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.errors import LaneInvalid
+
+LANE = "defaults: {executor: local}\nclosure: {required_roles: []}\n"
+AGENT = '  - {id: A, prompt: p, executor: {local: {command: "true"}}}\n'
+BIG = '  - {id: B, prompt: p, placement: {mem: 8G}, executor: {local: {command: "true"}}}\n'
+
+
+def test_the_default_is_local(repo: Repo) -> None:
+    repo.lane("main", LANE, {1: "agents:\n" + AGENT})
+    lane = load_lane(repo.root, "main")
+    assert lane.placement.kind == "local" and not lane.wave(1).agents[0].placement.slurm
+
+
+def test_a_slurm_lane_and_its_wave_and_agent_overrides(repo: Repo) -> None:
+    repo.lane(
+        "main",
+        LANE + "placement: {kind: slurm, partition: agents, account: lab, qos: low, cpus: 2, "
+        "mem: 2G, extra: [--constraint=fast]}\n",
+        {1: "agents:\n" + AGENT, 2: "placement: {cpus: 4}\nagents:\n" + AGENT + BIG},
+    )
+    lane = load_lane(repo.root, "main")
+    one = lane.wave(1).agents[0].placement
+    assert (one.kind, one.partition, one.account, one.qos, one.cpus, one.mem, one.extra) == (
+        "slurm", "agents", "lab", "low", 2, "2G", ("--constraint=fast",)
+    )  # fmt: skip
+    a, b = (x.placement for x in lane.wave(2).agents)
+    assert (a.cpus, a.mem) == (4, "2G")
+    assert (b.cpus, b.mem, b.partition) == (4, "8G", "agents")
+
+
+@pytest.mark.parametrize(
+    ("lane_extra", "wave_extra", "expect"),
+    [
+        ("placement: cloud\n", "", "lane.yaml:3:12: placement: unknown placement 'cloud'"),
+        ("placement: {kind: k8s}\n", "", "placement.kind: unknown kind 'k8s'"),
+        ("placement: {kind: slurm, mem: lots}\n", "", "placement.mem: invalid size 'lots'"),
+        ("placement: {kind: slurm, cpus: 0}\n", "", "placement.cpus: must be greater than 0"),
+        ("placement: {kind: slurm, extra: [nodes]}\n", "", "placement.extra[0]: not an option"),
+        ("placement: {partition: p}\n", "", "placement.partition: partition is a Slurm setting"),
+        ("", "placement: {partition: p}\n", "wave-1.yaml:1:13: placement.partition: unknown key"),
+        ("", "placement: {mem: 1Q}\n", "placement.mem: invalid size '1Q'"),
+        ("placement: {kind: slurm, tmux: true}\n", "", "placement.tmux: tmux inside Slurm"),
+    ],
+)
+def test_bad_values_name_file_line_and_field(
+    repo: Repo, lane_extra: str, wave_extra: str, expect: str
+) -> None:
+    repo.lane("main", LANE + lane_extra, {1: wave_extra + "agents:\n" + AGENT})
+    with pytest.raises(LaneInvalid) as err:
+        load_lane(repo.root, "main")
+    assert expect in str(err.value)
+
+
+def test_an_agent_override_is_located_in_its_wave_file(repo: Repo) -> None:
+    bad = '  - {id: A, prompt: p, placement: {cpus: two}, executor: {local: {command: "true"}}}\n'
+    repo.lane("main", LANE + "placement: slurm\n", {1: "agents:\n" + bad})
+    with pytest.raises(LaneInvalid) as err:
+        load_lane(repo.root, "main")
+    assert "wave-1.yaml:2:" in str(err.value) and "agents[0].placement.cpus" in str(err.value)

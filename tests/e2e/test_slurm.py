@@ -1,0 +1,218 @@
+"""Agents as Slurm jobs, on the real two-node dev cluster (scripts/slurm-dev-cluster.sh).
+
+Marked ``slurm``: they need root (slurmd runs jobs as their user). Where there is none,
+deselect them with ``-m 'not slurm'``; a cluster that cannot start fails them, never skips.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+from helpers import Repo, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
+
+QA_OK = "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass"
+
+
+def slurm_lane(budget: float = 1, extra: str = "") -> str:
+    return f"""
+closure: {{required_roles: []}}
+placement: {{kind: slurm, cpus: 1, mem: 100M{extra}}}
+defaults:
+  executor: local
+  timeout_minutes: {budget}
+  max_retries_per_wave: 0
+  launch_stagger_ms: 0
+"""
+
+
+def agent(agent_id: str, command: str, role: str = "implementation", more: str = "") -> str:
+    return (
+        f"  - {{id: {agent_id}, role: {role}, prompt: do it{more}, "
+        f"executor: {{local: {{command: {json.dumps(command)}}}}}}}\n"
+    )
+
+
+def job_of(repo: Repo, name: str) -> dict[str, str]:
+    """scontrol's fields of the newest job called ``name`` ({} when there is none)."""
+    out = subprocess.run(
+        ["scontrol", "--oneliner", "show", "job"],
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    jobs = [dict(f.split("=", 1) for f in line.split() if "=" in f) for line in out.splitlines()]
+    mine = [j for j in jobs if j.get("JobName") == name]
+    return max(mine, key=lambda j: int(j["JobId"])) if mine else {}
+
+
+def running(repo: Repo, lane: str, *agents: str) -> bool:
+    """Every one of ``agents`` runs on a node (its wrapper wrote where, on the shared disk)."""
+    return all((repo.agent_dir(lane, 1, a) / "slurm-node").exists() for a in agents)
+
+
+def test_six_agents_with_cont_qa_complete_on_both_nodes(slurm_repo: Repo) -> None:
+    ids = [f"A{i}" for i in range(1, 6)]
+    body = "agents:\n" + "".join(
+        agent(i, 'echo "$WAVE_AGENT_ID on $SLURMD_NODENAME"; sleep 2') for i in ids
+    )
+    qa = (
+        'mkdir -p r && echo "qa by $WAVE_AGENT_ID" > r/qa.md; '
+        f"echo '{QA_OK}'; echo '[wave-verdict] pass'"
+    )
+    body += agent("QA", qa, role="cont-qa", more=", owns: [r/qa.md]")
+    slurm_repo.lane("six", slurm_lane(), {1: body})
+
+    result = slurm_repo.wave("launch", "--lane", "six", "--no-dashboard", timeout=240)
+
+    assert result.returncode == 0, result.stderr
+    assert slurm_repo.run_state("six")["waves"]["1"]["state"] == "completed"
+    gates = [e["stage"] for e in slurm_repo.events("six") if e["event"] == "gate_passed"]
+    assert gates == ["implementation", "cont-qa"]
+    nodes = {}
+    for i in [*ids, "QA"]:
+        job = job_of(slurm_repo, f"wave-six-w1-{i}")
+        assert job.get("JobState") == "COMPLETED", job
+        nodes[i] = job["NodeList"]
+        log = (slurm_repo.agent_dir("six", 1, i) / "output.log").read_text()
+        if i != "QA":
+            assert f"{i} on {nodes[i]}" in log  # the job's output went to the agent's log
+    assert set(nodes.values()) == {"node1", "node2"}, nodes
+
+
+def test_an_agent_over_its_budget_ends_timeout_through_scancel(slurm_repo: Repo) -> None:
+    budget = "executor: {budget: {minutes: 0.1}, local: {command: 'sleep 120'}}"
+    slurm_repo.lane(
+        "late", slurm_lane(), {1: f"agents:\n  - {{id: A1, prompt: do it, {budget}}}\n"}
+    )
+    started = time.monotonic()
+    result = slurm_repo.wave("launch", "--lane", "late", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 1, result.stderr
+    assert time.monotonic() - started < 60  # the budget, not sleep 120, ended it
+    status = slurm_repo.status("late", 1, "A1")
+    assert status["outcome"] == "timeout", status
+    assert "budget" in status["detail"]
+    job = wait_for(
+        lambda: (j := job_of(slurm_repo, "wave-late-w1-A1")) and j["JobState"] != "RUNNING" and j,
+        30,
+        what="the job to end",
+    )
+    assert job["JobState"] in ("FAILED", "CANCELLED", "COMPLETED"), job
+
+
+def test_a_job_cancelled_from_outside_ends_cancelled(slurm_repo: Repo) -> None:
+    slurm_repo.lane("ext", slurm_lane(), {1: "agents:\n" + agent("A1", "sleep 120")})
+    launcher = slurm_repo.spawn("launch", "--lane", "ext", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "ext", "A1"), 60, what="A1 to run")
+        job = job_of(slurm_repo, "wave-ext-w1-A1")
+        subprocess.run(["scancel", job["JobId"]], env=slurm_repo.env, check=True)
+        launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 1
+    status = slurm_repo.status("ext", 1, "A1")
+    assert status["outcome"] in ("cancelled", "session-missing"), status
+    assert status["detail"] == "Slurm job cancelled (scancel)"  # the wrapper's TERM trap
+    finished = [e for e in slurm_repo.events("ext") if e["event"] == "agent_finished"]
+    assert [e["status"] for e in finished] == [status["outcome"]]
+
+
+def test_resume_after_kill_9_adopts_running_jobs_and_runs_none_twice(slurm_repo: Repo) -> None:
+    ids = ["A1", "A2", "A3"]
+    command = 'echo ran >> "$WAVE_REPO/runs-$WAVE_AGENT_ID"; sleep 8'
+    slurm_repo.lane("res", slurm_lane(), {1: "agents:\n" + "".join(agent(i, command) for i in ids)})
+    first = slurm_repo.spawn("launch", "--lane", "res", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "res", *ids), 60, what="every agent to run")
+    finally:
+        first.kill()  # SIGKILL: no clean-up of any kind
+        first.wait(timeout=10)
+
+    result = slurm_repo.wave("launch", "--lane", "res", "--resume", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    for i in ids:
+        assert (slurm_repo.root / f"runs-{i}").read_text() == "ran\n", i
+    adopted = {e["agent"] for e in slurm_repo.events("res") if e["event"] == "agent_adopted"}
+    assert adopted == set(ids)
+    launched = [e["agent"] for e in slurm_repo.events("res") if e["event"] == "agent_launched"]
+    assert sorted(launched) == ids  # by the first launcher only
+
+
+def test_attach_print_shows_the_srun_command(slurm_repo: Repo) -> None:
+    slurm_repo.lane("att", slurm_lane(), {1: "agents:\n" + agent("A1", "sleep 120")})
+    launcher = slurm_repo.spawn("launch", "--lane", "att", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "att", "A1"), 60, what="A1 to run")
+        job = job_of(slurm_repo, "wave-att-w1-A1")
+        shown = slurm_repo.wave("attach", "--lane", "att", "A1", "--print")
+        stop = slurm_repo.wave("stop", "--lane", "att")
+        launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert shown.returncode == 0, shown.stderr
+    log = slurm_repo.agent_dir("att", 1, "A1") / "output.log"
+    assert shown.stdout.strip() == f"srun --jobid={job['JobId']} --overlap --pty tail -f {log}"
+    assert stop.returncode == 0, stop.stderr
+    wait_for(
+        lambda: job_of(slurm_repo, "wave-att-w1-A1").get("JobState") != "RUNNING",
+        30,
+        what="wave stop to end the job",
+    )
+
+
+def test_a_queued_agent_waits_without_spending_its_budget(slurm_repo: Repo) -> None:
+    """A job that cannot run yet (all CPUs taken) is queued, and its budget starts later."""
+    hog = subprocess.run(
+        ["sbatch", "--parsable", "--job-name=hog", "--exclusive", "--nodes=2", "--wrap=sleep 8"],
+        env=slurm_repo.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    budget = "executor: {budget: {minutes: 0.1}, local: {command: 'sleep 1'}}"
+    slurm_repo.lane("q", slurm_lane(), {1: f"agents:\n  - {{id: A1, prompt: do it, {budget}}}\n"})
+    started = time.monotonic()
+    launcher = slurm_repo.spawn("launch", "--lane", "q", "--no-dashboard")
+    try:
+        board = slurm_repo.state("q") / "waves" / "wave-1" / "dashboard.json"
+
+        def shown_queued() -> bool:
+            try:
+                agents = json.loads(board.read_text())["agents"]
+            except (OSError, ValueError, KeyError):
+                return False
+            return [a["state"] for a in agents] == ["queued"]
+
+        wait_for(shown_queued, 30, what="the dashboard to show A1 queued")
+        _, err = launcher.communicate(timeout=120)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, err  # queued past its 6 s budget, not a timeout
+    assert time.monotonic() - started > 6.5
+    job = job_of(slurm_repo, "wave-q-w1-A1")
+    assert job["StartTime"] >= job_of(slurm_repo, "hog")["EndTime"], (job, hog)
+
+
+def test_wave_stop_agent_cancels_one_job(slurm_repo: Repo) -> None:
+    body = "agents:\n" + agent("A1", "sleep 120") + agent("A2", "sleep 4")
+    slurm_repo.lane("one", slurm_lane(), {1: body})
+    launcher = slurm_repo.spawn("launch", "--lane", "one", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "one", "A1", "A2"), 60, what="both to run")
+        stop = slurm_repo.wave("stop", "--lane", "one", "--agent", "A1")
+        launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert stop.returncode == 0, stop.stderr
+    status = slurm_repo.status("one", 1, "A1")
+    assert (status["outcome"], status.get("stopped_by")) == ("cancelled", "person")
+    assert slurm_repo.status("one", 1, "A2")["code"] == 0  # the other agent ran on
+    assert job_of(slurm_repo, "wave-one-w1-A1")["JobState"] != "RUNNING"

@@ -1,0 +1,194 @@
+"""The Slurm placement's commands and its reading of squeue/scontrol, without a cluster (the
+real runs are in tests/e2e/test_slurm.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from helpers import Repo
+
+from wave_orchestrator.definitions.model import PlacementSettings
+from wave_orchestrator.runtime.placement import slurm
+from wave_orchestrator.runtime.placement.base import AgentJob, ended_state
+from wave_orchestrator.runtime.placement.slurm import SlurmPlacement, time_limit
+from wave_orchestrator.state.lifecycle import AgentState
+
+
+def job(tmp_path: Path, budget: float = 30, mem: str | None = "2G") -> AgentJob:
+    return AgentJob(
+        session="w1-A1",
+        argv=["bash", str(tmp_path / "run.sh")],
+        cwd=str(tmp_path),
+        agent_dir=tmp_path,
+        output_log=tmp_path / "output.log",
+        budget_minutes=budget,
+        cpus=2,
+        mem=mem,
+    )
+
+
+class FakeSlurm:
+    """Answers the placement's commands from canned outputs; records every call."""
+
+    def __init__(self, squeue: str = "", scontrol: str = "") -> None:
+        self.squeue, self.scontrol = squeue, scontrol
+        self.calls: list[list[str]] = []
+
+    def __call__(self, argv: Sequence[str], check: bool = True) -> str:
+        self.calls.append(list(argv))
+        if argv[0] == "squeue":
+            return self.squeue
+        if argv[0] == "scontrol":
+            return self.scontrol
+        if argv[0] == "sbatch":
+            return "41;wavedev\n"
+        return ""
+
+
+def test_budget_becomes_time_with_a_margin() -> None:
+    assert time_limit(30) == 32
+    assert time_limit(0.1) == 3  # at least one minute, plus the margin
+
+
+def test_the_sbatch_line_carries_name_time_resources_output_and_extras(tmp_path: Path) -> None:
+    where = PlacementSettings(
+        kind="slurm", partition="agents", account="lab", qos="low", extra=("--constraint=x",)
+    )
+    argv = SlurmPlacement(where, "main").command_line(job(tmp_path))
+    assert argv[:2] == ["sbatch", "--parsable"]
+    assert "--job-name=wave-main-w1-A1" in argv
+    assert "--time=32" in argv and "--cpus-per-task=2" in argv and "--mem=2G" in argv
+    assert f"--output={tmp_path / 'output.log'}" in argv
+    assert {"--partition=agents", "--account=lab", "--qos=low"} <= set(argv)
+    assert argv[-2:] == ["--constraint=x", str(tmp_path / "run.sh")]
+    assert "--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS=1920" in argv
+    assert not any(a.startswith("--mem") for a in SlurmPlacement(where, "m").command_line(
+        job(tmp_path, mem=None)
+    ))  # fmt: skip
+
+
+def test_states_are_read_from_one_squeue_and_one_scontrol(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm(
+        squeue="41|wave-main-w1-A1|PENDING||Resources\n"
+        "42|wave-main-w1-A2|RUNNING|node2|None\n"
+        "43|wave-other-w1-A1|RUNNING|node1|None\n"
+    )
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    seen = place.sessions(strict=True)
+    assert set(seen) == {"w1-A1", "w1-A2"}  # another lane's job is not ours
+    assert seen["w1-A1"].queued and not seen["w1-A2"].queued
+    assert (seen["w1-A2"].pid, seen["w1-A2"].host) == (42, "node2")
+
+    fake.squeue = "41|wave-main-w1-A1|RUNNING|node1|None\n"  # A2 vanished
+    fake.scontrol = (
+        "JobId=42 JobName=wave-main-w1-A2 JobState=OUT_OF_MEMORY ExitCode=0:9 NodeList=node2\n"
+    )
+    seen = place.sessions(strict=True)
+    assert seen["w1-A2"].dead and seen["w1-A2"].ended == "OUT_OF_MEMORY"
+    assert seen["w1-A2"].dead_status == 137
+    assert [c[0] for c in fake.calls] == ["squeue", "squeue", "scontrol"]  # no per-job calls
+    assert ended_state("TIMEOUT") is AgentState.TIMEOUT
+    assert ended_state("OUT_OF_MEMORY") is AgentState.FAILED
+    assert ended_state("NODE_FAIL") is AgentState.FAILED
+
+
+def test_term_is_sent_to_the_whole_job_and_kill_cancels_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm(squeue="41|wave-main-w1-A1|RUNNING|node1|None\n")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    assert place.signal(41, signal.SIGTERM)
+    assert place.signal(41, signal.SIGKILL)
+    cancels = [c for c in fake.calls if c[0] == "scancel"]
+    assert cancels == [["scancel", "--signal=TERM", "--full", "41"], ["scancel", "41"]]
+
+
+def test_a_job_that_cannot_see_its_folder_fails_with_a_shared_filesystem_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm()
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    monkeypatch.setattr(slurm, "SHARED_FS_SECONDS", 0.0)
+    place.start(job(tmp_path))
+    fake.squeue = "41|wave-main-w1-A1|RUNNING|node1|None\n"
+    place.sessions()  # first seen running
+    seen = place.sessions()["w1-A1"]  # and still no slurm-node file from the job
+    assert seen.dead and seen.ended is not None
+    assert "filesystem the nodes share" in seen.ended
+    assert ["scancel", "41"] in fake.calls
+
+
+def test_a_missing_slurm_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    with pytest.raises(slurm.SlurmError, match="squeue not found"):
+        place.sessions(strict=True)
+
+
+def test_dry_run_shows_the_exact_sbatch_line(repo: Repo) -> None:
+    repo.lane(
+        "main",
+        "defaults: {executor: local, timeout_minutes: 10}\nclosure: {required_roles: []}\n"
+        "placement: {kind: slurm, partition: agents, mem: 1G}\n",
+        {1: 'agents:\n  - {id: A1, prompt: p, executor: {local: {command: "true"}}}\n'},
+    )
+    result = repo.wave("launch", "--lane", "main", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("A1: sbatch"))
+    argv = shlex.split(line.split(": ", 1)[1])
+    live = repo.agent_dir("main", 1, "A1")
+    assert argv[-1] == str(live / "run.sh")  # the live run's script, not the dry run's copy
+    assert "--time=12" in argv and "--partition=agents" in argv and "--mem=1G" in argv
+    preview = json.loads((repo.state("main") / "dry-run" / "launch-preview.json").read_text())
+    assert preview[0]["sbatch"] == shlex.join(argv)
+
+
+def test_a_job_that_can_never_start_is_cancelled_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm()
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    place.start(job(tmp_path))
+    fake.squeue = "41|wave-main-w1-A1|PENDING||PartitionTimeLimit\n"
+    fake.scontrol = "JobId=41 JobName=wave-main-w1-A1 JobState=CANCELLED ExitCode=0:0\n"
+    seen = place.sessions()["w1-A1"]
+    assert seen.dead and seen.ended is not None and "PartitionTimeLimit" in seen.ended
+    assert ["scancel", "41"] in fake.calls
+
+
+def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) -> None:
+    repo.fake("squeue", 'echo "slurm_load_jobs error: Unable to contact slurm controller" >&2\n'
+              "exit 1\n")  # fmt: skip
+    repo.lane(
+        "main",
+        "defaults: {executor: local}\nclosure: {required_roles: []}\nplacement: slurm\n",
+        {1: 'agents:\n  - {id: A1, prompt: p, executor: {local: {command: "true"}}}\n'},
+    )
+    result = repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    assert "squeue failed (1): slurm_load_jobs error: Unable to contact slurm controller" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+    assert not repo.agent_dir("main", 1, "A1").exists()
+
+
+def test_stopping_a_pending_job_cancels_it_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeSlurm(squeue="41|wave-main-w1-A1|PENDING||Resources\n")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(place, "_run", fake)
+    assert place.signal(41, signal.SIGTERM)
+    assert [c for c in fake.calls if c[0] == "scancel"] == [["scancel", "41"]]

@@ -1,0 +1,92 @@
+"""``placement`` of a lane (``local`` or a Slurm block), and the ``cpus``/``mem`` a wave or an
+agent may override: where each agent's ``run.sh`` runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from .model import PlacementSettings
+from .schema import Checker
+from .yaml_source import FieldPath
+
+KINDS = ("local", "slurm")
+LANE_KEYS = ("kind", "partition", "account", "qos", "cpus", "mem", "extra", "tmux")
+OVERRIDE_KEYS = ("cpus", "mem")  # what a wave or an agent may change
+MEM_RE = re.compile(r"[1-9][0-9]*[KMGT]?")  # sbatch --mem: a size, megabytes without a unit
+SLURM_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")  # partition, account, qos
+
+
+def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
+    """A lane's ``placement:``: ``local`` (the default) or ``{kind: slurm, ...}``."""
+    if value is None or value == "local":
+        return PlacementSettings()
+    if value == "slurm":
+        return PlacementSettings(kind="slurm")
+    if isinstance(value, str):
+        ck.error(("placement",), f"unknown placement {value!r}", "local, slurm or a mapping")
+        return PlacementSettings()
+    raw = ck.mapping(value, ("placement",), LANE_KEYS)
+    if raw is None:
+        return PlacementSettings()
+    kind = ck.string(raw.get("kind", "local"), ("placement", "kind"), choices=KINDS, noun="kind")
+    out = PlacementSettings(kind=kind or "local")
+    names: dict[str, str | None] = {}
+    for key in ("partition", "account", "qos"):
+        if raw.get(key) is not None:
+            name = ck.string(raw[key], ("placement", key))
+            if name is not None and not SLURM_NAME_RE.fullmatch(name):
+                ck.error(("placement", key), f"invalid {key} {name!r}", "a Slurm name")
+                name = None
+            names[key] = name
+    out = replace(
+        out, partition=names.get("partition"), account=names.get("account"), qos=names.get("qos")
+    )
+    if "extra" in raw:
+        extra = ck.string_list(raw["extra"], ("placement", "extra")) or []
+        for i, arg in enumerate(extra):
+            if not arg.startswith("-"):
+                ck.error(("placement", "extra", i), f"not an option: {arg!r}", "--option=value")
+        out = replace(out, extra=tuple(extra))
+    if "tmux" in raw and ck.boolean(raw["tmux"], ("placement", "tmux")):
+        # A tmux server inside each job (attach to a pane rather than follow output.log).
+        ck.error(("placement", "tmux"), "tmux inside Slurm jobs is not supported yet", "false")
+    if out.kind == "local":
+        slurm_only = [k for k in raw if k not in ("kind", "cpus", "mem")]
+        for key in slurm_only:
+            ck.error(("placement", key), f"{key} is a Slurm setting", "kind: slurm")
+    return check_overrides(ck, raw, out, ("placement",))
+
+
+def check_overrides(
+    ck: Checker, raw: Any, inherited: PlacementSettings, where: FieldPath
+) -> PlacementSettings:
+    """``cpus`` and ``mem`` of ``raw`` over ``inherited`` (a wave's or an agent's
+    ``placement:`` block, or the lane's own)."""
+    out = inherited
+    if "cpus" in raw:
+        cpus = ck.number(raw["cpus"], (*where, "cpus"), integer=True, positive=True)
+        out = replace(out, cpus=int(cpus)) if cpus is not None else out
+    if "mem" in raw:
+        mem = raw["mem"]
+        text = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
+        got = ck.string(text, (*where, "mem"), what="a size such as 2G or 500M")
+        if got is not None and not MEM_RE.fullmatch(got):
+            ck.error((*where, "mem"), f"invalid size {got!r}", "a size such as 2G or 500M")
+            got = None
+        out = replace(out, mem=got or out.mem)
+    return out
+
+
+def check_placement_override(
+    ck: Checker, value: Any, inherited: PlacementSettings, where: FieldPath = ()
+) -> PlacementSettings:
+    """A wave's or an agent's ``placement: {cpus, mem}``: the lane chose the placement."""
+    if value is None:
+        return inherited
+    path: FieldPath = (*where, "placement")
+    raw = ck.mapping(value, path, OVERRIDE_KEYS)
+    if raw is None:
+        return inherited
+    return check_overrides(ck, raw, inherited, path)
