@@ -24,6 +24,13 @@ EXIT_CODES = {
 }
 
 
+def _styled() -> bool:
+    """Help is drawn by rich only for a person at a terminal that takes colour."""
+    import os
+
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def _formatter(prog: str) -> argparse.HelpFormatter:
     """rich-argparse, imported on first use: only help and usage errors pay for rich."""
     from rich_argparse import RawDescriptionRichHelpFormatter
@@ -49,6 +56,9 @@ class WaveParser(argparse.ArgumentParser):
         return self._with_rich(super().format_usage)
 
     def _with_rich(self, render: Any) -> str:
+        if not _styled():  # piped or NO_COLOR: the same text, without loading rich (~50 ms)
+            text = str(render())
+            return "Usage:" + text[6:] if text.startswith("usage:") else text
         plain = self.formatter_class
         self.formatter_class = _formatter
         try:
