@@ -138,3 +138,27 @@ def use_color(mode: str, stream: Any) -> bool:
 
 def paint(text: str, style: str, enabled: bool) -> str:
     return f"\033[{_ANSI[style]}m{text}\033[0m" if enabled else text
+
+
+def agent_action(
+    actions: Any, name: str, text: str, handler: Any, agent_help: str
+) -> argparse.ArgumentParser:
+    """One action of a command agents run bare (`wave coord`, `wave feedback`): repository,
+    lane, wave and agent default to the agent's WAVE_* environment; a person passes them."""
+    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        default=os.environ.get("WAVE_REPO"),
+        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
+    )
+    add_lane(p)
+    p.add_argument(
+        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
+    )
+    p.add_argument(
+        "--agent", metavar="ID", default=os.environ.get("WAVE_AGENT_ID"), help=agent_help
+    )
+    add_json(p)
+    p.set_defaults(handler=handler)
+    return p

@@ -7,7 +7,6 @@ Agents run it bare: lane, wave and agent come from their WAVE_* environment. A p
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from ..coordination.log import KINDS, PERSON, PRIORITIES, STATUSES, CoordLog
@@ -16,7 +15,13 @@ from ..errors import UsageError
 from ..names import AGENT_ID_RE
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
-from ._common import add_json, add_lane, current_wave, emit_json, repo_and_lane, state_layout
+from ._common import (
+    agent_action,
+    current_wave,
+    emit_json,
+    repo_and_lane,
+    state_layout,
+)
 from ._help import exit_codes_text
 
 EXAMPLES = """examples:
@@ -69,26 +74,13 @@ def register(sub: Any) -> None:
 
 
 def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
-    p.add_argument(
-        "--repo",
-        metavar="PATH",
-        default=os.environ.get("WAVE_REPO"),
-        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
+    return agent_action(
+        actions,
+        name,
+        text,
+        handler,
+        "who you are (default: $WAVE_AGENT_ID; a person may leave it out)",
     )
-    add_lane(p)
-    p.add_argument(
-        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
-    )
-    p.add_argument(
-        "--agent",
-        metavar="ID",
-        default=os.environ.get("WAVE_AGENT_ID"),
-        help="who you are (default: $WAVE_AGENT_ID; a person may leave it out)",
-    )
-    add_json(p)
-    p.set_defaults(handler=handler)
-    return p
 
 
 def _open(args: argparse.Namespace) -> tuple[StateLayout, CoordLog]:

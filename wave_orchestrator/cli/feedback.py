@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import os
 import sys
 import time
 from typing import Any
@@ -17,7 +16,13 @@ from ..coordination.feedback import FeedbackRequest, FeedbackStore
 from ..coordination.views import clean
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
-from ._common import add_json, add_lane, current_wave, emit_json, repo_and_lane, state_layout
+from ._common import (
+    agent_action,
+    current_wave,
+    emit_json,
+    repo_and_lane,
+    state_layout,
+)
 from ._help import exit_codes_text
 
 EXAMPLES = """examples:
@@ -60,26 +65,7 @@ def register(sub: Any) -> None:
 
 
 def _action(actions: Any, name: str, text: str, handler: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
-    p.add_argument(
-        "--repo",
-        metavar="PATH",
-        default=os.environ.get("WAVE_REPO"),
-        help="repository (default: $WAVE_REPO, else the nearest folder above with lanes/)",
-    )
-    add_lane(p)
-    p.add_argument(
-        "--wave", type=int, metavar="N", help="default: $WAVE_WAVE, else the running wave"
-    )
-    p.add_argument(
-        "--agent",
-        metavar="ID",
-        default=os.environ.get("WAVE_AGENT_ID"),
-        help="who asks (default: $WAVE_AGENT_ID)",
-    )
-    add_json(p)
-    p.set_defaults(handler=handler)
-    return p
+    return agent_action(actions, name, text, handler, "who asks (default: $WAVE_AGENT_ID)")
 
 
 def _store(args: argparse.Namespace) -> tuple[FeedbackStore, Any]:
