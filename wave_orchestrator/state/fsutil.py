@@ -109,12 +109,14 @@ def _ensure_dir(path: Path) -> None:
     current = root
     for part in path.relative_to(root).parts:
         current = current / part
-        try:
-            os.mkdir(current)
-            continue
-        except FileExistsError:
-            pass
-        mode = os.lstat(current).st_mode
+        try:  # look first: most folders exist, and a failed mkdir costs an exception
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            try:
+                os.mkdir(current)
+                continue
+            except FileExistsError:  # made meanwhile by another process: check it as below
+                mode = os.lstat(current).st_mode
         if not stat.S_ISDIR(mode):
             raise _refuse(current, "a symbolic link" if stat.S_ISLNK(mode) else "not a folder")
 
