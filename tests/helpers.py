@@ -124,6 +124,14 @@ def parse_at(stamp: str) -> float:
     )
 
 
+def local_agent(agent_id: str, command: str, **extra: Any) -> str:
+    """One wave-file agent line (YAML flow) run by the local executor, owning ``<id>.txt``."""
+    fields = {"id": agent_id, "prompt": f"task of {agent_id}", "owns": [f"{agent_id}.txt"]}
+    fields.update(extra)
+    fields["executor"] = {"local": {"command": command}}
+    return "  - " + json.dumps(fields) + "\n"
+
+
 def local_lane(
     retries: int = 0, stall: float | None = None, rate_retries: int | None = None
 ) -> str:

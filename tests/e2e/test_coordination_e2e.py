@@ -9,16 +9,9 @@ import time
 from typing import Any
 
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, local_agent, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def _agent(agent_id: str, command: str, **extra: Any) -> str:
-    fields = {"id": agent_id, "prompt": f"task of {agent_id}", "owns": [f"{agent_id}.txt"]}
-    fields.update(extra)
-    fields["executor"] = {"local": {"command": command}}
-    return "  - " + json.dumps(fields) + "\n"
 
 
 def _wave(*agents: str) -> str:
@@ -71,7 +64,9 @@ def test_a_request_reaches_the_dependent_agent_which_acks_it(tmux_repo: Repo) ->
         'wave coord post --kind ack --depends-on "$(cat A-id.txt)" --summary "on it, B here"'
     )
     tmux_repo.lane(
-        "main", local_lane(), {1: _wave(_agent("A", post), _agent("B", answer, depends_on=["A"]))}
+        "main",
+        local_lane(),
+        {1: _wave(local_agent("A", post), local_agent("B", answer, depends_on=["A"]))},
     )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr
@@ -97,7 +92,7 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
     )
     notified = tmux_repo.root / "notified.json"
     lane = local_lane() + f'notify: {{command: [sh, -c, "cat > {notified}"]}}\n'
-    tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
+    tmux_repo.lane("main", lane, {1: _wave(local_agent("Q", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         pending = _pending_questions(tmux_repo)
@@ -142,7 +137,7 @@ def test_a_pending_question_holds_the_retry_and_a_timeout_ends_the_wave_blocked(
 ) -> None:
     ask = "wave feedback ask --question 'which database?' > asked.txt; exit 1"
     lane = local_lane(retries=1) + "feedback: {timeout_minutes: 0.03}\n"
-    tmux_repo.lane("main", lane, {1: _wave(_agent("A", ask))})
+    tmux_repo.lane("main", lane, {1: _wave(local_agent("A", ask))})
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 4, result.stderr
     assert "question" in result.stderr and "which database?" in result.stderr
@@ -155,7 +150,7 @@ def test_a_pending_question_holds_the_retry_and_a_timeout_ends_the_wave_blocked(
 def test_a_person_answering_late_does_not_run_out_the_agents_budget(tmux_repo: Repo) -> None:
     ask = "wave feedback ask --question 'go on?' --wait --timeout-seconds 60 && touch went-on"
     lane = local_lane().replace("timeout_minutes: 1", "timeout_minutes: 0.05")  # a 3 s budget
-    tmux_repo.lane("main", lane, {1: _wave(_agent("Q", ask))})
+    tmux_repo.lane("main", lane, {1: _wave(local_agent("Q", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         pending = _pending_questions(tmux_repo)
@@ -179,7 +174,7 @@ def test_an_answer_to_a_pending_question_lets_the_retry_run_with_it(tmux_repo: R
         "wave feedback ask --question 'which database?'; exit 1"
     )
     lane = local_lane(retries=1) + "feedback: {timeout_minutes: 2}\n"
-    tmux_repo.lane("main", lane, {1: _wave(_agent("A", ask))})
+    tmux_repo.lane("main", lane, {1: _wave(local_agent("A", ask))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         pending = _pending_questions(tmux_repo)
@@ -203,7 +198,7 @@ def test_a_comment_reaches_a_running_agents_inbox(tmux_repo: Repo) -> None:
         "touch started; for i in $(seq 600); do "
         "wave coord inbox | grep -q 'use lib/page.py' && exit 0; sleep 0.1; done; exit 1"
     )
-    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", loop))})
+    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", loop))})
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         wait_for(lambda: (tmux_repo.root / "started").exists(), seconds=40, what="A started")
@@ -225,7 +220,7 @@ def test_fifty_posts_from_ten_running_agents_lose_nothing(tmux_repo: Repo) -> No
         "for i in 1 2 3 4 5; do "
         'wave coord post --kind evidence --summary "$WAVE_AGENT_ID post $i" & done; wait'
     )
-    agents = [_agent(f"A{n}", burst) for n in range(10)]
+    agents = [local_agent(f"A{n}", burst) for n in range(10)]
     tmux_repo.lane("main", local_lane(), {1: _wave(*agents)})
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=240)
     assert result.returncode == 0, result.stderr
@@ -238,7 +233,7 @@ def test_fifty_posts_from_ten_running_agents_lose_nothing(tmux_repo: Repo) -> No
 
 def test_an_open_high_blocker_fails_the_implementation_gate(tmux_repo: Repo) -> None:
     block = "wave coord post --kind blocker --priority high --summary 'schema undecided' > id.txt"
-    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", block))})
+    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", block))})
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 1
     rid = (tmux_repo.root / "id.txt").read_text().strip()
@@ -260,7 +255,7 @@ def test_a_new_run_of_a_wave_starts_a_fresh_log_keeping_a_persons_open_guidance(
     tmux_repo: Repo,
 ) -> None:
     post = "wave coord post --kind evidence --summary 'run one was here'"
-    tmux_repo.lane("main", local_lane(), {1: _wave(_agent("A", post))})
+    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", post))})
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     guide = tmux_repo.wave("comment", "--lane", "main", "--agent", "A", "--text", "be brief")
     asked = tmux_repo.wave(

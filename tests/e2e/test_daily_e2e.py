@@ -9,16 +9,9 @@ import subprocess
 from typing import Any
 
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, local_agent, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def _agent(agent_id: str, command: str, **extra: Any) -> str:
-    fields = {"id": agent_id, "prompt": f"task of {agent_id}", "owns": [f"{agent_id}.txt"]}
-    fields.update(extra)
-    fields["executor"] = {"local": {"command": command}}
-    return "  - " + json.dumps(fields) + "\n"
 
 
 def ps(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
@@ -31,7 +24,7 @@ def test_ps_logs_follow_and_launcher_logs(tmux_repo: Repo) -> None:
     gate = tmux_repo.root / "go"
     first = f"echo first-start; while [ ! -e {gate} ]; do sleep 0.1; done; echo first-done"
     second = "echo second-says-hello; sleep 0.5; echo second-done"
-    waves = {1: "agents:\n" + _agent("A", first) + _agent("B", second, depends_on=["A"])}
+    waves = {1: "agents:\n" + local_agent("A", first) + local_agent("B", second, depends_on=["A"])}
     tmux_repo.lane("main", local_lane(), waves)
     # A registry entry of a launcher that died without unregistering: `wave ps` prunes it.
     registry = os.path.join(tmux_repo.env["XDG_STATE_HOME"], "wave", "launchers")
@@ -81,7 +74,7 @@ def test_ps_logs_follow_and_launcher_logs(tmux_repo: Repo) -> None:
 
 
 def test_logs_of_an_unknown_agent_and_of_one_not_started(repo: Repo) -> None:
-    repo.lane("main", local_lane(), {1: "agents:\n" + _agent("A", "true")})
+    repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
     ghost = repo.wave("logs", "ghost", "--lane", "main")
     assert ghost.returncode == 2 and "no agent 'ghost' in lane 'main'" in ghost.stderr
     early = repo.wave("logs", "A", "--lane", "main")
@@ -97,8 +90,8 @@ def test_ps_with_no_launcher(repo: Repo) -> None:
 
 def test_launch_output_heartbeat_one_failure_summary_and_colour(tmux_repo: Repo) -> None:
     waves = {
-        1: "agents:\n" + _agent("slow", "sleep 4; echo ok"),
-        2: "agents:\n" + _agent("bad", "echo broken; exit 3"),
+        1: "agents:\n" + local_agent("slow", "sleep 4; echo ok"),
+        2: "agents:\n" + local_agent("bad", "echo broken; exit 3"),
     }
     tmux_repo.lane("main", local_lane(), waves)
     tmux_repo.env["WAVE_HEARTBEAT_SECONDS"] = "1"
@@ -120,7 +113,7 @@ def test_status_after_kill_9_shows_live_agents_still_running(tmux_repo: Repo) ->
     import signal
     import time
 
-    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + _agent("A", "sleep 30")})
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "sleep 30")})
     assert tmux_repo.wave("launch", "--lane", "main", "--detach", "--no-dashboard").returncode == 0
 
     def agent() -> dict[str, Any] | None:
