@@ -386,3 +386,62 @@ def test_under_slurm_a_status_already_written_is_kept(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 143
     assert json.loads((agent_dir / "status.json").read_text())["outcome"] == "timeout"
+
+
+def tmux_of(sock: str) -> list[int]:
+    """Pids of processes whose command line names tmux socket ``sock`` (a server)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if sock.encode() in args:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("ending", ["finishes", "term"])
+def test_with_placement_tmux_the_job_runs_its_agent_in_a_tmux_of_its_own(
+    tmp_path: Path, ending: str
+) -> None:
+    """placement.tmux, without a cluster: run.sh as a batch script starts a tmux server as
+    its child, runs itself in its session (the output shows in the pane), passes on the
+    agent's exit code or a TERM, and leaves no server behind."""
+    import signal
+    import time
+
+    agent_dir = tmp_path / "agents" / "A1"
+    body = "echo hello-in-pane; while [ ! -e release ]; do sleep 0.1; done; exit 3"
+    write_wrapper(tmp_path, ["bash", "-c", body], {})
+    job = f"t{os.getpid()}{ending}"
+    sock = f"wave-{job}"
+    env = {
+        **os.environ,
+        **{"WAVE_PLACEMENT": "slurm", "WAVE_SLURM_TMUX": "1", "WAVE_SESSION": "w1-A1"},
+        **{"SLURM_JOB_ID": job, "WAVE_TIME_LIMIT_SECONDS": "600"},
+    }
+    proc = subprocess.Popen(["bash", str(agent_dir / "run.sh")], env=env, start_new_session=True)
+    try:
+        capture = ["tmux", "-L", sock, "capture-pane", "-p", "-t", "=w1-A1:"]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            shown = subprocess.run(capture, capture_output=True, text=True).stdout
+            if "hello-in-pane" in shown:
+                break
+            time.sleep(0.05)
+        assert "hello-in-pane" in shown
+        assert tmux_of(sock)  # the job's own server
+        if ending == "finishes":
+            (tmp_path / "release").touch()
+            assert proc.wait(timeout=15) == 3
+            assert json.loads((agent_dir / "status.json").read_text())["code"] == 3
+        else:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 143
+            status = json.loads((agent_dir / "status.json").read_text())
+            assert (status["outcome"], status["code"]) == ("cancelled", 143)
+        assert not tmux_of(sock)  # ended before the batch script returned
+    finally:
+        proc.kill()
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)

@@ -36,6 +36,12 @@ def test_a_slurm_lane_and_its_wave_and_agent_overrides(repo: Repo) -> None:
     assert (b.cpus, b.mem, b.partition) == (4, "8G", "agents")
 
 
+def test_tmux_inside_slurm_jobs_is_a_lane_setting(repo: Repo) -> None:
+    repo.lane("main", LANE + "placement: {kind: slurm, tmux: true}\n", {1: "agents:\n" + AGENT})
+    lane = load_lane(repo.root, "main")
+    assert lane.placement.tmux and lane.wave(1).agents[0].placement.tmux
+
+
 @pytest.mark.parametrize(
     ("lane_extra", "wave_extra", "expect"),
     [
@@ -47,7 +53,12 @@ def test_a_slurm_lane_and_its_wave_and_agent_overrides(repo: Repo) -> None:
         ("placement: {partition: p}\n", "", "placement.partition: partition is a Slurm setting"),
         ("", "placement: {partition: p}\n", "wave-1.yaml:1:13: placement.partition: unknown key"),
         ("", "placement: {mem: 1Q}\n", "placement.mem: invalid size '1Q'"),
-        ("placement: {kind: slurm, tmux: true}\n", "", "placement.tmux: tmux inside Slurm"),
+        (
+            "placement: {kind: slurm, tmux: yes please}\n",
+            "",
+            "placement.tmux: wrong type: string (expected true or false)",
+        ),
+        ("placement: {tmux: true}\n", "", "placement.tmux: tmux is a Slurm setting"),
     ],
 )
 def test_bad_values_name_file_line_and_field(

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from pathlib import Path
 
+import libtmux
 import pytest
 from helpers import Repo, wait_for
 
@@ -216,3 +218,87 @@ def test_wave_stop_agent_cancels_one_job(slurm_repo: Repo) -> None:
     assert (status["outcome"], status.get("stopped_by")) == ("cancelled", "person")
     assert slurm_repo.status("one", 1, "A2")["code"] == 0  # the other agent ran on
     assert job_of(slurm_repo, "wave-one-w1-A1")["JobState"] != "RUNNING"
+
+
+def job_processes(job_id: str) -> list[str]:
+    """Command lines of processes on this machine (both dev nodes) that name the job's own
+    tmux socket: its server, or a client of it."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"wave-{job_id}".encode() in args:
+                found.append(" ".join(a.decode(errors="replace") for a in args))
+    return found
+
+
+def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
+    slurm_repo: Repo, server: libtmux.Server
+) -> None:
+    """placement.tmux: each job runs its agent in a tmux session of its own; `wave attach`
+    puts a terminal on it through `srun --pty`; a finished and a budget-killed job both
+    leave no tmux server behind."""
+    waits = 'echo hello-from-A1; while [ ! -e "$WAVE_REPO/release" ]; do sleep 0.2; done'
+    late = ", executor: {budget: {minutes: 0.1}, local: {command: 'sleep 120'}}"
+    slurm_repo.lane(
+        "tm",
+        slurm_lane(extra=", tmux: true"),
+        {1: "agents:\n" + agent("A1", waits) + f"  - {{id: A2, prompt: do it{late}}}\n"},
+    )
+    launcher = slurm_repo.spawn("launch", "--lane", "tm", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "tm", "A1", "A2"), 60, what="both to run")
+        one, two = (job_of(slurm_repo, f"wave-tm-w1-{a}")["JobId"] for a in ("A1", "A2"))
+        shown = slurm_repo.wave("attach", "--lane", "tm", "A1", "--print")
+        assert shown.returncode == 0, shown.stderr
+        argv = shown.stdout.split()
+        assert argv == [
+            "srun", f"--jobid={one}", "--overlap", "--pty",
+            "env", "-u", "TMUX", "tmux", "-L", f"wave-{one}", "attach", "-t", "=w1-A1",
+        ]  # fmt: skip
+        # A person's terminal (a pane of the test's own tmux) on the agent, through Slurm.
+        session = server.new_session("person", window_command=shown.stdout.strip(), x=120, y=30)
+        pane = session.active_window.active_pane
+        assert pane is not None
+        wait_for(
+            lambda: "hello-from-A1" in "\n".join(pane.capture_pane()),
+            30,
+            what="the agent's output on the attached terminal",
+        )
+        assert job_processes(one) and job_processes(two)  # each job's own server
+        (slurm_repo.root / "release").touch()
+        launcher.wait(timeout=90)
+    finally:
+        launcher.kill()
+    assert slurm_repo.status("tm", 1, "A1")["code"] == 0
+    late_status = slurm_repo.status("tm", 1, "A2")
+    assert late_status["outcome"] == "timeout" and "budget" in late_status["detail"]
+    wait_for(
+        lambda: not job_processes(one) and not job_processes(two),
+        30,
+        what="no tmux of either job left",
+    )
+
+
+def test_slurm_s_own_time_limit_ends_an_agent_timeout(slurm_repo: Repo) -> None:
+    """Slurm, not the launcher, ends the job (its limit lowered from outside, as an admin
+    may): the wrapper's TERM trap asks Slurm why and writes a timeout. Slurm checks limits
+    about every 30 s and counts whole minutes, so this takes 60-90 s."""
+    slurm_repo.lane("tl", slurm_lane(budget=10), {1: "agents:\n" + agent("A1", "sleep 600")})
+    launcher = slurm_repo.spawn("launch", "--lane", "tl", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "tl", "A1"), 60, what="A1 to run")
+        job = job_of(slurm_repo, "wave-tl-w1-A1")
+        assert job["TimeLimit"] == "00:12:00"  # the budget plus the margin
+        lower = ["scontrol", "update", f"JobId={job['JobId']}", "TimeLimit=1"]
+        subprocess.run(lower, env=slurm_repo.env, check=True, capture_output=True)
+        launcher.wait(timeout=150)
+    finally:
+        launcher.kill()
+    status = slurm_repo.status("tl", 1, "A1")
+    assert status["outcome"] == "timeout", status
+    assert status["detail"] == "Slurm time limit (1:00) reached", status
+    assert job_of(slurm_repo, "wave-tl-w1-A1")["JobState"] == "TIMEOUT"

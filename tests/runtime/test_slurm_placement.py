@@ -112,6 +112,34 @@ def test_term_is_sent_to_the_whole_job_and_kill_cancels_it(
     assert cancels == [["scancel", "--signal=TERM", "--full", "41"], ["scancel", "41"]]
 
 
+def test_with_tmux_the_job_is_told_so_signals_go_to_its_batch_script_and_attach_is_tmux(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    place = SlurmPlacement(PlacementSettings(kind="slurm", tmux=True), "main")
+    argv = place.command_line(job(tmp_path))
+    assert (
+        "--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS=1920,"
+        "WAVE_SLURM_TMUX=1,WAVE_SESSION=w1-A1"
+    ) in argv
+    fake = FakeSlurm(squeue="41|wave-main-w1-A1|RUNNING|node1|None\n")
+    monkeypatch.setattr(place, "_run", fake)
+    assert place.signal(41, signal.SIGTERM)
+    assert [c for c in fake.calls if c[0] == "scancel"] == [
+        ["scancel", "--signal=TERM", "--batch", "41"]
+    ]  # the batch script hands it to the pane, then ends the job's tmux
+    assert place.attach_argv("w1-A1", tmp_path / "output.log") == [
+        "srun", "--jobid=41", "--overlap", "--pty",
+        "env", "-u", "TMUX", "tmux", "-L", "wave-41", "attach", "-t", "=w1-A1",
+    ]  # fmt: skip
+    plain = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    monkeypatch.setattr(plain, "_run", fake)
+    assert plain.attach_argv("w1-A1", tmp_path / "output.log")[4:] == [
+        "tail",
+        "-f",
+        str(tmp_path / "output.log"),
+    ]
+
+
 def test_a_job_that_cannot_see_its_folder_fails_with_a_shared_filesystem_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,7 +53,9 @@ class WrapperSpec:
 
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
-WRAPPER_TOOLS = ("date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "tee", "touch")
+WRAPPER_TOOLS = (
+    "date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "tee", "timeout", "touch"
+)  # fmt: skip
 
 
 def wrapper_tools(path: str | None = None) -> dict[str, str]:
@@ -115,12 +117,16 @@ write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: u
 # Under Slurm (WAVE_PLACEMENT=slurm) nobody else writes a status when the job is cancelled or
 # runs out of time: the wrapper does, unless the launcher already did, then ends its group.
 on_slurm_term() {
-  trap '' TERM
+  trap '' TERM HUP
+  (( ending )) && return
+  ending=1
   [[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null
   if (( ! finishing )) && [[ ! -e $agent_dir/status.json ]]; then
-    local outcome=cancelled why='Slurm job cancelled (scancel)'
+    local outcome=cancelled why='Slurm job cancelled (scancel)' limit
     if (( ${WAVE_TIME_LIMIT_SECONDS:-0} > 0 && EPOCHSECONDS - start_s + 5 >= WAVE_TIME_LIMIT_SECONDS )); then
       outcome=timeout why="Slurm time limit ($(( WAVE_TIME_LIMIT_SECONDS / 60 )) min) reached"
+    elif limit=$(slurm_time_limit_reached); then  # the limit was changed since (scontrol)
+      outcome=timeout why="Slurm time limit ($limit) reached"
     fi
     # No-clobber: the launcher's own verdict (a budget timeout) may land meanwhile, and wins.
     write_status 143 ", \"outcome\": \"$outcome\", \"detail\": \"$why\"" -n
@@ -131,22 +137,82 @@ on_slurm_term() {
   exit 143
 }
 cut_pgrp() { local line; read -r line; line=${line##*) }; set -- $line; echo "$3"; }
+slurm_time_limit_reached() {  # prints the job's limit when Slurm ends it for it (its reason)
+  local squeue reason limit
+  squeue=$(type -P squeue) && [[ -n ${SLURM_JOB_ID:-} ]] || return 1
+  read -r reason limit < <("$bin_timeout" 3 "$squeue" -h -j "$SLURM_JOB_ID" -o '%r %l' 2>/dev/null)
+  [[ $reason == TimeLimit ]] && printf '%s\n' "${limit//[^0-9:-]/}"
+}
+
+# placement.tmux (WAVE_SLURM_TMUX=1): the job's batch script starts a tmux server of its own
+# and runs this same script in its one session, for a person to attach to with srun --pty.
+# The server is the job's child (-D: not a daemon), so Slurm ends it with the job whatever
+# its process tracking; this script ends it too, once the wrapper in the pane is done.
+host_in_tmux() {
+  local tmux='' sock="wave-${SLURM_JOB_ID:-$$}" session=${WAVE_SESSION:-agent} server='' pane='' i
+  local node=${SLURMD_NODENAME:-$HOSTNAME}
+  printf '%s\n' "$node" > "$agent_dir/slurm-node"
+  if ! tmux=$(type -P tmux); then
+    started_at=$(now)
+    printf '[wave] tmux not found on %s: placement.tmux needs it on every node\n' "$node"
+    write_status 127 ", \"outcome\": \"failed\", \"detail\": \"tmux not found on node ${node//[^A-Za-z0-9.-]/}\""
+    exit 127
+  fi
+  trap 'host_end 143' TERM INT HUP
+  "$tmux" -D -L "$sock" -f /dev/null </dev/null &
+  server=$!
+  for (( i = 0; i < 100; i++ )); do  # the server answers within milliseconds
+    "$tmux" -L "$sock" set-option -g remain-on-exit on 2>/dev/null && break
+    "$bin_sleep" 0.1
+  done
+  # Several words: tmux runs them as they are, no shell in between.
+  "$tmux" -L "$sock" new-session -d -s "$session" -x 200 -y 50 \
+    env WAVE_IN_PANE=1 "$BASH" "$agent_dir/run.sh" || host_end 1
+  pane=$("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_pid}')
+  [[ $pane =~ ^[0-9]+$ ]] || host_end 1
+  # Asked of tmux, not of the pid: tmux 3.3 may leave an ended pane unreaped for a while.
+  while [[ $("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_dead}') == 0 ]]; do
+    "$bin_sleep" 0.5 & wait $!  # a TERM is handled at once, not after the sleep
+  done
+  local status='' json
+  status=$("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_dead_status}')
+  if [[ ! $status =~ ^[0-9]+$ ]] && json=$(<"$agent_dir/status.json") \
+    && [[ $json =~ \"code\":\ ([0-9]+) ]]; then
+    status=${BASH_REMATCH[1]}
+  fi
+  pane=''  # it has ended: nothing to signal
+  host_end "$status"
+}
+host_end() {  # host_end CODE: the wrapper in the pane ends first (TERM), then the server
+  trap '' TERM INT HUP
+  if [[ -n $pane ]] && kill -TERM "$pane" 2>/dev/null; then
+    for (( i = 0; i < 100; i++ )); do kill -0 "$pane" 2>/dev/null || break; "$bin_sleep" 0.1; done
+  fi
+  "$tmux" -L "$sock" kill-server 2>/dev/null
+  wait "$server" 2>/dev/null
+  [[ ${1:-} =~ ^[0-9]+$ ]] && exit "$1"
+  exit 1
+}
 
 # The CLI writes straight to the log (a pipe would keep the try open while any background
 # process the agent left holds it); `tail` shows the same output in the pane for people.
 # A Slurm job has no pane: its stdout is output.log itself, so nothing is shown twice.
-cli='' shower='' shows=1 finishing=0 start_s=$EPOCHSECONDS
+cli='' shower='' shows=1 finishing=0 ending=0 start_s=$EPOCHSECONDS
+code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
 if [[ ${WAVE_PLACEMENT:-} == slurm ]]; then
-  shows=0
+  [[ ${WAVE_SLURM_TMUX:-} == 1 && -z ${WAVE_IN_PANE:-} ]] && host_in_tmux
+  [[ -n ${WAVE_IN_PANE:-} ]] || shows=0
   trap on_slurm_term TERM
   printf '%s\n' "${SLURMD_NODENAME:-$HOSTNAME}" > "$agent_dir/slurm-node"
 else
   trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
 fi
 trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
+# In a job's own tmux, the server's end (Slurm signals it too) hangs the pane up: a status
+# is written as for TERM.
+[[ ${WAVE_PLACEMENT:-} == slurm && -n ${WAVE_IN_PANE:-} ]] && trap on_slurm_term HUP
 "$bin_touch" -- "$log"
 started_at=$(now)
-code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
 while (( try < tries )); do
   try=$(( try + 1 ))
   offset=$("$bin_stat" -c %s -- "$log")

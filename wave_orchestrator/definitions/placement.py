@@ -49,9 +49,9 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
             if not arg.startswith("-"):
                 ck.error(("placement", "extra", i), f"not an option: {arg!r}", "--option=value")
         out = replace(out, extra=tuple(extra))
-    if "tmux" in raw and ck.boolean(raw["tmux"], ("placement", "tmux")):
-        # A tmux server inside each job (attach to a pane rather than follow output.log).
-        ck.error(("placement", "tmux"), "tmux inside Slurm jobs is not supported yet", "false")
+    if "tmux" in raw:
+        # A tmux server inside each job: a person attaches to a pane, not to `tail -f`.
+        out = replace(out, tmux=bool(ck.boolean(raw["tmux"], ("placement", "tmux"))))
     if out.kind == "local":
         slurm_only = [k for k in raw if k not in ("kind", "cpus", "mem")]
         for key in slurm_only:

@@ -96,7 +96,8 @@ def agent_placement(layout: StateLayout, repo: Path) -> Placement:
     with contextlib.suppress(OSError, ValueError):
         record = read_json(layout.placement_record)
     if isinstance(record, dict) and record.get("kind") == "slurm":
-        return SlurmPlacement(PlacementSettings(kind="slurm"), layout.lane)
+        in_tmux = record.get("tmux") is True  # the jobs run a tmux of their own
+        return SlurmPlacement(PlacementSettings(kind="slurm", tmux=in_tmux), layout.lane)
     return LocalPlacement(TmuxServer(socket_name(layout.lane, repo)))
 
 

@@ -135,7 +135,10 @@ class Launcher:
             configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
             self.log = get_logger(lane=self.lane.name)
             write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
-            write_json_atomic(self.layout.placement_record, {"kind": self.placement.kind})
+            write_json_atomic(
+                self.layout.placement_record,
+                {"kind": self.placement.kind, "tmux": self.lane.placement.tmux},
+            )
             self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
         except BaseException:
             lock.release()

@@ -104,7 +104,8 @@ class SlurmPlacement:
             f"--output={job.output_log}",
             "--open-mode=append",
             f"--chdir={job.cwd}",
-            f"--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS={limit * 60}",
+            f"--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS={limit * 60}"
+            + (f",WAVE_SLURM_TMUX=1,WAVE_SESSION={job.session}" if s.tmux else ""),
         ]
         if job.mem:
             argv.append(f"--mem={job.mem}")
@@ -246,8 +247,11 @@ class SlurmPlacement:
         if signum == signals.SIGKILL or queued:  # a pending job has nothing to signal
             self._cancel([handle])
         else:
+            # With tmux in the job, only its batch script is signalled: it hands the signal
+            # to the wrapper in the pane, then ends the job's tmux server itself.
             name = signals.Signals(signum).name.removeprefix("SIG")
-            self._run(["scancel", f"--signal={name}", "--full", str(handle)], check=False)
+            scope = "--batch" if self.settings.tmux else "--full"
+            self._run(["scancel", f"--signal={name}", scope, str(handle)], check=False)
         return True
 
     def alive(self, handle: int) -> bool:
@@ -267,7 +271,16 @@ class SlurmPlacement:
             job = info.pid if info is not None else None
         if job is None:
             raise SlurmError(f"no Slurm job {self.job_name(session)!r} is running")
-        return ["srun", f"--jobid={job}", "--overlap", "--pty", "tail", "-f", str(output_log)]
+        srun = ["srun", f"--jobid={job}", "--overlap", "--pty"]
+        if self.settings.tmux:  # env -u TMUX: attaching from inside a tmux of one's own
+            tmux = ["tmux", "-L", job_socket(job), "attach", "-t", f"={session}"]
+            return [*srun, "env", "-u", "TMUX", *tmux]
+        return [*srun, "tail", "-f", str(output_log)]
+
+
+def job_socket(job_id: int) -> str:
+    """The tmux socket of a job's own server (placement.tmux); run.sh names it the same."""
+    return f"wave-{job_id}"
 
 
 def _not_shared(folder: Path) -> str:
