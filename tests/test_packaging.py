@@ -79,3 +79,43 @@ def test_the_wheel_installs_and_runs_the_demo_outside_the_checkout(tmp_path: Pat
     dry = wave("launch", "--lane", "demo", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert wave("--version").stdout.startswith("wave ")
+
+
+def test_pipx_install_gives_a_wave_on_its_own(tmp_path: Path) -> None:
+    """`pipx install .`, the documented way to install for use: its own virtualenv, `wave`
+    and `wave-demo-agent` in PIPX_BIN_DIR, the demo lane from the installed package."""
+    env = {
+        **os.environ,
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+        "WAVE_TMUX_SOCKET": "unused",
+    }
+    env.pop("WAVE_REPO", None)
+    env.pop("VIRTUAL_ENV", None)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pipx", "install", str(ROOT)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    wave = tmp_path / "bin" / "wave"
+    assert (tmp_path / "bin" / "wave-demo-agent").exists()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(wave), *args], cwd=work, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    assert run("--version").stdout.startswith("wave ")
+    assert run("init", "--demo").returncode == 0
+    dry = run("launch", "--lane", "demo", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "dry run: nothing started" in dry.stdout
+    where = run("debug-info")
+    assert str(tmp_path / "pipx") in where.stdout  # the package pipx installed, not ours
