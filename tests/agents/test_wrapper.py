@@ -445,3 +445,25 @@ def test_with_placement_tmux_the_job_runs_its_agent_in_a_tmux_of_its_own(
     finally:
         proc.kill()
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)
+
+
+def test_with_placement_tmux_a_node_without_tmux_fails_the_agent_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    agent_dir = tmp_path / "agents" / "A1"
+    write_wrapper(tmp_path, ["bash", "-c", "echo ran > ran"], {})
+    bare = tmp_path / "bare-bin"  # bash, and no tmux
+    bare.mkdir()
+    (bare / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    env = {
+        "PATH": str(bare),
+        **{"WAVE_PLACEMENT": "slurm", "WAVE_SLURM_TMUX": "1", "SLURMD_NODENAME": "node7"},
+    }
+    done = subprocess.run(
+        ["bash", str(agent_dir / "run.sh")], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 127, done.stderr
+    status = json.loads((agent_dir / "status.json").read_text())
+    assert (status["outcome"], status["detail"]) == ("failed", "tmux not found on node node7")
+    assert "placement.tmux needs tmux 3.2 or later" in done.stdout
+    assert not (tmp_path / "ran").exists()

@@ -152,17 +152,13 @@ host_in_tmux() {
   local tmux='' sock="wave-${SLURM_JOB_ID:-$$}" session=${WAVE_SESSION:-agent} server='' pane='' i
   local node=${SLURMD_NODENAME:-$HOSTNAME}
   printf '%s\n' "$node" > "$agent_dir/slurm-node"
-  if ! tmux=$(type -P tmux); then
-    started_at=$(now)
-    printf '[wave] tmux not found on %s: placement.tmux needs it on every node\n' "$node"
-    write_status 127 ", \"outcome\": \"failed\", \"detail\": \"tmux not found on node ${node//[^A-Za-z0-9.-]/}\""
-    exit 127
-  fi
+  tmux=$(type -P tmux) || host_fail "tmux not found on node ${node//[^A-Za-z0-9.-]/}"
   trap 'host_end 143' TERM INT HUP
   "$tmux" -D -L "$sock" -f /dev/null </dev/null &
   server=$!
   for (( i = 0; i < 100; i++ )); do  # the server answers within milliseconds
     "$tmux" -L "$sock" set-option -g remain-on-exit on 2>/dev/null && break
+    kill -0 "$server" 2>/dev/null || host_fail "tmux -D failed on node ${node//[^A-Za-z0-9.-]/} (tmux 3.2 or later needed)"
     "$bin_sleep" 0.1
   done
   # Several words: tmux runs them as they are, no shell in between.
@@ -182,6 +178,12 @@ host_in_tmux() {
   fi
   pane=''  # it has ended: nothing to signal
   host_end "$status"
+}
+host_fail() {  # host_fail DETAIL: the agent fails before it starts (no daemon left behind)
+  started_at=$(now)
+  printf '[wave] %s: placement.tmux needs tmux 3.2 or later on every node\n' "$1"
+  write_status 127 ", \"outcome\": \"failed\", \"detail\": \"$1\""
+  exit 127
 }
 host_end() {  # host_end CODE: the wrapper in the pane ends first (TERM), then the server
   trap '' TERM INT HUP
