@@ -163,9 +163,9 @@ host_in_tmux() {
   done
   # Several words: tmux runs them as they are, no shell in between.
   "$tmux" -L "$sock" new-session -d -s "$session" -x 200 -y 50 \
-    env WAVE_IN_PANE=1 "$BASH" "$agent_dir/run.sh" || host_end 1
+    env WAVE_IN_PANE=1 "$BASH" "$agent_dir/run.sh" \
+    || host_fail "tmux could not open the agent's session on node ${node//[^A-Za-z0-9.-]/}"
   pane=$("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_pid}')
-  [[ $pane =~ ^[0-9]+$ ]] || host_end 1
   # Asked of tmux, not of the pid: tmux 3.3 may leave an ended pane unreaped for a while.
   while [[ $("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_dead}') == 0 ]]; do
     "$bin_sleep" 0.5 & wait $!  # a TERM is handled at once, not after the sleep
@@ -183,22 +183,25 @@ host_fail() {  # host_fail DETAIL: the agent fails before it starts (no daemon l
   started_at=$(now)
   printf '[wave] %s: placement.tmux needs tmux 3.2 or later on every node\n' "$1"
   write_status 127 ", \"outcome\": \"failed\", \"detail\": \"$1\""
-  exit 127
+  host_end 127
 }
 host_end() {  # host_end CODE: the wrapper in the pane ends first (TERM), then the server
   trap '' TERM INT HUP
-  if [[ -n $pane ]] && kill -TERM "$pane" 2>/dev/null; then
+  if [[ $pane =~ ^[0-9]+$ ]] && kill -TERM "$pane" 2>/dev/null; then
     for (( i = 0; i < 100; i++ )); do kill -0 "$pane" 2>/dev/null || break; "$bin_sleep" 0.1; done
   fi
-  "$tmux" -L "$sock" kill-server 2>/dev/null
-  wait "$server" 2>/dev/null
+  if [[ -n $server ]]; then
+    "$tmux" -L "$sock" kill-server 2>/dev/null || kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+  fi
   [[ ${1:-} =~ ^[0-9]+$ ]] && exit "$1"
   exit 1
 }
 
 # The CLI writes straight to the log (a pipe would keep the try open while any background
 # process the agent left holds it); `tail` shows the same output in the pane for people.
-# A Slurm job has no pane: its stdout is output.log itself, so nothing is shown twice.
+# A Slurm job has no pane (unless placement.tmux gives it one): its stdout is output.log
+# itself, so nothing is shown twice.
 cli='' shower='' shows=1 finishing=0 ending=0 start_s=$EPOCHSECONDS
 code=0 try=0 rate_limited=0 usage_limit=0 detail='' offset=0 showers=()
 if [[ ${WAVE_PLACEMENT:-} == slurm ]]; then
