@@ -11,7 +11,7 @@ from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import clear_owned, json_text, write_atomic
+from ..state.fsutil import clear_owned, folders_checked_once, json_text, write_atomic
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .placement.slurm import SlurmPlacement
@@ -116,33 +116,24 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     try:
         clear_owned(layout.base, "waves")  # only a tree an earlier dry run made
         path_env = agent_path_env(layout.agent_bin)
-        result = DryRunResult()
-        for wave in waves:
-            spaces = Workspaces(lane, layout, wave, None)
-            for agent in wave.agents:
-                launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
-                materialize(launch)
-                result.worktrees[(wave.number, agent.id)] = spaces.describe(agent)
-                command = placement_command(lane, launch)
-                if command is not None:
-                    result.commands[(wave.number, agent.id)] = command
-                write_preview(
-                    launch.paths.preview,
-                    preview(launch, result.worktrees[(wave.number, agent.id)], command),
-                )
-                result.launches.append(launch)
-                result.warnings += agent_warnings(wave, agent)
-        write_preview(
-            layout.launch_preview,
-            [
-                preview(
-                    lc,
-                    result.worktrees.get((lc.wave.number, lc.agent.id)),
-                    result.commands.get((lc.wave.number, lc.agent.id)),
-                )
-                for lc in result.launches
-            ],
-        )
+        result, previews = DryRunResult(), []
+        # The folders are made and checked by this command, for this command: once each.
+        with folders_checked_once():
+            for wave in waves:
+                spaces = Workspaces(lane, layout, wave, None)
+                for agent in wave.agents:
+                    launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
+                    materialize(launch)
+                    key = (wave.number, agent.id)
+                    result.worktrees[key] = spaces.describe(agent)
+                    command = placement_command(lane, launch)
+                    if command is not None:
+                        result.commands[key] = command
+                    previews.append(preview(launch, result.worktrees[key], command))
+                    write_preview(launch.paths.preview, previews[-1])
+                    result.launches.append(launch)
+                    result.warnings += previews[-1]["warnings"]
+            write_preview(layout.launch_preview, previews)
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )

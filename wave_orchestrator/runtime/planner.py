@@ -5,6 +5,7 @@ Live launches and dry runs share this code, so a dry run shows exactly what woul
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
@@ -43,10 +44,16 @@ def agent_path_env(bin_dir: Path | None = None, user_path: str | None = None) ->
     return os.pathsep.join(parts)
 
 
+@functools.cache
+def scripts_dir() -> Path:
+    """Where this interpreter's console scripts are (sysconfig takes ms to say so)."""
+    return Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+
+
 def ensure_agent_bin(bin_dir: Path) -> None:
     """Make ``bin_dir`` hold `wave` and `wave-demo-agent` (links to our console scripts, or
     small shims running this interpreter when they are not installed)."""
-    scripts = Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+    scripts = scripts_dir()
     ensure_dir(bin_dir)
     for name, module in AGENT_COMMANDS.items():
         link, target = bin_dir / name, scripts / name

@@ -29,6 +29,7 @@ READ_LIMIT = 16 * 1024 * 1024  # a JSON state file bigger than this is not one w
 OWNED_MARKER = ".wave-owned"  # written in a folder wave created and may remove again
 
 _ROOTS: set[Path] = set()
+_VERIFIED: set[str] | None = None  # inside ``folders_checked_once``: folders already checked
 
 
 class UnsafePath(WaveError, OSError):
@@ -92,33 +93,71 @@ def check_regular_or_missing(path: Path) -> None:
         raise _refuse(path, file_kind(mode))
 
 
+@contextlib.contextmanager
+def folders_checked_once() -> Iterator[None]:
+    """Within this block, a folder ``ensure_dir`` has checked is not checked again: for one
+    command writing many files into the folders it has just made (a dry run), not for a
+    launcher that lives as long as its agents, who may change the state dir meanwhile."""
+    global _VERIFIED
+    outer, _VERIFIED = _VERIFIED, set() if _VERIFIED is None else _VERIFIED
+    try:
+        yield
+    finally:
+        _VERIFIED = outer
+
+
+def _forget_checked(path: Path) -> None:
+    """``path`` and what is below it are about to go: check them again when made again."""
+    if _VERIFIED:
+        top = str(path)
+        _VERIFIED.difference_update(
+            [d for d in _VERIFIED if d == top or d.startswith(top + os.sep)]
+        )
+
+
 def ensure_dir(path: Path) -> None:
     """``mkdir -p`` that refuses a symlink (or a non-folder) for any component below a
     registered state root; outside the roots it is a plain ``mkdir -p``."""
-    path = Path(os.path.abspath(path))
-    with _writing(path):
-        _ensure_dir(path)
-
-
-def _ensure_dir(path: Path) -> None:
-    root = next((r for r in _ROOTS if path == r or r in path.parents), None)
-    if root is None:
-        path.mkdir(parents=True, exist_ok=True)
+    text = os.path.abspath(path)
+    if _VERIFIED is not None and text in _VERIFIED:
         return
-    root.mkdir(parents=True, exist_ok=True)
-    current = root
-    for part in path.relative_to(root).parts:
-        current = current / part
+    with _writing(Path(text)):
+        _ensure_dir(text)
+
+
+def _state_root(text: str) -> str | None:
+    """The registered root ``text`` is in (string prefixes: ``Path.parents`` costs more)."""
+    for root in map(str, _ROOTS):
+        if text == root or text.startswith(root.rstrip(os.sep) + os.sep):
+            return root
+    return None
+
+
+def _ensure_dir(text: str) -> None:
+    root = _state_root(text)
+    if root is None:
+        Path(text).mkdir(parents=True, exist_ok=True)
+        return
+    if not os.path.isdir(root):  # a stat, not a failing mkdir, for the usual root that exists
+        Path(root).mkdir(parents=True, exist_ok=True)
+    current, below = root, text[len(root) :].strip(os.sep)
+    for part in below.split(os.sep) if below else ():
+        current = os.path.join(current, part)
+        if _VERIFIED is not None and current in _VERIFIED:
+            continue
         try:  # look first: most folders exist, and a failed mkdir costs an exception
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             try:
                 os.mkdir(current)
-                continue
+                mode = stat.S_IFDIR
             except FileExistsError:  # made meanwhile by another process: check it as below
                 mode = os.lstat(current).st_mode
         if not stat.S_ISDIR(mode):
-            raise _refuse(current, "a symbolic link" if stat.S_ISLNK(mode) else "not a folder")
+            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+            raise _refuse(Path(current), what)
+        if _VERIFIED is not None:
+            _VERIFIED.add(current)
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
@@ -273,4 +312,5 @@ def clear_owned(path: Path, name: str) -> None:
         )
     if not stat.S_ISDIR(mode):
         raise _refuse(target, file_kind(mode))
+    _forget_checked(Path(os.path.abspath(target)))
     shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
