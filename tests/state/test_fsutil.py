@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from wave_orchestrator.state.fsutil import (
     read_jsonl,
     register_state_root,
     write_atomic,
+    write_if_changed,
     write_json_atomic,
 )
 
@@ -84,3 +86,30 @@ def test_folders_checked_once_checks_each_folder_once_and_forgets_what_it_clears
         with pytest.raises(UnsafePath, match="waves is a symbolic link"):
             write_atomic(root / "waves" / "w1" / "b.md", "x")
     assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "w1").exists()
+
+
+def test_write_if_changed_leaves_the_same_file_and_replaces_any_other(tmp_path: Path) -> None:
+    path = tmp_path / "preview.json"
+    assert write_if_changed(path, "one\n", mode=0o600)
+    inode = path.stat().st_ino
+    assert not write_if_changed(path, "one\n", mode=0o600)
+    assert path.stat().st_ino == inode
+    path.chmod(0o644)  # the same text, readable by all: made owner-only again
+    assert write_if_changed(path, "one\n", mode=0o600)
+    assert path.stat().st_mode & 0o777 == 0o600 and path.stat().st_ino != inode
+    assert write_if_changed(path, "two\n", mode=0o600) and path.read_text() == "two\n"
+
+
+def test_write_if_changed_never_writes_through_a_link_nor_waits_on_a_fifo(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "precious.txt"
+    victim.write_text("same\n")
+    victim.chmod(0o600)
+    link, fifo = tmp_path / "prompt.md", tmp_path / "run.sh"
+    link.symlink_to(victim)
+    os.mkfifo(fifo)
+    for path in (link, fifo):  # the same text as the victim: still refused, not skipped
+        with pytest.raises(UnsafePath):
+            write_if_changed(path, "same\n", mode=0o600)
+    assert victim.read_text() == "same\n" and link.is_symlink()

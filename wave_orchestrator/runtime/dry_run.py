@@ -11,7 +11,7 @@ from typing import Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import clear_owned, folders_checked_once, json_text, write_atomic
+from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
 from .lock import LaneLock
 from .placement.slurm import SlurmPlacement
@@ -106,7 +106,7 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
 def write_preview(path: Path, data: Any) -> None:
     """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
     secret it cannot recognise must not be readable by every user of the machine."""
-    write_atomic(path, json_text(data, indent=2) + "\n", mode=0o600)
+    write_if_changed(path, json_text(data, indent=2) + "\n", mode=0o600)
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
@@ -114,25 +114,32 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
     lock.acquire()
     try:
-        clear_owned(layout.base, "waves")  # only a tree an earlier dry run made
         path_env = agent_path_env(layout.agent_bin)
-        result, previews = DryRunResult(), []
+        launches = [
+            plan_agent(lane, layout, wave, agent, 1, None, path_env)
+            for wave in waves
+            for agent in wave.agents
+        ]
+        # Only in a tree an earlier dry run made: what this one writes stays (rewritten if it
+        # changed), the rest goes.
+        files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
+        prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
+        result, previews = DryRunResult(launches=launches), []
+        spaces: dict[int, Workspaces] = {}
         # The folders are made and checked by this command, for this command: once each.
         with folders_checked_once():
-            for wave in waves:
-                spaces = Workspaces(lane, layout, wave, None)
-                for agent in wave.agents:
-                    launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
-                    materialize(launch)
-                    key = (wave.number, agent.id)
-                    result.worktrees[key] = spaces.describe(agent)
-                    command = placement_command(lane, launch)
-                    if command is not None:
-                        result.commands[key] = command
-                    previews.append(preview(launch, result.worktrees[key], command))
-                    write_preview(launch.paths.preview, previews[-1])
-                    result.launches.append(launch)
-                    result.warnings += previews[-1]["warnings"]
+            for launch in launches:
+                wave, key = launch.wave, (launch.wave.number, launch.agent.id)
+                materialize(launch, write=write_if_changed)
+                if wave.number not in spaces:
+                    spaces[wave.number] = Workspaces(lane, layout, wave, None)
+                result.worktrees[key] = spaces[wave.number].describe(launch.agent)
+                command = placement_command(lane, launch)
+                if command is not None:
+                    result.commands[key] = command
+                previews.append(preview(launch, result.worktrees[key], command))
+                write_preview(launch.paths.preview, previews[-1])
+                result.warnings += previews[-1]["warnings"]
             write_preview(layout.launch_preview, previews)
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))

@@ -12,7 +12,7 @@ import shlex
 import shutil
 import sys
 import sysconfig
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,8 +216,9 @@ def plan_agent(
     )
 
 
-def materialize(launch: AgentLaunch) -> None:
-    """Write prompt.md and run.sh for one launch (and nothing else)."""
+def materialize(launch: AgentLaunch, write: Callable[..., object] = write_atomic) -> None:
+    """Write prompt.md and run.sh for one launch (and nothing else); a dry run passes
+    ``write_if_changed``, to leave alone what an earlier dry run wrote the same."""
     prompt = compose_prompt(
         launch.lane,
         launch.wave,
@@ -233,7 +234,7 @@ def materialize(launch: AgentLaunch) -> None:
         check_regular_or_missing(path)  # through a link it would write outside the state dir
     if launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
-    write_atomic(launch.paths.prompt, prompt)
+    write(launch.paths.prompt, prompt)
     spec = WrapperSpec(
         lane=launch.lane.name,
         wave=launch.wave.number,
@@ -249,7 +250,7 @@ def materialize(launch: AgentLaunch) -> None:
         env_file=str(launch.env_file) if launch.env_file else None,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
-    write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o700)
+    write(launch.paths.run_script, render_run_script(spec), mode=0o700)
 
 
 def missing_programs(

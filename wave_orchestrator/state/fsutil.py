@@ -17,7 +17,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -292,9 +292,33 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def clear_owned(path: Path, name: str) -> None:
-    """Remove the folder ``path/name`` if wave created it: ``path`` carries wave's marker,
-    written when ``path/name`` did not exist yet. A tree wave did not create is refused."""
+def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
+    """``write_atomic``, unless ``path`` already is a regular file of ours holding ``text``
+    with ``mode``: a preview made again mostly is, and a new file costs far more than a read
+    on some disks. Whether it wrote."""
+    ensure_dir(path.parent)  # a link among the folders is refused here, even with no write
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        fd = open_regular(path)  # no link followed, no FIFO waited on
+    except OSError:
+        pass  # absent, or odd: ``write_atomic`` replaces it or says why it will not
+    else:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fd)
+            if (
+                stat.S_IMODE(info.st_mode) == mode
+                and info.st_uid == os.geteuid()
+                and info.st_size == len(data)
+                and fh.read(len(data) + 1) == data
+            ):
+                return False
+    write_atomic(path, text, mode)
+    return True
+
+
+def _owned_tree(path: Path, name: str) -> Path | None:
+    """``path/name`` if wave created it, None if it is absent (``path`` then gets wave's
+    marker, written before wave makes ``path/name``); a tree wave did not create is refused."""
     ensure_dir(path)
     marker, target = path / OWNED_MARKER, path / name
     try:
@@ -304,7 +328,7 @@ def clear_owned(path: Path, name: str) -> None:
     except FileNotFoundError:
         if not owned:
             write_atomic(marker, "created by wave: wave may remove the folders it made here\n")
-        return
+        return None
     if not owned:
         raise UnsafePath(
             f"{target} exists but wave did not create it (no {OWNED_MARKER} beside it); "
@@ -312,5 +336,62 @@ def clear_owned(path: Path, name: str) -> None:
         )
     if not stat.S_ISDIR(mode):
         raise _refuse(target, file_kind(mode))
-    _forget_checked(Path(os.path.abspath(target)))
-    shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
+    return target
+
+
+def clear_owned(path: Path, name: str) -> None:
+    """Remove the folder ``path/name`` if wave created it; a tree wave did not create is
+    refused."""
+    target = _owned_tree(path, name)
+    if target is not None:
+        _forget_checked(Path(os.path.abspath(target)))
+        shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
+
+
+def prune_owned(path: Path, name: str, keep: Iterable[Path]) -> None:
+    """Leave in the folder ``path/name``, if wave created it, only the regular files ``keep``
+    names and the folders holding them: whatever else is there goes, links and folders
+    standing where a kept file should be included. A tree wave did not create is refused."""
+    target = _owned_tree(path, name)
+    if target is None:
+        return
+    top = os.path.abspath(target)
+    wanted: dict[str, bool] = {}  # path -> whether it is a folder
+    for file in map(os.path.abspath, keep):
+        wanted[file] = False
+        folder = os.path.dirname(file)
+        while folder.startswith(top + os.sep) and folder not in wanted:
+            wanted[folder] = True
+            folder = os.path.dirname(folder)
+    with _writing(target):
+        fd = os.open(top, _FOLDER)
+        try:
+            _prune(fd, top, wanted)
+        finally:
+            os.close(fd)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _prune(fd: int, at: str, wanted: dict[str, bool]) -> None:
+    """Remove from the folder open as ``fd`` (which is ``at``) what ``wanted`` does not hold;
+    every step goes by descriptor, so a folder swapped for a link meanwhile is not followed."""
+    with os.scandir(fd) as listing:
+        entries = list(listing)
+    for entry in entries:
+        path, folder = os.path.join(at, entry.name), entry.is_dir(follow_symlinks=False)
+        want = wanted.get(path)
+        if want and folder:
+            child = os.open(entry.name, _FOLDER, dir_fd=fd)
+            try:
+                _prune(child, path, wanted)
+            finally:
+                os.close(child)
+        elif want is False and entry.is_file(follow_symlinks=False):
+            continue
+        elif folder:
+            _forget_checked(Path(path))
+            shutil.rmtree(entry.name, dir_fd=fd)
+        else:
+            os.unlink(entry.name, dir_fd=fd)  # a link goes, what it points to stays
