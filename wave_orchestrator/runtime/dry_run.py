@@ -7,14 +7,13 @@ import dataclasses
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
 from .lock import LaneLock
-from .placement.slurm import SlurmPlacement
 from .planner import (
     AgentLaunch,
     agent_path_env,
@@ -23,7 +22,9 @@ from .planner import (
     plan_agent,
     required_programs,
 )
-from .workspaces import Workspaces
+
+if TYPE_CHECKING:
+    from .workspaces import Workspaces
 
 # opencode providers whose models define reasoning variants; an openai-compatible provider
 # (any provider of your own config) ignores `--variant`.
@@ -93,6 +94,8 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     with the live run's paths rather than the dry run's."""
     if not lane.placement.slurm:
         return None
+    from .placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
+
     live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
     job = dataclasses.replace(
         launch.job(),
@@ -101,6 +104,21 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
         output_log=live.output_log,
     )
     return shlex.join(SlurmPlacement(lane.placement, lane.name).command_line(job))
+
+
+def worktree(
+    lane: LaneDef, layout: StateLayout, launch: AgentLaunch, spaces: dict[int, Workspaces]
+) -> dict[str, str] | None:
+    """Where the agent would work if its wave is isolated (git asked once per wave, into
+    ``spaces``); None in the shared checkout, for which git and worktrees are not loaded."""
+    wave = launch.wave
+    if not wave.isolation.worktree:
+        return None
+    from .workspaces import Workspaces
+
+    if wave.number not in spaces:
+        spaces[wave.number] = Workspaces(lane, layout, wave, None)
+    return spaces[wave.number].describe(launch.agent)
 
 
 def write_preview(path: Path, data: Any) -> None:
@@ -125,15 +143,13 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
         prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
         result, previews = DryRunResult(launches=launches), []
-        spaces: dict[int, Workspaces] = {}
+        spaces: dict[int, Workspaces] = {}  # per isolated wave
         # The folders are made and checked by this command, for this command: once each.
         with folders_checked_once():
             for launch in launches:
-                wave, key = launch.wave, (launch.wave.number, launch.agent.id)
+                key = (launch.wave.number, launch.agent.id)
                 materialize(launch, write=write_if_changed)
-                if wave.number not in spaces:
-                    spaces[wave.number] = Workspaces(lane, layout, wave, None)
-                result.worktrees[key] = spaces[wave.number].describe(launch.agent)
+                result.worktrees[key] = worktree(lane, layout, launch, spaces)
                 command = placement_command(lane, launch)
                 if command is not None:
                     result.commands[key] = command
