@@ -21,8 +21,10 @@ LIGHT = (
     "wave_orchestrator.runtime.placement.slurm",
     "wave_orchestrator.runtime.agent_run",
 )
+# Not even these for validate: it writes nothing and reads no run state.
+READ_ONLY = ("tempfile", "wave_orchestrator.state.run_state")
 PROBE = f"""
-HEAVY = {HEAVY + LIGHT!r}
+HEAVY = {HEAVY + LIGHT + READ_ONLY!r}
 import json, sys
 from wave_orchestrator.cli import main
 try:
@@ -74,7 +76,10 @@ def lane_repo(repo: Repo) -> Repo:
 def test_read_only_commands_load_no_heavy_library(lane_repo: Repo, args: tuple[str, ...]) -> None:
     result = loaded(lane_repo, *args)
     assert result["code"] == 0
-    assert result["heavy"] == [], f"wave {' '.join(args)} imported {result['heavy']}"
+    heavy = set(result["heavy"])  # type: ignore[arg-type]
+    if args[0] in ("status", "ps", "lanes"):  # they read run states or the launcher registry
+        heavy -= set(READ_ONLY)
+    assert not heavy, f"wave {' '.join(args)} imported {sorted(heavy)}"
 
 
 @pytest.mark.parametrize("args", [("--help",), (), ("validate", "--help"), ("launch", "-h")])
@@ -90,4 +95,4 @@ def test_help_loads_rich_for_the_formatter_and_nothing_else(
 def test_a_dry_run_starts_no_tmux_watcher_or_logging(lane_repo: Repo) -> None:
     result = loaded(lane_repo, "launch", "--dry-run")
     assert result["code"] == 0
-    assert result["heavy"] == [], result["heavy"]
+    assert set(result["heavy"]) <= set(READ_ONLY), result["heavy"]  # type: ignore[arg-type]

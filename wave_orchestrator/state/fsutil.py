@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -166,6 +165,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     ensure_dir(path.parent)
     with _writing(path):
         check_regular_or_missing(path)
+        import tempfile  # for writing commands only: validate and status read
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
