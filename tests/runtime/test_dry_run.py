@@ -81,3 +81,22 @@ def test_a_dry_run_again_rewrites_what_changed_and_removes_what_is_gone(repo: Re
     assert "changed" in (a2 / "prompt.md").read_text()
     preview = json.loads((repo.state("main") / "dry-run/launch-preview.json").read_text())
     assert [(p["wave"], p["agent"]) for p in preview] == [(1, "A1"), (1, "A2")]
+
+
+def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> None:
+    """launch-preview.json is built from each agent's text: the same as encoding the list."""
+    from wave_orchestrator.runtime.dry_run import json_list
+    from wave_orchestrator.state.fsutil import json_text
+
+    items = [{"a": [1, {"b": "x\ny"}], "c": {}}, {"d": "\udcff", "e": []}, {}]
+    assert json_list([json_text(i, indent=2) for i in items]) == json_text(items, indent=2)
+    assert json_list([]) == json_text([], indent=2)
+    repo.lane("main", LANE, {1: WAVE})
+    assert repo.wave("launch", "--lane", "main", "--dry-run").returncode == 0
+    base = repo.state("main") / "dry-run"
+    whole = json.loads((base / "launch-preview.json").read_text())
+    agents = sorted((base / "waves" / "wave-1" / "agents").iterdir())
+    assert len(whole) == len(agents) == 6
+    for data in whole:
+        one = base / "waves" / "wave-1" / "agents" / data["agent"] / "launch-preview.json"
+        assert json.loads(one.read_text()) == data

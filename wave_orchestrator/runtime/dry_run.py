@@ -17,6 +17,7 @@ from .lock import LaneLock
 from .planner import (
     AgentLaunch,
     agent_path_env,
+    ensure_agent_bin,
     materialize,
     missing_programs,
     plan_agent,
@@ -121,10 +122,19 @@ def worktree(
     return spaces[wave.number].describe(launch.agent)
 
 
-def write_preview(path: Path, data: Any) -> None:
+def write_preview(path: Path, text: str) -> None:
     """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
     secret it cannot recognise must not be readable by every user of the machine."""
-    write_if_changed(path, json_text(data, indent=2) + "\n", mode=0o600)
+    write_if_changed(path, text + "\n", mode=0o600)
+
+
+def json_list(items: list[str]) -> str:
+    """``json_text(list, indent=2)`` from the items' own ``json_text(item, indent=2)``: the
+    whole preview holds every agent's, and encoding it twice was a third of a dry run's work.
+    A JSON text has no newline inside a string, so indenting each line nests it exactly."""
+    if not items:
+        return "[]"
+    return "[\n" + ",\n".join("  " + item.replace("\n", "\n  ") for item in items) + "\n]"
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
@@ -146,17 +156,19 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         spaces: dict[int, Workspaces] = {}  # per isolated wave
         # The folders are made and checked by this command, for this command: once each.
         with folders_checked_once():
+            ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
             for launch in launches:
                 key = (launch.wave.number, launch.agent.id)
-                materialize(launch, write=write_if_changed)
+                materialize(launch, write=write_if_changed, with_bin=False)
                 result.worktrees[key] = worktree(lane, layout, launch, spaces)
                 command = placement_command(lane, launch)
                 if command is not None:
                     result.commands[key] = command
-                previews.append(preview(launch, result.worktrees[key], command))
+                data = preview(launch, result.worktrees[key], command)
+                previews.append(json_text(data, indent=2))
                 write_preview(launch.paths.preview, previews[-1])
-                result.warnings += previews[-1]["warnings"]
-            write_preview(layout.launch_preview, previews)
+                result.warnings += data["warnings"]
+            write_preview(layout.launch_preview, json_list(previews))
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )

@@ -15,6 +15,7 @@ import sysconfig
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
@@ -23,7 +24,9 @@ from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
-from .placement.base import AgentJob
+
+if TYPE_CHECKING:
+    from .placement.base import AgentJob
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -114,6 +117,8 @@ class AgentLaunch:
     def job(self) -> AgentJob:
         """What the placement is asked to start: run.sh, its budget and its resources."""
         where = self.agent.placement
+        from .placement.base import AgentJob  # for a live launch: not for a dry run
+
         return AgentJob(
             session=self.session,
             argv=["bash", str(self.paths.run_script)],
@@ -216,9 +221,12 @@ def plan_agent(
     )
 
 
-def materialize(launch: AgentLaunch, write: Callable[..., object] = write_atomic) -> None:
-    """Write prompt.md and run.sh for one launch (and nothing else); a dry run passes
-    ``write_if_changed``, to leave alone what an earlier dry run wrote the same."""
+def materialize(
+    launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, with_bin: bool = True
+) -> None:
+    """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes
+    ``write_if_changed``, to leave alone what an earlier dry run wrote the same, and makes the
+    private bin folder once for all its agents (``with_bin=False``)."""
     prompt = compose_prompt(
         launch.lane,
         launch.wave,
@@ -232,7 +240,7 @@ def materialize(launch: AgentLaunch, write: Callable[..., object] = write_atomic
     paths = launch.paths
     for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
         check_regular_or_missing(path)  # through a link it would write outside the state dir
-    if launch.bin_dir is not None:
+    if with_bin and launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
     write(launch.paths.prompt, prompt)
     spec = WrapperSpec(
