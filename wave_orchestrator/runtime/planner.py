@@ -265,9 +265,11 @@ def missing_programs(
     launches: Iterable[tuple[str, str, str]], path_env: str, repo: Path
 ) -> list[str]:
     """Each (agent, executor, program) whose program is not found, as a user-facing line."""
-    missing = []
+    missing, found = [], {}  # each program looked for once, though most agents share it
     for agent_id, executor, program in launches:
-        if find_program(program, path_env, repo) is None:
+        if program not in found:
+            found[program] = find_program(program, path_env, repo)
+        if found[program] is None:
             where = f"in {repo}" if "/" in program and not os.path.isabs(program) else "on PATH"
             missing.append(
                 f"agent {agent_id}: executor {executor} needs `{program}`, not found {where}"
