@@ -7,6 +7,7 @@ or an agent, and each must hide the same secrets and drop the same escapes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -77,8 +78,10 @@ URL_PASSWORD_RE = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)[^@
 LONG_RUN_RE = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 
 
+@functools.lru_cache(maxsize=4096)
 def secret_name(name: str) -> bool:
-    """Whether a variable's name says it holds a credential."""
+    """Whether a variable's name says it holds a credential (remembered: a dry run asks
+    about the same few names for every agent)."""
     upper = name.upper()
     if upper in NOT_SECRET_NAMES:
         return False

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -149,7 +150,7 @@ def test_dry_run_never_removes_a_waves_tree_it_did_not_create(repo: Repo) -> Non
     assert result.returncode == 1
     assert "wave did not create it" in result.stderr and "Traceback" not in result.stderr
     assert (foreign / "notes.txt").read_text() == "mine\n"
-    # A tree wave made itself is cleared and rewritten on the next dry run.
+    # A tree wave made itself is remade (kept where the same) by the next dry run.
     (foreign / "notes.txt").unlink()
     foreign.rmdir()
     for _ in range(2):
@@ -175,6 +176,38 @@ def test_dry_run_refuses_a_symlinked_preview_and_a_symlinked_state_root(
     result = repo.wave("launch", "--lane", "main", "--dry-run", timeout=30)
     assert result.returncode == 1 and ".wave is a symbolic link" in result.stderr
     assert sorted(p.name for p in victim.parent.iterdir()) == ["precious.txt"]
+
+
+def test_a_dry_run_again_removes_links_and_fifos_in_its_tree_and_writes_through_none(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """An earlier dry run's tree is kept where it is the same; a link or FIFO found in it where
+    a file or folder belongs is removed (never followed, never waited on) and made anew."""
+    two = WAVE + "  - {id: A2, prompt: work, executor: {local: {command: 'echo hi'}}}\n"
+    repo.lane("main", local_lane(), {1: two})
+    assert repo.wave("launch", "--lane", "main", "--dry-run", timeout=30).returncode == 0
+    victim, elsewhere = outside_file(tmp_path), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.sh").write_text("theirs\n")
+    agents = repo.state("main") / "dry-run/waves/wave-1/agents"
+    for name in ("prompt.md", "run.sh"):
+        (agents / "A1" / name).unlink()
+        (agents / "A1" / name).symlink_to(victim)
+    os.unlink(agents / "A1" / "launch-preview.json")
+    os.mkfifo(agents / "A1" / "launch-preview.json")
+    shutil.rmtree(agents / "A2")
+    (agents / "A2").symlink_to(elsewhere)
+    result = repo.wave("launch", "--lane", "main", "--dry-run", timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious\n"
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["run.sh"]
+    assert (elsewhere / "run.sh").read_text() == "theirs\n"
+    for agent in ("A1", "A2"):
+        assert not (agents / agent).is_symlink()
+        for name in ("prompt.md", "run.sh", "launch-preview.json"):
+            path = agents / agent / name
+            assert path.is_file() and not path.is_symlink(), path
+    assert "work" in (agents / "A1" / "prompt.md").read_text()
 
 
 def test_prompt_file_that_is_a_fifo_is_refused_at_once(repo: Repo) -> None:

@@ -54,3 +54,49 @@ def test_opencode_variant_that_a_provider_ignores_is_a_dry_run_warning(repo: Rep
     assert counts == {"O1": 1, "O2": 1, "O3": 0, "O4": 0, "C1": 0, "K1": 1}
     preview = repo.state("main") / "dry-run/waves/wave-1/agents/O1/launch-preview.json"
     assert json.loads(preview.read_text())["warnings"] == data["warnings"][:1]
+
+
+def test_a_dry_run_again_rewrites_what_changed_and_removes_what_is_gone(repo: Repo) -> None:
+    """The tree of an earlier dry run is kept where it is the same: unchanged files are not
+    made again (same inode), a changed prompt is, agents and waves no longer planned go."""
+    two = "agents:\n  - {id: A1, prompt: one, executor: {id: local}}\n" + (
+        "  - {id: A2, prompt: two, executor: {id: local}}\n"
+    )
+    lane = "closure: {required_roles: []}\nexecutors: {local: {command: [my-agent]}}\n"
+    repo.lane("main", lane, {1: two, 2: two})
+    assert repo.wave("launch", "--lane", "main", "--dry-run").returncode == 0
+    waves = repo.state("main") / "dry-run" / "waves"
+    a1, a2 = waves / "wave-1/agents/A1", waves / "wave-1/agents/A2"
+    (a1 / "notes.txt").write_text("left by hand\n")
+    before = {p.name: p.stat().st_ino for p in a1.iterdir()}
+    prompt_a2 = (a2 / "prompt.md").stat().st_ino
+    repo.lane("main", lane, {1: two.replace("prompt: two", "prompt: changed")})
+    (repo.root / "lanes/main/waves/wave-2.yaml").unlink()
+    result = repo.wave("launch", "--lane", "main", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in waves.iterdir()) == ["wave-1"]
+    after = {p.name: p.stat().st_ino for p in a1.iterdir()}
+    assert after == {k: v for k, v in before.items() if k != "notes.txt"}
+    assert (a2 / "prompt.md").stat().st_ino != prompt_a2
+    assert "changed" in (a2 / "prompt.md").read_text()
+    preview = json.loads((repo.state("main") / "dry-run/launch-preview.json").read_text())
+    assert [(p["wave"], p["agent"]) for p in preview] == [(1, "A1"), (1, "A2")]
+
+
+def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> None:
+    """launch-preview.json is built from each agent's text: the same as encoding the list."""
+    from wave_orchestrator.runtime.dry_run import json_list
+    from wave_orchestrator.state.fsutil import json_text
+
+    items = [{"a": [1, {"b": "x\ny"}], "c": {}}, {"d": "\udcff", "e": []}, {}]
+    assert json_list([json_text(i, indent=2) for i in items]) == json_text(items, indent=2)
+    assert json_list([]) == json_text([], indent=2)
+    repo.lane("main", LANE, {1: WAVE})
+    assert repo.wave("launch", "--lane", "main", "--dry-run").returncode == 0
+    base = repo.state("main") / "dry-run"
+    whole = json.loads((base / "launch-preview.json").read_text())
+    agents = sorted((base / "waves" / "wave-1" / "agents").iterdir())
+    assert len(whole) == len(agents) == 6
+    for data in whole:
+        one = base / "waves" / "wave-1" / "agents" / data["agent"] / "launch-preview.json"
+        assert json.loads(one.read_text()) == data

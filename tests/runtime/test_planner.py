@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from helpers import Repo
 
 from wave_orchestrator.definitions.lane_loader import load_lane
-from wave_orchestrator.runtime.planner import materialize, plan_agent, redact_env
+from wave_orchestrator.runtime import planner
+from wave_orchestrator.runtime.planner import materialize, missing_programs, plan_agent, redact_env
 from wave_orchestrator.state.layout import StateLayout
 
 LANE = """
@@ -75,3 +79,20 @@ def test_redaction_names() -> None:
         "MY_SECRET": "***",
         "HOME": "/root",
     }
+
+
+def test_missing_programs_names_every_agent_though_each_program_is_looked_for_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked: list[str] = []
+    real_which = planner.shutil.which
+
+    def which(program: str, path: str | None = None) -> str | None:
+        looked.append(program)
+        return real_which(program, path=path)
+
+    monkeypatch.setattr(planner.shutil, "which", which)
+    needs = [("w1/A1", "codex", "no-such-agent-cli"), ("w1/A2", "codex", "no-such-agent-cli")]
+    missing = missing_programs([*needs, ("w1/A3", "local", "sh")], "/usr/bin:/bin", tmp_path)
+    assert [m.split(":")[0] for m in missing] == ["agent w1/A1", "agent w1/A2"]
+    assert sorted(looked) == ["no-such-agent-cli", "sh"]

@@ -1,9 +1,25 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
-from wave_orchestrator.state.fsutil import append_jsonl, read_jsonl, write_json_atomic
+import pytest
+
+from wave_orchestrator.state import fsutil
+from wave_orchestrator.state.fsutil import (
+    UnsafePath,
+    append_jsonl,
+    clear_owned,
+    ensure_dir,
+    folders_checked_once,
+    read_jsonl,
+    register_state_root,
+    write_atomic,
+    write_if_changed,
+    write_json_atomic,
+)
 
 
 def test_jsonl_reader_skips_torn_and_invalid_lines(tmp_path: Path) -> None:
@@ -22,3 +38,78 @@ def test_atomic_write_replaces_whole_file_and_leaves_no_temp(tmp_path: Path) -> 
     write_json_atomic(path, {"v": 2})
     assert json.loads(path.read_text()) == {"v": 2}
     assert [p.name for p in path.parent.iterdir()] == ["state.json"]
+
+
+def test_a_folder_swapped_for_a_link_is_refused_again_outside_a_checked_once_block(
+    tmp_path: Path,
+) -> None:
+    """A launcher lives as long as its agents: every ensure_dir checks every folder again."""
+    root, outside = tmp_path / "state", tmp_path / "outside"
+    outside.mkdir()
+    register_state_root(root)
+    ensure_dir(root / "waves" / "w1")
+    (root / "waves" / "w1").rmdir()
+    (root / "waves" / "w1").symlink_to(outside)
+    with pytest.raises(UnsafePath, match="w1 is a symbolic link"):
+        write_atomic(root / "waves" / "w1" / "prompt.md", "x")
+    assert list(outside.iterdir()) == []
+
+
+def test_folders_checked_once_checks_each_folder_once_and_forgets_what_it_clears(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "state"
+    register_state_root(root)
+    looked: list[str] = []
+    real_lstat = fsutil.os.lstat
+
+    def lstat(path: Any, **kwargs: Any) -> Any:
+        looked.append(str(path))
+        return real_lstat(path, **kwargs)
+
+    with folders_checked_once():
+        clear_owned(root, "waves")  # wave's marker: the tree is its own from now on
+        monkeypatch.setattr(fsutil.os, "lstat", lstat)
+        for name in ("a.md", "b.md", "c.md"):
+            write_atomic(root / "waves" / "w1" / name, name)
+        folders = [p for p in looked if not p.endswith(".md")]
+        assert folders.count(str(root / "waves")) == 1
+        assert folders.count(str(root / "waves" / "w1")) == 1
+        # The files are still looked at, every one: a link there is refused, not written through.
+        (root / "waves" / "w1" / "a.md").unlink()
+        (root / "waves" / "w1" / "a.md").symlink_to(tmp_path / "elsewhere")
+        with pytest.raises(UnsafePath, match=r"a\.md is a symbolic link"):
+            write_atomic(root / "waves" / "w1" / "a.md", "x")
+        # A cleared tree is checked again when it is made again.
+        clear_owned(root, "waves")
+        (root / "waves").symlink_to(tmp_path)
+        with pytest.raises(UnsafePath, match="waves is a symbolic link"):
+            write_atomic(root / "waves" / "w1" / "b.md", "x")
+    assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "w1").exists()
+
+
+def test_write_if_changed_leaves_the_same_file_and_replaces_any_other(tmp_path: Path) -> None:
+    path = tmp_path / "preview.json"
+    assert write_if_changed(path, "one\n", mode=0o600)
+    inode = path.stat().st_ino
+    assert not write_if_changed(path, "one\n", mode=0o600)
+    assert path.stat().st_ino == inode
+    path.chmod(0o644)  # the same text, readable by all: made owner-only again
+    assert write_if_changed(path, "one\n", mode=0o600)
+    assert path.stat().st_mode & 0o777 == 0o600 and path.stat().st_ino != inode
+    assert write_if_changed(path, "two\n", mode=0o600) and path.read_text() == "two\n"
+
+
+def test_write_if_changed_never_writes_through_a_link_nor_waits_on_a_fifo(
+    tmp_path: Path,
+) -> None:
+    victim = tmp_path / "precious.txt"
+    victim.write_text("same\n")
+    victim.chmod(0o600)
+    link, fifo = tmp_path / "prompt.md", tmp_path / "run.sh"
+    link.symlink_to(victim)
+    os.mkfifo(fifo)
+    for path in (link, fifo):  # the same text as the victim: still refused, not skipped
+        with pytest.raises(UnsafePath):
+            write_if_changed(path, "same\n", mode=0o600)
+    assert victim.read_text() == "same\n" and link.is_symlink()

@@ -18,7 +18,6 @@ from ..definitions.repository import (
 )
 from ..errors import UsageError
 from ..state.layout import StateLayout, resolve_state_dir
-from ..state.run_state import RunState
 from ._complete import complete_agents, complete_lanes
 
 LANE_HELP = (
@@ -107,6 +106,8 @@ def current_wave(explicit: int | None, layout: StateLayout) -> int:
 
 
 def _running_wave(layout: StateLayout) -> int | None:
+    from ..state.run_state import RunState  # not for the commands that never name a wave
+
     waves = RunState(layout.run_state, layout.lane).data["waves"]  # checked field by field
     numbers = [int(k) for k in waves]
     running = [n for n in numbers if waves[str(n)]["state"] == "running"]

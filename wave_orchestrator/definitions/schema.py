@@ -6,11 +6,9 @@ is not, so a loader can keep going and report all errors at once.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
-import subprocess
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -47,6 +45,8 @@ def did_you_mean(given: Any, options: Iterable[str]) -> str:
     """`; did you mean 'timeout_minutes'?` for a near miss (difflib), else nothing."""
     if not isinstance(given, str):
         return ""
+    import difflib  # only for a name that is not known: most files load without it
+
     close = difflib.get_close_matches(given, list(options), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -218,6 +218,8 @@ def ere_problem(pattern: str) -> str | None:
         return "empty pattern matches everything"
     if PERL_ONLY.search(pattern):
         return "Perl-style syntax ((?...), \\d and the like) is not extended-regex syntax"
+    import subprocess  # only for a lane that writes its own patterns
+
     result = subprocess.run(
         ["grep", "-E", "-e", pattern],
         input=b"",

@@ -6,7 +6,6 @@ import contextlib
 import os
 import shlex
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from ..state.layout import (
 )
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
-from .lock import LaneLock, holder_text, live_lock
+from .lock import LaneLock, holder_text, live_lock, this_host
 from .placement.base import Placement
 from .placement.local import LocalPlacement
 from .placement.reaper import stop_agent_sessions
@@ -137,7 +136,7 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
 
 def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> StopReport:
     pid = info.get("pid")
-    if not isinstance(pid, int) or info.get("host") not in (None, socket.gethostname()):
+    if not isinstance(pid, int) or info.get("host") not in (None, this_host()):
         raise WaveError(f"the launcher holding {layout.lock} is not one this machine can stop")
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)

@@ -7,23 +7,25 @@ import dataclasses
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..state.fsutil import clear_owned, json_text, write_atomic
+from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
 from .lock import LaneLock
-from .placement.slurm import SlurmPlacement
 from .planner import (
     AgentLaunch,
     agent_path_env,
+    ensure_agent_bin,
     materialize,
     missing_programs,
     plan_agent,
     required_programs,
 )
-from .workspaces import Workspaces
+
+if TYPE_CHECKING:
+    from .workspaces import Workspaces
 
 # opencode providers whose models define reasoning variants; an openai-compatible provider
 # (any provider of your own config) ignores `--variant`.
@@ -93,6 +95,8 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     with the live run's paths rather than the dry run's."""
     if not lane.placement.slurm:
         return None
+    from .placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
+
     live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
     job = dataclasses.replace(
         launch.job(),
@@ -103,10 +107,34 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     return shlex.join(SlurmPlacement(lane.placement, lane.name).command_line(job))
 
 
-def write_preview(path: Path, data: Any) -> None:
+def worktree(
+    lane: LaneDef, layout: StateLayout, launch: AgentLaunch, spaces: dict[int, Workspaces]
+) -> dict[str, str] | None:
+    """Where the agent would work if its wave is isolated (git asked once per wave, into
+    ``spaces``); None in the shared checkout, for which git and worktrees are not loaded."""
+    wave = launch.wave
+    if not wave.isolation.worktree:
+        return None
+    from .workspaces import Workspaces
+
+    if wave.number not in spaces:
+        spaces[wave.number] = Workspaces(lane, layout, wave, None)
+    return spaces[wave.number].describe(launch.agent)
+
+
+def write_preview(path: Path, text: str) -> None:
     """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
     secret it cannot recognise must not be readable by every user of the machine."""
-    write_atomic(path, json_text(data, indent=2) + "\n", mode=0o600)
+    write_if_changed(path, text + "\n", mode=0o600)
+
+
+def json_list(items: list[str]) -> str:
+    """``json_text(list, indent=2)`` from the items' own ``json_text(item, indent=2)``: the
+    whole preview holds every agent's, and encoding it twice was a third of a dry run's work.
+    A JSON text has no newline inside a string, so indenting each line nests it exactly."""
+    if not items:
+        return "[]"
+    return "[\n" + ",\n".join("  " + item.replace("\n", "\n  ") for item in items) + "\n]"
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
@@ -114,35 +142,33 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
     lock.acquire()
     try:
-        clear_owned(layout.base, "waves")  # only a tree an earlier dry run made
         path_env = agent_path_env(layout.agent_bin)
-        result = DryRunResult()
-        for wave in waves:
-            spaces = Workspaces(lane, layout, wave, None)
-            for agent in wave.agents:
-                launch = plan_agent(lane, layout, wave, agent, 1, None, path_env)
-                materialize(launch)
-                result.worktrees[(wave.number, agent.id)] = spaces.describe(agent)
+        launches = [
+            plan_agent(lane, layout, wave, agent, 1, None, path_env)
+            for wave in waves
+            for agent in wave.agents
+        ]
+        # Only in a tree an earlier dry run made: what this one writes stays (rewritten if it
+        # changed), the rest goes.
+        files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
+        prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
+        result, previews = DryRunResult(launches=launches), []
+        spaces: dict[int, Workspaces] = {}  # per isolated wave
+        # The folders are made and checked by this command, for this command: once each.
+        with folders_checked_once():
+            ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
+            for launch in launches:
+                key = (launch.wave.number, launch.agent.id)
+                materialize(launch, write=write_if_changed, with_bin=False)
+                result.worktrees[key] = worktree(lane, layout, launch, spaces)
                 command = placement_command(lane, launch)
                 if command is not None:
-                    result.commands[(wave.number, agent.id)] = command
-                write_preview(
-                    launch.paths.preview,
-                    preview(launch, result.worktrees[(wave.number, agent.id)], command),
-                )
-                result.launches.append(launch)
-                result.warnings += agent_warnings(wave, agent)
-        write_preview(
-            layout.launch_preview,
-            [
-                preview(
-                    lc,
-                    result.worktrees.get((lc.wave.number, lc.agent.id)),
-                    result.commands.get((lc.wave.number, lc.agent.id)),
-                )
-                for lc in result.launches
-            ],
-        )
+                    result.commands[key] = command
+                data = preview(launch, result.worktrees[key], command)
+                previews.append(json_text(data, indent=2))
+                write_preview(launch.paths.preview, previews[-1])
+                result.warnings += data["warnings"]
+            write_preview(layout.launch_preview, json_list(previews))
         result.missing = list(
             dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
         )

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,12 @@ from ..state.events import utc_now
 from ..state.fsutil import ensure_dir, read_json, write_json_atomic
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def this_host() -> str:
+    """This machine's name, as ``socket.gethostname()`` gives it (glibc's gethostname is
+    uname's nodename), without loading ``socket`` into every command that takes a lock."""
+    return os.uname().nodename
 
 
 def read_lock(path: Path) -> dict[str, Any] | None:
@@ -146,7 +151,7 @@ class LaneLock:
                 self.took_over = previous or {}
             body: dict[str, Any] = {
                 "pid": os.getpid(),
-                "host": socket.gethostname(),
+                "host": this_host(),
                 "started_at": utc_now(),
                 "argv": sys.argv,
                 "command": self.command,

@@ -5,15 +5,17 @@ Live launches and dry runs share this code, so a dry run shows exactly what woul
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
 import shutil
 import sys
 import sysconfig
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
@@ -22,7 +24,9 @@ from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
-from .placement.base import AgentJob
+
+if TYPE_CHECKING:
+    from .placement.base import AgentJob
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -43,10 +47,16 @@ def agent_path_env(bin_dir: Path | None = None, user_path: str | None = None) ->
     return os.pathsep.join(parts)
 
 
+@functools.cache
+def scripts_dir() -> Path:
+    """Where this interpreter's console scripts are (sysconfig takes ms to say so)."""
+    return Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+
+
 def ensure_agent_bin(bin_dir: Path) -> None:
     """Make ``bin_dir`` hold `wave` and `wave-demo-agent` (links to our console scripts, or
     small shims running this interpreter when they are not installed)."""
-    scripts = Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+    scripts = scripts_dir()
     ensure_dir(bin_dir)
     for name, module in AGENT_COMMANDS.items():
         link, target = bin_dir / name, scripts / name
@@ -107,6 +117,8 @@ class AgentLaunch:
     def job(self) -> AgentJob:
         """What the placement is asked to start: run.sh, its budget and its resources."""
         where = self.agent.placement
+        from .placement.base import AgentJob  # for a live launch: not for a dry run
+
         return AgentJob(
             session=self.session,
             argv=["bash", str(self.paths.run_script)],
@@ -209,8 +221,12 @@ def plan_agent(
     )
 
 
-def materialize(launch: AgentLaunch) -> None:
-    """Write prompt.md and run.sh for one launch (and nothing else)."""
+def materialize(
+    launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, with_bin: bool = True
+) -> None:
+    """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes
+    ``write_if_changed``, to leave alone what an earlier dry run wrote the same, and makes the
+    private bin folder once for all its agents (``with_bin=False``)."""
     prompt = compose_prompt(
         launch.lane,
         launch.wave,
@@ -224,9 +240,9 @@ def materialize(launch: AgentLaunch) -> None:
     paths = launch.paths
     for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
         check_regular_or_missing(path)  # through a link it would write outside the state dir
-    if launch.bin_dir is not None:
+    if with_bin and launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
-    write_atomic(launch.paths.prompt, prompt)
+    write(launch.paths.prompt, prompt)
     spec = WrapperSpec(
         lane=launch.lane.name,
         wave=launch.wave.number,
@@ -242,16 +258,18 @@ def materialize(launch: AgentLaunch) -> None:
         env_file=str(launch.env_file) if launch.env_file else None,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
-    write_atomic(launch.paths.run_script, render_run_script(spec), mode=0o700)
+    write(launch.paths.run_script, render_run_script(spec), mode=0o700)
 
 
 def missing_programs(
     launches: Iterable[tuple[str, str, str]], path_env: str, repo: Path
 ) -> list[str]:
     """Each (agent, executor, program) whose program is not found, as a user-facing line."""
-    missing = []
+    missing, found = [], {}  # each program looked for once, though most agents share it
     for agent_id, executor, program in launches:
-        if find_program(program, path_env, repo) is None:
+        if program not in found:
+            found[program] = find_program(program, path_env, repo)
+        if found[program] is None:
             where = f"in {repo}" if "/" in program and not os.path.isabs(program) else "on PATH"
             missing.append(
                 f"agent {agent_id}: executor {executor} needs `{program}`, not found {where}"

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..closure.gates import GateResult
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..errors import WaveError
-from ..state.events import EventLog
 from ..state.fsutil import read_json, write_json_atomic
 from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
 from ..worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
-from .agent_run import AgentRun
+
+if TYPE_CHECKING:  # for annotations only: a dry run, which describes worktrees, loads neither
+    from ..closure.gates import GateResult
+    from ..state.events import EventLog
+    from .agent_run import AgentRun
 
 
 class Workspaces:

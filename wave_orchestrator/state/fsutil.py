@@ -16,8 +16,7 @@ import os
 import re
 import shutil
 import stat
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,6 +28,7 @@ READ_LIMIT = 16 * 1024 * 1024  # a JSON state file bigger than this is not one w
 OWNED_MARKER = ".wave-owned"  # written in a folder wave created and may remove again
 
 _ROOTS: set[Path] = set()
+_VERIFIED: set[str] | None = None  # inside ``folders_checked_once``: folders already checked
 
 
 class UnsafePath(WaveError, OSError):
@@ -92,33 +92,71 @@ def check_regular_or_missing(path: Path) -> None:
         raise _refuse(path, file_kind(mode))
 
 
+@contextlib.contextmanager
+def folders_checked_once() -> Iterator[None]:
+    """Within this block, a folder ``ensure_dir`` has checked is not checked again: for one
+    command writing many files into the folders it has just made (a dry run), not for a
+    launcher that lives as long as its agents, who may change the state dir meanwhile."""
+    global _VERIFIED
+    outer, _VERIFIED = _VERIFIED, set() if _VERIFIED is None else _VERIFIED
+    try:
+        yield
+    finally:
+        _VERIFIED = outer
+
+
+def _forget_checked(path: Path) -> None:
+    """``path`` and what is below it are about to go: check them again when made again."""
+    if _VERIFIED:
+        top = str(path)
+        _VERIFIED.difference_update(
+            [d for d in _VERIFIED if d == top or d.startswith(top + os.sep)]
+        )
+
+
 def ensure_dir(path: Path) -> None:
     """``mkdir -p`` that refuses a symlink (or a non-folder) for any component below a
     registered state root; outside the roots it is a plain ``mkdir -p``."""
-    path = Path(os.path.abspath(path))
-    with _writing(path):
-        _ensure_dir(path)
-
-
-def _ensure_dir(path: Path) -> None:
-    root = next((r for r in _ROOTS if path == r or r in path.parents), None)
-    if root is None:
-        path.mkdir(parents=True, exist_ok=True)
+    text = os.path.abspath(path)
+    if _VERIFIED is not None and text in _VERIFIED:
         return
-    root.mkdir(parents=True, exist_ok=True)
-    current = root
-    for part in path.relative_to(root).parts:
-        current = current / part
+    with _writing(Path(text)):
+        _ensure_dir(text)
+
+
+def _state_root(text: str) -> str | None:
+    """The registered root ``text`` is in (string prefixes: ``Path.parents`` costs more)."""
+    for root in map(str, _ROOTS):
+        if text == root or text.startswith(root.rstrip(os.sep) + os.sep):
+            return root
+    return None
+
+
+def _ensure_dir(text: str) -> None:
+    root = _state_root(text)
+    if root is None:
+        Path(text).mkdir(parents=True, exist_ok=True)
+        return
+    if not os.path.isdir(root):  # a stat, not a failing mkdir, for the usual root that exists
+        Path(root).mkdir(parents=True, exist_ok=True)
+    current, below = root, text[len(root) :].strip(os.sep)
+    for part in below.split(os.sep) if below else ():
+        current = os.path.join(current, part)
+        if _VERIFIED is not None and current in _VERIFIED:
+            continue
         try:  # look first: most folders exist, and a failed mkdir costs an exception
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
             try:
                 os.mkdir(current)
-                continue
+                mode = stat.S_IFDIR
             except FileExistsError:  # made meanwhile by another process: check it as below
                 mode = os.lstat(current).st_mode
         if not stat.S_ISDIR(mode):
-            raise _refuse(current, "a symbolic link" if stat.S_ISLNK(mode) else "not a folder")
+            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+            raise _refuse(Path(current), what)
+        if _VERIFIED is not None:
+            _VERIFIED.add(current)
 
 
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
@@ -127,6 +165,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     ensure_dir(path.parent)
     with _writing(path):
         check_regular_or_missing(path)
+        import tempfile  # for writing commands only: validate and status read
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
@@ -253,9 +293,33 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def clear_owned(path: Path, name: str) -> None:
-    """Remove the folder ``path/name`` if wave created it: ``path`` carries wave's marker,
-    written when ``path/name`` did not exist yet. A tree wave did not create is refused."""
+def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
+    """``write_atomic``, unless ``path`` already is a regular file of ours holding ``text``
+    with ``mode``: a preview made again mostly is, and a new file costs far more than a read
+    on some disks. Whether it wrote."""
+    ensure_dir(path.parent)  # a link among the folders is refused here, even with no write
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        fd = open_regular(path)  # no link followed, no FIFO waited on
+    except OSError:
+        pass  # absent, or odd: ``write_atomic`` replaces it or says why it will not
+    else:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fd)
+            if (
+                stat.S_IMODE(info.st_mode) == mode
+                and info.st_uid == os.geteuid()
+                and info.st_size == len(data)
+                and fh.read(len(data) + 1) == data
+            ):
+                return False
+    write_atomic(path, text, mode)
+    return True
+
+
+def _owned_tree(path: Path, name: str) -> Path | None:
+    """``path/name`` if wave created it, None if it is absent (``path`` then gets wave's
+    marker, written before wave makes ``path/name``); a tree wave did not create is refused."""
     ensure_dir(path)
     marker, target = path / OWNED_MARKER, path / name
     try:
@@ -265,7 +329,7 @@ def clear_owned(path: Path, name: str) -> None:
     except FileNotFoundError:
         if not owned:
             write_atomic(marker, "created by wave: wave may remove the folders it made here\n")
-        return
+        return None
     if not owned:
         raise UnsafePath(
             f"{target} exists but wave did not create it (no {OWNED_MARKER} beside it); "
@@ -273,4 +337,62 @@ def clear_owned(path: Path, name: str) -> None:
         )
     if not stat.S_ISDIR(mode):
         raise _refuse(target, file_kind(mode))
-    shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
+    return target
+
+
+def clear_owned(path: Path, name: str) -> None:
+    """Remove the folder ``path/name`` if wave created it; a tree wave did not create is
+    refused."""
+    target = _owned_tree(path, name)
+    if target is not None:
+        _forget_checked(Path(os.path.abspath(target)))
+        shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
+
+
+def prune_owned(path: Path, name: str, keep: Iterable[Path]) -> None:
+    """Leave in the folder ``path/name``, if wave created it, only the regular files ``keep``
+    names and the folders holding them: whatever else is there goes, links and folders
+    standing where a kept file should be included. A tree wave did not create is refused."""
+    target = _owned_tree(path, name)
+    if target is None:
+        return
+    top = os.path.abspath(target)
+    wanted: dict[str, bool] = {}  # path -> whether it is a folder
+    for file in map(os.path.abspath, keep):
+        wanted[file] = False
+        folder = os.path.dirname(file)
+        while folder.startswith(top + os.sep) and folder not in wanted:
+            wanted[folder] = True
+            folder = os.path.dirname(folder)
+    with _writing(target):
+        fd = os.open(top, _FOLDER)
+        try:
+            _prune(fd, top, wanted)
+        finally:
+            os.close(fd)
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _prune(fd: int, at: str, wanted: dict[str, bool]) -> None:
+    """Remove from the folder open as ``fd`` (which is ``at``) what ``wanted`` does not hold;
+    every step goes by descriptor, so a folder swapped for a link meanwhile is not followed."""
+    with os.scandir(fd) as listing:
+        entries = list(listing)
+    for entry in entries:
+        path, folder = os.path.join(at, entry.name), entry.is_dir(follow_symlinks=False)
+        want = wanted.get(path)
+        if want and folder:
+            child = os.open(entry.name, _FOLDER, dir_fd=fd)
+            try:
+                _prune(child, path, wanted)
+            finally:
+                os.close(child)
+        elif want is False and entry.is_file(follow_symlinks=False):
+            continue
+        elif folder:
+            _forget_checked(Path(path))
+            shutil.rmtree(entry.name, dir_fd=fd)
+        else:
+            os.unlink(entry.name, dir_fd=fd)  # a link goes, what it points to stays
