@@ -29,6 +29,20 @@ def wait_for(
         time.sleep(interval)
 
 
+def processes_naming(word: str) -> list[int]:
+    """Pids of processes on this machine with ``word`` as one argument of their command line
+    (a tmux server's socket name, say)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if word.encode() in args:
+            found.append(int(entry.name))
+    return found
+
+
 def alive(pid: int) -> bool:
     """Running, not a zombie waiting to be reaped (what "left running" means in a test)."""
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import processes_naming
 
 from wave_orchestrator.agents.wrapper import (
     WRAPPER_TOOLS,
@@ -388,19 +389,6 @@ def test_under_slurm_a_status_already_written_is_kept(tmp_path: Path) -> None:
     assert json.loads((agent_dir / "status.json").read_text())["outcome"] == "timeout"
 
 
-def tmux_of(sock: str) -> list[int]:
-    """Pids of processes whose command line names tmux socket ``sock`` (a server)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
-        except OSError:
-            continue
-        if sock.encode() in args:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.parametrize("ending", ["finishes", "term"])
 def test_with_placement_tmux_the_job_runs_its_agent_in_a_tmux_of_its_own(
     tmp_path: Path, ending: str
@@ -431,7 +419,7 @@ def test_with_placement_tmux_the_job_runs_its_agent_in_a_tmux_of_its_own(
                 break
             time.sleep(0.05)
         assert "hello-in-pane" in shown
-        assert tmux_of(sock)  # the job's own server
+        assert processes_naming(sock)  # the job's own server
         if ending == "finishes":
             (tmp_path / "release").touch()
             assert proc.wait(timeout=15) == 3
@@ -441,7 +429,7 @@ def test_with_placement_tmux_the_job_runs_its_agent_in_a_tmux_of_its_own(
             assert proc.wait(timeout=15) == 143
             status = json.loads((agent_dir / "status.json").read_text())
             assert (status["outcome"], status["code"]) == ("cancelled", 143)
-        assert not tmux_of(sock)  # ended before the batch script returned
+        assert not processes_naming(sock)  # ended before the batch script returned
     finally:
         proc.kill()
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True)

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from pathlib import Path
 
 import libtmux
 import pytest
-from helpers import Repo, wait_for
+from helpers import Repo, processes_naming, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
@@ -220,21 +219,6 @@ def test_wave_stop_agent_cancels_one_job(slurm_repo: Repo) -> None:
     assert job_of(slurm_repo, "wave-one-w1-A1")["JobState"] != "RUNNING"
 
 
-def job_processes(job_id: str) -> list[str]:
-    """Command lines of processes on this machine (both dev nodes) that name the job's own
-    tmux socket: its server, or a client of it."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                args = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if f"wave-{job_id}".encode() in args:
-                found.append(" ".join(a.decode(errors="replace") for a in args))
-    return found
-
-
 def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
     slurm_repo: Repo, server: libtmux.Server
 ) -> None:
@@ -268,7 +252,9 @@ def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
             30,
             what="the agent's output on the attached terminal",
         )
-        assert job_processes(one) and job_processes(two)  # each job's own server
+        assert processes_naming(f"wave-{one}") and processes_naming(
+            f"wave-{two}"
+        )  # each job's own server
         (slurm_repo.root / "release").touch()
         launcher.wait(timeout=90)
     finally:
@@ -277,7 +263,7 @@ def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
     late_status = slurm_repo.status("tm", 1, "A2")
     assert late_status["outcome"] == "timeout" and "budget" in late_status["detail"]
     wait_for(
-        lambda: not job_processes(one) and not job_processes(two),
+        lambda: not processes_naming(f"wave-{one}") and not processes_naming(f"wave-{two}"),
         30,
         what="no tmux of either job left",
     )
