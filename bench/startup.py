@@ -1,12 +1,15 @@
 """Start-up benchmark: how long `wave` commands take against a bare interpreter, in one run.
 
-    .venv/bin/python bench/startup.py [--runs 15] [--record]
+    .venv/bin/python bench/startup.py [--runs 15] [--record] [--venv PATH]
 
-Each command runs as a fresh process (the installed `wave` script), interleaved with
-`python -c pass` from the same interpreter so both see the same machine load; the figure is the
-median of the runs, minus the bare interpreter's median. Modules are byte-compiled first and
-PYTHONDONTWRITEBYTECODE is dropped, as for an installed package. --record rewrites the
-start-up section of docs/performance.md with the table printed (between its `startup` markers).
+What is timed is wave as users install it (`pip install .` or pipx, not editable): the bench
+installs this checkout into a throwaway virtualenv (or uses --venv, one that has it installed)
+and runs its `wave` script, each command as a fresh process interleaved with `python -c pass`
+from the same interpreter so both see the same machine load; the figure is the median of the
+runs, minus the bare interpreter's median. (The development .venv's editable install is not
+used: its import hook loads pathlib and re into every interpreter, bare ones included, which
+hides what wave pays for them.) --record rewrites the start-up section of docs/performance.md
+with the table printed (between its `startup` markers).
 """
 
 from __future__ import annotations
@@ -45,9 +48,19 @@ COMMANDS = [
 ]
 
 
-def wave_script() -> list[str]:
-    script = Path(sys.executable).parent / "wave"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "wave_orchestrator"]
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def installed(venv: Path | None, tmp: Path) -> Path:
+    """The bin folder of a virtualenv with this checkout installed as a user would have it."""
+    if venv is None:
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(CHECKOUT)]
+        subprocess.run(pip, check=True)
+    if not (venv / "bin" / "wave").exists():
+        raise SystemExit(f"{venv} has no bin/wave: install wave there or leave out --venv")
+    return venv / "bin"
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -59,9 +72,12 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 Rows = list[tuple[str, float, float, int]]
 
 
-def measure(runs: int) -> tuple[float, Rows, float]:
+def measure(runs: int, venv: Path | None) -> tuple[float, Rows, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        bin_dir = installed(venv, Path(tmp))
+        python, wave = str(bin_dir / "python"), str(bin_dir / "wave")
+        root = Path(tmp) / "repo"
+        root.mkdir()
         make_repo(root, 20, 10, "true")
         small = root / "lanes" / "small"
         (small / "waves").mkdir(parents=True)
@@ -71,10 +87,7 @@ def measure(runs: int) -> tuple[float, Rows, float]:
         (small / "waves" / "wave-1.yaml").write_text(f"agents:\n{rows}\n")
         env = {**os.environ, "WAVE_TMUX_SOCKET": "wave-bench-unused", "WAVE_REPO": str(root)}
         env.pop("WAVE_LANE", None)
-        # As installed (pip compiles every module): bytecode cached, not compiled per run.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        package = Path(__file__).resolve().parent.parent / "wave_orchestrator"
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # pip compiled every module: as installed
         bare: list[float] = []
         times: dict[str, list[float]] = {label: [] for label, _, _ in COMMANDS}
         copies: list[float] = []  # the disk alone: copying the tree a first dry run made
@@ -82,8 +95,8 @@ def measure(runs: int) -> tuple[float, Rows, float]:
             for label, args, _ in COMMANDS:
                 if label == FIRST:
                     (root / ".wave" / "bench" / "dry-run").rename(root / f"moved-{run}")
-                bare.append(timed([sys.executable, "-c", "pass"], root, env))
-                times[label].append(timed([*wave_script(), *args], root, env))
+                bare.append(timed([python, "-c", "pass"], root, env))
+                times[label].append(timed([wave, *args], root, env))
                 if label == FIRST:
                     t0 = time.perf_counter()
                     shutil.copytree(root / ".wave" / "bench" / "dry-run", root / f"copy-{run}")
@@ -98,8 +111,8 @@ def measure(runs: int) -> tuple[float, Rows, float]:
 
 def table(base: float, rows: Rows, runs: int, copy: float) -> str:
     lines = [
-        f"Start-up ({date.today()}, median of {runs} runs, `python -c pass` "
-        f"{base * 1000:.0f} ms in the same run):",
+        f"Start-up ({date.today()}, wave installed with `pip install .`, median of {runs} "
+        f"runs, `python -c pass` {base * 1000:.0f} ms in the same run):",
         "",
         "| command | whole process | above bare Python | target (issue 14) |",
         "|---|---|---|---|",
@@ -133,8 +146,11 @@ def main() -> None:
     )
     p.add_argument("--runs", type=int, default=15, help="runs per command (median taken)")
     p.add_argument("--record", action="store_true", help="rewrite docs/performance.md's section")
+    p.add_argument(
+        "--venv", type=Path, help="a virtualenv with wave installed (default: a new one)"
+    )
     args = p.parse_args()
-    base, rows, copy = measure(args.runs)
+    base, rows, copy = measure(args.runs, args.venv)
     text = table(base, rows, args.runs, copy)
     print(text)
     if args.record:

@@ -1,7 +1,5 @@
 """`python -m wave_orchestrator` runs the `wave` command."""
 
-import sys
+from .console import run
 
-from .cli import main
-
-sys.exit(main())
+run()

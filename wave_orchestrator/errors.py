@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class WaveError(Exception):
@@ -24,9 +23,11 @@ class NotSupportedYet(UsageError):
     """A documented flag or command whose implementation has not landed."""
 
 
-@dataclass(frozen=True)
-class LaneProblem:
-    """One broken rule in one lane file, located to the YAML node that breaks it."""
+class LaneProblem(NamedTuple):
+    """One broken rule in one lane file, located to the YAML node that breaks it.
+
+    A NamedTuple, not a dataclass: every command imports this module, and `dataclasses`
+    (with `inspect` behind it) costs `wave --help` a third of its start-up."""
 
     file: str
     line: int

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from wave_orchestrator.errors import LockHeld
-from wave_orchestrator.runtime.lock import LaneLock, read_lock
+from wave_orchestrator.runtime.lock import LaneLock, live_lock, read_lock
 
 
 def dead_pid() -> int:
@@ -33,6 +35,26 @@ def test_lock_is_exclusive_and_released(tmp_path: Path) -> None:
         LaneLock(path, "main").acquire()
     first.release()
     assert not path.exists()
+
+
+def test_asking_whether_the_lock_is_held_never_fails_a_launcher(tmp_path: Path) -> None:
+    """`live_lock` asks with a shared lock held for an instant; a launcher taking the lock
+    at that instant waits it out instead of reporting another launcher."""
+    path = tmp_path / "launcher.lock"
+    asker = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(asker, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    threading.Timer(0.02, os.close, [asker]).start()
+    lock = LaneLock(path, "main")
+    lock.acquire()
+    assert live_lock(path) == {**read_lock(path), "pid": os.getpid()}  # type: ignore[dict-item]
+    lock.release()
+    assert live_lock(path) is None
+
+
+def test_a_forged_lock_file_names_no_holder(tmp_path: Path) -> None:
+    path = tmp_path / "launcher.lock"
+    path.write_text(json.dumps({"pid": os.getpid(), "started_at": "then"}))
+    assert live_lock(path) is None
 
 
 def test_dead_launchers_lock_is_taken_over(tmp_path: Path) -> None:

@@ -37,6 +37,8 @@ def quote_any(value: str) -> str:
 
 @dataclass(frozen=True)
 class WrapperSpec:
+    """Everything run.sh is written from; each value is shell-quoted when it is rendered."""
+
     lane: str
     wave: int
     agent: str

@@ -10,12 +10,11 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 
 from .. import __version__
 from ..errors import LaneInvalid, WaveError
-from ..sanitize import strip_controls
 from ._help import WaveParser
 
 # Every command, in the order `wave --help` lists them, with its one-line summary. Only the
@@ -67,8 +66,10 @@ NO_COLOR turns colour off. Docs: docs/cli.md."""
 
 
 def build_parser(argv: Sequence[str] | None = None) -> WaveParser:
-    """The whole parser; given ``argv``, only the command it names is built in full (the
-    others are listed by their summary alone, which is all `wave --help` shows of them)."""
+    """The whole parser; given ``argv``, only the command it names is built in full. When the
+    line starts with a known command, the others are left out: nothing will show them, and
+    each costs an ArgumentParser. Otherwise (`wave`, `wave -h`, a misspelt command) they are
+    listed by their summary alone, which is all the top-level help and errors show of them."""
     parser = WaveParser(prog="wave", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
         "-V", "--version", action="version", version=f"wave {__version__}", help="print the version"
@@ -78,7 +79,7 @@ def build_parser(argv: Sequence[str] | None = None) -> WaveParser:
     for name, summary in COMMANDS.items():
         if argv is None or name == chosen:
             command_module(name).register(sub)
-        else:
+        elif not (argv and argv[0] == chosen and chosen in COMMANDS):
             sub.add_parser(name, help=summary, add_help=False)
     return parser
 
@@ -89,7 +90,11 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, before_command: Callable[[], None] | None = None
+) -> int:
+    """Run one command and return its exit code; ``before_command`` is called once the
+    arguments are parsed (the console entry turns the garbage collector back on there)."""
     for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 is shown, not fatal
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
@@ -104,14 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     args.raw_argv = raw
+    if before_command is not None:
+        before_command()
     try:
         return int(args.handler(args) or 0)
     except LaneInvalid as exc:
+        from ..sanitize import strip_controls  # regexes compiled only for an error to show
+
         for problem in exc.problems:
             print(strip_controls(str(problem)), file=sys.stderr)
         print(f"{len(exc.problems)} problem(s) found; nothing was launched.", file=sys.stderr)
         return exc.exit_code
     except WaveError as exc:  # may quote an agent's or a file's words: shown, never obeyed
+        from ..sanitize import strip_controls
+
         print(f"wave: {strip_controls(str(exc), newlines=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -123,7 +134,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"wave: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

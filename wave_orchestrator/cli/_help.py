@@ -31,6 +31,12 @@ def _styled() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
+def _checking_formatter(prog: str) -> argparse.HelpFormatter:
+    """The formatter argparse builds for each add_argument to check its metavar: its width is
+    never seen, so it is fixed rather than asked of the terminal (which loads shutil)."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=80)
+
+
 def _formatter(prog: str) -> argparse.HelpFormatter:
     """rich-argparse, imported on first use: only help and usage errors pay for rich."""
     from rich_argparse import RawDescriptionRichHelpFormatter
@@ -44,8 +50,8 @@ class WaveParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # argparse builds a formatter for every add_argument (to check metavars): that one
-        # stays the plain, already-loaded one; rich only draws the texts a person reads.
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        # stays a plain one; rich or the terminal-wide plain one draws the texts people read.
+        kwargs.setdefault("formatter_class", _checking_formatter)
         super().__init__(*args, **kwargs)
         self.set_defaults(_wave_parser=self)
 
@@ -56,15 +62,14 @@ class WaveParser(argparse.ArgumentParser):
         return self._with_rich(super().format_usage)
 
     def _with_rich(self, render: Any) -> str:
-        if not _styled():  # piped or NO_COLOR: the same text, without loading rich (~50 ms)
-            text = str(render())
-            return "Usage:" + text[6:] if text.startswith("usage:") else text
-        plain = self.formatter_class
-        self.formatter_class = _formatter
+        styled = _styled()  # piped or NO_COLOR: the same text, without loading rich (~50 ms)
+        checking = self.formatter_class
+        self.formatter_class = _formatter if styled else argparse.RawDescriptionHelpFormatter
         try:
-            return str(render())
+            text = str(render())
         finally:
-            self.formatter_class = plain
+            self.formatter_class = checking
+        return "Usage:" + text[6:] if not styled and text.startswith("usage:") else text
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

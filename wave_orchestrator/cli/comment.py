@@ -38,7 +38,6 @@ def register(sub: Any) -> None:
         description="Guidance from a person, delivered to the agent's inbox and to every later "
         "attempt's prompt, without stopping anything.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_repo(p)
     add_lane(p)

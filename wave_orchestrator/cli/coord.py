@@ -42,7 +42,6 @@ def register(sub: Any) -> None:
         "acks, blockers, decisions, evidence, handoffs. The launcher keeps a board, a shared "
         "summary and one inbox per agent current from it.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = p.add_subparsers(dest="coord_command", metavar="ACTION", required=True)
 

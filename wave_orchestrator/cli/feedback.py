@@ -40,7 +40,6 @@ def register(sub: Any) -> None:
         description="An agent that meets an ambiguity asks a person instead of guessing; the "
         "launcher shows the question and the exact command to answer it.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = p.add_subparsers(dest="feedback_command", metavar="ACTION", required=True)
     ask = _action(actions, "ask", "ask a person a question (prints its id)", _ask)

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     except LaneInvalid as exc:
         if args.json:
             emit_json(
-                {"lane": lane_name, "valid": False, "errors": [p.__dict__ for p in exc.problems]}
+                {"lane": lane_name, "valid": False, "errors": [p._asdict() for p in exc.problems]}
             )
         raise
     waves: list[dict[str, Any]] = []

@@ -27,7 +27,6 @@ def register(sub: Any) -> None:
         description="Agent worktrees live in .wave/<lane>/worktrees/ and are removed when their "
         "wave ends, unless --keep-worktrees or a crash left them. Branches are always kept.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = p.add_subparsers(dest="worktrees_command", metavar="ACTION", required=True)
     for name, text in (("list", "the lane's worktrees"), ("prune", "remove them")):

@@ -71,6 +71,8 @@ def is_closure_role(role: str) -> bool:
 
 @dataclass(frozen=True)
 class RateLimitPolicy:
+    """How run.sh retries an agent a provider turned away (SPEC 6): tries, backoff, texts."""
+
     retries: int = 2
     base_delay_seconds: float = 20
     max_delay_seconds: float = 180
@@ -85,6 +87,8 @@ class RateLimitPolicy:
 
 @dataclass(frozen=True)
 class LaneDefaults:
+    """``defaults:`` of lane.yaml: what every agent gets unless its wave or itself says."""
+
     executor: str = "codex"
     timeout_minutes: float = 240
     max_retries_per_wave: int = 1
@@ -96,6 +100,8 @@ class LaneDefaults:
 
 @dataclass(frozen=True)
 class ExitContract:
+    """What an agent promises to leave behind; the QA gates check the wave against it."""
+
     completion: str = "integrated"
     durability: str = "none"
     proof: str = "unit"
@@ -143,6 +149,8 @@ class PlacementSettings:
 
 @dataclass(frozen=True)
 class AgentDef:
+    """One agent of a wave, with its executor and placement already merged."""
+
     id: str
     title: str
     role: str
@@ -176,6 +184,8 @@ class IsolationSettings:
 
 @dataclass(frozen=True)
 class WaveDef:
+    """One wave file, validated: its agents in file order and what the wave overrides."""
+
     number: int
     title: str
     path: Path
@@ -207,6 +217,8 @@ class WaveDef:
 
 @dataclass(frozen=True)
 class LaneDef:
+    """A lane as `wave` runs it: lane.yaml merged with every wave file, all checked."""
+
     name: str
     repo: Path
     path: Path

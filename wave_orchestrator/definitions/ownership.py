@@ -16,6 +16,8 @@ def paths_overlap(a: str, b: str) -> bool:
 
 @dataclass(frozen=True)
 class Claim:
+    """A path an agent owns, in the order the wave file lists it (the earlier claim wins)."""
+
     order: int
     owner: int
     owner_id: str

@@ -34,6 +34,8 @@ VARIANT_PROVIDERS = ("anthropic", "google", "openai")
 
 @dataclass
 class DryRunResult:
+    """What a dry run made and found, for the table it prints and the preview it writes."""
+
     launches: list[AgentLaunch] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     preview_path: str = ""

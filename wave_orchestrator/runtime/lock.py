@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ def read_lock(path: Path) -> dict[str, Any] | None:
 
 def lock_holders(folder: Path) -> set[int] | None:
     """Pids holding an ``flock`` on ``folder`` per ``/proc/locks``; None where that file is
-    not there to ask (then a non-blocking probe decides whether the lock is held)."""
+    not there to ask (then the lock file's own word is all there is)."""
     try:
         st = os.stat(folder)
     except OSError:
@@ -100,11 +101,16 @@ def _probe_held(folder: Path) -> bool:
 
 def live_lock(path: Path) -> dict[str, Any] | None:
     """The holder's details while a launcher (or a `wave stop`) holds the lock, else None.
-    The pid given is one the kernel says holds the lock, whatever the file claims."""
+    The pid given is one the kernel says holds the lock, whatever the file claims.
+
+    Whether anyone holds it is asked first by a non-blocking shared lock, taken and dropped
+    at once: /proc/locks, which names the holder, costs one RCU grace period per process to
+    read (6-20 ms on this project's VMs), which `wave status` would otherwise pay after every
+    run. A launcher taking the lock meanwhile retries (`LaneLock.acquire`)."""
+    if not _probe_held(path.parent):
+        return None
     holders = lock_holders(path.parent)
     if holders is None:
-        if not _probe_held(path.parent):
-            return None
         return read_lock(path) or {"pid": None, "started_at": "?"}
     if not holders:
         return None
@@ -113,6 +119,19 @@ def live_lock(path: Path) -> dict[str, Any] | None:
     if info.get("pid") not in holders:
         info["pid"] = min(holders) if holders else None
     return info
+
+
+def _take(fd: int) -> bool:
+    """The exclusive lock, retried for ~0.1 s: `live_lock` holds a shared one for a few
+    microseconds to ask, and that must not read as another launcher."""
+    for pause in (0, 0.002, 0.005, 0.01, 0.02, 0.05):
+        time.sleep(pause)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        return True
+    return False
 
 
 def holder_text(lane: str, info: dict[str, Any]) -> str:
@@ -140,11 +159,9 @@ class LaneLock:
         """Take the lock, or raise LockHeld naming the launcher that holds it."""
         ensure_dir(self.path.parent)
         fd = os.open(self.path.parent, _DIR_FLAGS)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd):
             os.close(fd)
-            raise LockHeld(holder_text(self.lane, live_lock(self.path) or {})) from None
+            raise LockHeld(holder_text(self.lane, live_lock(self.path) or {}))
         try:
             previous = read_lock(self.path)
             if previous is not None or self.path.exists():

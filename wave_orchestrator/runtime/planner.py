@@ -11,7 +11,6 @@ import os
 import shlex
 import shutil
 import sys
-import sysconfig
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +48,15 @@ def agent_path_env(bin_dir: Path | None = None, user_path: str | None = None) ->
 
 @functools.cache
 def scripts_dir() -> Path:
-    """Where this interpreter's console scripts are (sysconfig takes ms to say so)."""
-    return Path(sysconfig.get_path("scripts") or Path(sys.executable).parent)
+    """Where this interpreter's console scripts are: next to it in a virtualenv or pipx (the
+    usual case, seen without sysconfig, which takes ms to load), else where sysconfig says
+    (`pip install --user`)."""
+    here = Path(sys.executable).parent
+    if (here / "wave").is_file():
+        return here
+    import sysconfig
+
+    return Path(sysconfig.get_path("scripts") or here)
 
 
 def ensure_agent_bin(bin_dir: Path) -> None:

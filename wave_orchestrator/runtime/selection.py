@@ -16,6 +16,8 @@ from ..state.run_state import RunState
 
 @dataclass(frozen=True)
 class LaunchOptions:
+    """`wave launch`'s choices: which waves, and what the flags override in lane.yaml."""
+
     lane: str
     start_wave: int | None = None
     end_wave: int | None = None

@@ -14,7 +14,6 @@ import json
 import math
 import os
 import re
-import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -345,6 +344,8 @@ def clear_owned(path: Path, name: str) -> None:
     refused."""
     target = _owned_tree(path, name)
     if target is not None:
+        import shutil  # removing commands only: validate and status never load it
+
         _forget_checked(Path(os.path.abspath(target)))
         shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
 
@@ -392,6 +393,8 @@ def _prune(fd: int, at: str, wanted: dict[str, bool]) -> None:
         elif want is False and entry.is_file(follow_symlinks=False):
             continue
         elif folder:
+            import shutil
+
             _forget_checked(Path(path))
             shutil.rmtree(entry.name, dir_fd=fd)
         else:

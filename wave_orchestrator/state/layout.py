@@ -75,6 +75,8 @@ LAUNCHER_SESSION = "launcher"
 
 @dataclass(frozen=True)
 class AgentPaths:
+    """The files of one agent's attempt folder, named in one place."""
+
     dir: Path
 
     @property

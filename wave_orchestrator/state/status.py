@@ -15,6 +15,8 @@ from .untrusted import count
 
 @dataclass(frozen=True)
 class StatusFile:
+    """An agent's status.json after every field was checked (the agent could write it)."""
+
     code: int
     tries: int
     rate_limited: int
