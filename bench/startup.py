@@ -15,6 +15,7 @@ with the table printed (between its `startup` markers).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -33,12 +34,16 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 # every folder and file. Before each run of this row the earlier dry run's folder is moved
 # aside (not deleted, which would time the disk's freeing of it instead).
 FIRST = "wave launch --dry-run (20 waves x 10, first run)"
+# Help at a terminal is drawn by rich-argparse (issue 14 asks for it), which loads rich; the
+# other rows write to a pipe, as scripts and `| less` do.
+AT_TERMINAL = "wave --help (at a terminal)"
 BEGIN, END = "<!-- startup:begin -->", "<!-- startup:end -->"
 
 # (label, arguments, target in ms above the bare interpreter: issue 14)
 COMMANDS = [
     ("wave --version", ["--version"], 40),
     ("wave --help", ["--help"], 40),
+    (AT_TERMINAL, ["--help"], 40),
     ("wave validate", ["validate", "--lane", "small"], 80),
     ("wave status", ["status", "--lane", "small"], 80),
     ("wave lanes", ["lanes"], 80),
@@ -63,10 +68,29 @@ def installed(venv: Path | None, tmp: Path) -> Path:
     return venv / "bin"
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed(argv: list[str], cwd: Path, env: dict[str, str], terminal: bool = False) -> float:
+    if terminal:
+        return timed_on_a_terminal(argv, cwd, env)
     t0 = time.perf_counter()
     subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True)
     return time.perf_counter() - t0
+
+
+def timed_on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """The command with a pseudo-terminal for its output, read to the end as a terminal would."""
+    leader, follower = os.openpty()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=follower, stderr=follower)
+    os.close(follower)
+    with contextlib.suppress(OSError):  # EIO: the command closed its end
+        while os.read(leader, 65536):
+            pass
+    code = proc.wait()
+    elapsed = time.perf_counter() - t0
+    os.close(leader)
+    if code != 0:
+        raise subprocess.CalledProcessError(code, argv)
+    return elapsed
 
 
 Rows = list[tuple[str, float, float, int]]
@@ -87,6 +111,7 @@ def measure(runs: int, venv: Path | None) -> tuple[float, Rows, float]:
         (small / "waves" / "wave-1.yaml").write_text(f"agents:\n{rows}\n")
         env = {**os.environ, "WAVE_TMUX_SOCKET": "wave-bench-unused", "WAVE_REPO": str(root)}
         env.pop("WAVE_LANE", None)
+        env.pop("NO_COLOR", None)  # it would spare the terminal row rich-argparse
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # pip compiled every module: as installed
         bare: list[float] = []
         times: dict[str, list[float]] = {label: [] for label, _, _ in COMMANDS}
@@ -96,7 +121,7 @@ def measure(runs: int, venv: Path | None) -> tuple[float, Rows, float]:
                 if label == FIRST:
                     (root / ".wave" / "bench" / "dry-run").rename(root / f"moved-{run}")
                 bare.append(timed([python, "-c", "pass"], root, env))
-                times[label].append(timed([wave, *args], root, env))
+                times[label].append(timed([wave, *args], root, env, label == AT_TERMINAL))
                 if label == FIRST:
                     t0 = time.perf_counter()
                     shutil.copytree(root / ".wave" / "bench" / "dry-run", root / f"copy-{run}")
