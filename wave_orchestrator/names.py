@@ -1,4 +1,4 @@
-"""The names that reach file paths and tmux: lane names and agent ids.
+"""The names that reach file paths and tmux: lane names, agent ids, wave file names.
 
 They sit below every other layer because the state layout, the lane loader and the command line
 all refuse a bad name with the same rule before it becomes a path or a session name.
@@ -10,3 +10,4 @@ import re
 
 LANE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 AGENT_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+WAVE_FILE_RE = re.compile(r"^wave-(\d+)\.yaml$")  # waves/wave-<n>.yaml

@@ -100,3 +100,24 @@ def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> Non
     for data in whole:
         one = base / "waves" / "wave-1" / "agents" / data["agent"] / "launch-preview.json"
         assert json.loads(one.read_text()) == data
+
+
+def test_a_dry_run_with_auto_next_previews_only_the_waves_not_completed(repo: Repo) -> None:
+    """--auto-next and --resume skip completed waves in a preview as in a launch; a plain
+    dry run previews them all (and reads no run state)."""
+    from wave_orchestrator.state.run_state import RunState
+
+    one = 'agents: [{id: A1, prompt: x, executor: {local: {command: ["true"]}}}]'
+    repo.lane("main", "closure: {required_roles: []}\n", {1: one, 2: one, 3: one})
+    state = RunState(repo.state("main") / "run-state.json", "main")
+    state.transition(1, "running")
+    state.transition(1, "completed")
+
+    def previewed(*flags: str) -> list[int]:
+        result = repo.wave("launch", "--lane", "main", "--dry-run", "--json", *flags)
+        assert result.returncode == 0, result.stderr
+        return sorted({a["wave"] for a in json.loads(result.stdout)["agents"]})
+
+    assert previewed() == [1, 2, 3]
+    assert previewed("--auto-next") == [2, 3]
+    assert previewed("--resume") == [2, 3]

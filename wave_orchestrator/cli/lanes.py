@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..definitions.model import WAVE_FILE_RE
 from ..definitions.repository import find_repository, list_lanes, read_lane_header
+from ..names import WAVE_FILE_RE
 from ..sanitize import strip_controls
 from ..state.run_state import RunState
 from ._common import add_json, add_repo, emit_json, state_layout, warn_skipped_lanes

@@ -112,7 +112,6 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from ..runtime.selection import LaunchOptions, prepare_lane, select_waves
-    from ..state.run_state import RunState
 
     repo, lane_name = repo_and_lane(args)
     opts = LaunchOptions(
@@ -133,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
     if opts.dry_run:
         from ..runtime.dry_run import dry_run, format_table
 
-        waves = select_waves(lane, opts, RunState(lane.state_dir / "run-state.json", lane.name))
+        state = None
+        if opts.auto_next or opts.resume:  # only they skip completed waves: read the state
+            from ..state.run_state import RunState
+
+            state = RunState(lane.state_dir / "run-state.json", lane.name)
+        waves = select_waves(lane, opts, state)
         result = dry_run(lane, waves)
         print(strip_controls(format_table(result), newlines=True), file=human)
         if args.json:

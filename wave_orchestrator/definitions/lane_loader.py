@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LaneInvalid, LaneProblem
-from ..names import LANE_NAME_RE
+from ..names import LANE_NAME_RE, WAVE_FILE_RE
 from ..state.layout import resolve_state_dir
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
 from .isolation import check_isolation, check_merge
@@ -19,7 +19,6 @@ from .model import (
     EXECUTOR_IDS,
     NUMBER_RANGES,
     ROLES,
-    WAVE_FILE_RE,
     IsolationSettings,
     LaneDef,
     LaneDefaults,

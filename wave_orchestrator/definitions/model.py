@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-WAVE_FILE_RE = re.compile(r"^wave-(\d+)\.yaml$")
 
 IMPLEMENTATION_ROLES = ("implementation", "infra", "deploy", "research")
 # The closure sweep runs these stages in exactly this order (SPEC 3.4).

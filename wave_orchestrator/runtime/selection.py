@@ -6,12 +6,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definitions.lane_loader import load_lane
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import UsageError
-from ..state.run_state import RunState
+
+if TYPE_CHECKING:
+    from ..state.run_state import RunState
 
 
 @dataclass(frozen=True)
