@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..definitions.model import AgentDef, LaneDef, WaveDef, is_closure_role
-from .briefings import closure_instructions
 
 
 def _bullets(items: tuple[str, ...]) -> str:
@@ -101,6 +100,8 @@ def compose_prompt(
     if retry_context:
         parts.append(retry_context)
     if is_closure_role(agent.role):
+        from .briefings import closure_instructions  # the gates' texts: closure agents only
+
         parts.append(closure_instructions(agent))
     if briefing:
         parts.append(briefing)
