@@ -24,7 +24,7 @@ LIGHT = (
 # Not even these for validate: it writes nothing and reads no run state.
 READ_ONLY = ("tempfile", "wave_orchestrator.state.run_state")
 PROBE = f"""
-import json, sys
+import sys
 HEAVY = {HEAVY + LIGHT + READ_ONLY!r} + tuple(sys.argv.pop(1).split(",")[1:])
 from wave_orchestrator.console import run  # what the `wave` script runs
 sys.argv[0] = "wave"
@@ -34,6 +34,7 @@ try:
 except SystemExit as exc:
     code = exc.code
 heavy = [m for m in HEAVY if m in sys.modules]
+import json  # only now: the command's own imports are what is looked at
 sys.__stderr__.write("\\nPROBE " + json.dumps({{"code": code, "heavy": heavy}}) + "\\n")
 """
 
@@ -83,6 +84,13 @@ def test_read_only_commands_load_no_heavy_library(lane_repo: Repo, args: tuple[s
     if args[0] in ("status", "ps", "lanes"):  # they read run states or the launcher registry
         heavy -= set(READ_ONLY)
     assert not heavy, f"wave {' '.join(args)} imported {sorted(heavy)}"
+
+
+def test_validate_loads_no_json_or_shutil(lane_repo: Repo) -> None:
+    """It reads lane files only: JSON is for state files and --json, shutil for removing."""
+    result = loaded(lane_repo, "validate", extra=("json", "shutil"))
+    assert result["code"] == 0
+    assert result["heavy"] == [], result["heavy"]
 
 
 @pytest.mark.parametrize("args", [("--version",), ("--help",), ()])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -78,6 +77,8 @@ UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def emit_json(data: Any) -> None:
+    import json  # --json only
+
     text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
     sys.stdout.write(UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 

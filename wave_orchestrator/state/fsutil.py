@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import math
 import os
 import re
@@ -181,6 +180,8 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
 def json_text(data: Any, **options: Any) -> str:
     """JSON with non-ASCII kept, except lone surrogates (bytes of a path or value that is not
     UTF-8), written as ``\\udcXX`` escapes: the file stays UTF-8 and reads back the same."""
+    import json  # commands that read or write state: `wave validate` does neither
+
     text = json.dumps(data, ensure_ascii=False, **options)
     return LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
@@ -246,6 +247,8 @@ def parse_json(text: str | bytes) -> Any:
     """Strict JSON: NaN, Infinity, numbers that overflow a float and integers beyond 64 bits
     are errors, not values; so is nesting too deep to parse (``RecursionError`` becomes
     ``ValueError``)."""
+    import json
+
     try:
         return json.loads(
             text, parse_constant=_no_constant, parse_float=_finite, parse_int=_bounded_int
