@@ -94,6 +94,8 @@ def _probe_held(folder: Path) -> bool:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
+    except OSError:  # a filesystem that cannot flock: let /proc/locks (or the file) answer
+        return True
     finally:
         os.close(fd)  # closing drops the shared lock we may have taken
     return False
