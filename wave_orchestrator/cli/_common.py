@@ -73,14 +73,15 @@ def state_layout(repo: Path, lane: str) -> StateLayout:
 
 # Inside a JSON string these are written as \\u escapes: C1 controls a terminal would obey
 # (U+009B is CSI), and the lone surrogates of a path or value that is not UTF-8.
-UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# A pattern, compiled (and cached by `re`) on the first --json: its Unicode ranges take ~0.7 ms.
+UNSAFE_IN_JSON = "[\x7f-\x9f\u2028\u2029\ud800-\udfff]"
 
 
 def emit_json(data: Any) -> None:
     import json  # --json only
 
     text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write(UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    sys.stdout.write(re.sub(UNSAFE_IN_JSON, lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def relative(path: Path, repo: Path) -> str:
