@@ -135,6 +135,37 @@ print(json.dumps(seen))
     assert seen["frozen"] > 1000, seen  # set-up's objects, moved out of the collector's way
 
 
+def test_the_fast_exit_waits_for_threads_exit_handlers_and_output(lane_repo: Repo) -> None:
+    """console.py ends the process with os._exit once a command returned: only after its
+    threads ended, every exit handler ran and its output was flushed, with its own code."""
+    probe = """
+import atexit, sys, threading, time
+import wave_orchestrator.cli.validate as validate
+def handler(args):
+    def late():
+        time.sleep(0.3)
+        open("thread-done", "w").write("x")
+    threading.Thread(target=late).start()
+    atexit.register(lambda: open("atexit-done", "w").write("x"))
+    sys.stdout.write("line\\n" * 20000)  # more than a pipe holds: written at exit
+    return 3
+validate.run = handler
+from wave_orchestrator.console import run
+run()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "validate"],
+        cwd=lane_repo.root,
+        env=lane_repo.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "line\n" * 20000
+    assert (lane_repo.root / "thread-done").exists() and (lane_repo.root / "atexit-done").exists()
+
+
 @pytest.mark.parametrize("args", [("--help",), (), ("validate", "--help"), ("launch", "-h")])
 def test_help_loads_rich_for_the_formatter_and_nothing_else(
     lane_repo: Repo, args: tuple[str, ...]
