@@ -39,16 +39,21 @@ sys.__stderr__.write("\\nPROBE " + json.dumps({{"code": code, "heavy": heavy}}) 
 """
 
 
-def loaded(repo: Repo, *args: str, extra: tuple[str, ...] = ()) -> dict[str, object]:
-    """What `wave ARGS` left in sys.modules of HEAVY, LIGHT, READ_ONLY and ``extra``."""
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, ",".join(("modules", *extra)), *args],
+def python(repo: Repo, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter in the repository, ``args`` as its sys.argv[1:]."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         cwd=repo.root,
         env=repo.env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def loaded(repo: Repo, *args: str, extra: tuple[str, ...] = ()) -> dict[str, object]:
+    """What `wave ARGS` left in sys.modules of HEAVY, LIGHT, READ_ONLY and ``extra``."""
+    done = python(repo, PROBE, ",".join(("modules", *extra)), *args)
     line = [x for x in done.stderr.splitlines() if x.startswith("PROBE ")][-1]
     result: dict[str, object] = json.loads(line.removeprefix("PROBE "))
     return result
@@ -122,14 +127,7 @@ except SystemExit as exc:
     seen["code"] = exc.code
 print(json.dumps(seen))
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "validate"],
-        cwd=lane_repo.root,
-        env=lane_repo.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = python(lane_repo, probe, "validate")
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["code"] == 0 and seen["enabled"] is True, seen
     assert seen["frozen"] > 1000, seen  # set-up's objects, moved out of the collector's way
@@ -153,14 +151,7 @@ validate.run = handler
 from wave_orchestrator.console import run
 run()
 """
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "validate"],
-        cwd=lane_repo.root,
-        env=lane_repo.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = python(lane_repo, probe, "validate")
     assert done.returncode == 3, done.stderr
     assert done.stdout == "line\n" * 20000
     assert (lane_repo.root / "thread-done").exists() and (lane_repo.root / "atexit-done").exists()

@@ -153,20 +153,21 @@ slurm_time_limit_reached() {  # prints the job's limit when Slurm ends it for it
 host_in_tmux() {
   local tmux='' sock="wave-${SLURM_JOB_ID:-$$}" session=${WAVE_SESSION:-agent} server='' pane='' i
   local node=${SLURMD_NODENAME:-$HOSTNAME}
+  local safe_node=${node//[^A-Za-z0-9.-]/}  # goes into status.json's JSON: a bare name
   printf '%s\n' "$node" > "$agent_dir/slurm-node"
-  tmux=$(type -P tmux) || host_fail "tmux not found on node ${node//[^A-Za-z0-9.-]/}"
+  tmux=$(type -P tmux) || host_fail "tmux not found on node $safe_node"
   trap 'host_end 143' TERM INT HUP
   "$tmux" -D -L "$sock" -f /dev/null </dev/null &
   server=$!
   for (( i = 0; i < 100; i++ )); do  # the server answers within milliseconds
     "$tmux" -L "$sock" set-option -g remain-on-exit on 2>/dev/null && break
-    kill -0 "$server" 2>/dev/null || host_fail "tmux -D failed on node ${node//[^A-Za-z0-9.-]/} (tmux 3.2 or later needed)"
+    kill -0 "$server" 2>/dev/null || host_fail "tmux -D failed on node $safe_node (tmux 3.2 or later needed)"
     "$bin_sleep" 0.1
   done
   # Several words: tmux runs them as they are, no shell in between.
   "$tmux" -L "$sock" new-session -d -s "$session" -x 200 -y 50 \
     env WAVE_IN_PANE=1 "$BASH" "$agent_dir/run.sh" \
-    || host_fail "tmux could not open the agent's session on node ${node//[^A-Za-z0-9.-]/}"
+    || host_fail "tmux could not open the agent's session on node $safe_node"
   pane=$("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_pid}')
   # Asked of tmux, not of the pid: tmux 3.3 may leave an ended pane unreaped for a while.
   while [[ $("$tmux" -L "$sock" display-message -p -t "=$session:" '#{pane_dead}') == 0 ]]; do
