@@ -164,3 +164,22 @@ def local_lane(
     if rate_retries is not None:
         lines.append(f"  rate_limit: {{retries: {rate_retries}}}")
     return "\n".join(lines) + "\n"
+
+
+def git_init(root: Path) -> str:
+    """Make ``root`` a git repository whose one commit holds what is in it now (``.wave/``
+    ignored, as a real project would), with an identity of its own; that commit."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=Me", "-c", "user.email=me@example.com",
+             *args],
+            check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (root / ".gitignore").write_text(".wave/\n")
+    git("add", "--all")
+    git("commit", "-qm", "base")
+    return git("rev-parse", "HEAD")

@@ -11,3 +11,6 @@ import re
 LANE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 AGENT_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 WAVE_FILE_RE = re.compile(r"^wave-(\d+)\.yaml$")  # waves/wave-<n>.yaml
+# `isolation: worktree`: the integration worktree's folder is `w<n>-integration`, next to the
+# agents' `w<n>-<agent id>`, so no implementation agent may take this id.
+INTEGRATION_WORKTREE = "integration"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import Repo
+from helpers import Repo, git_init
 
 from wave_orchestrator.definitions.lane_loader import load_lane
 from wave_orchestrator.runtime import planner
@@ -96,3 +98,76 @@ def test_missing_programs_names_every_agent_though_each_program_is_looked_for_on
     missing = missing_programs([*needs, ("w1/A3", "local", "sh")], "/usr/bin:/bin", tmp_path)
     assert [m.split(":")[0] for m in missing] == ["agent w1/A1", "agent w1/A2"]
     assert sorted(looked) == ["no-such-agent-cli", "sh"]
+
+
+def script(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+
+
+def local(agent_id: str, program: str, role: str = "implementation") -> str:
+    command = f"{{id: local, local: {{command: [{program}]}}}}"
+    return f"  - {{id: {agent_id}, role: {role}, prompt: p, executor: {command}}}\n"
+
+
+def test_a_worktree_agents_program_must_be_committed_at_base_or_copied(repo: Repo) -> None:
+    """run.sh starts in the agent's worktree, made from the base commit: a script that is only
+    in the main checkout is not there (exit 127), unless setup.copy copies it in. Closure
+    agents start in the integration worktree, which gets no copies."""
+    wave = (
+        local("A", "./agent.sh") + local("B", "./tools/committed.sh") + local("C", "./copied.sh")
+        + local("D", "kit/run.sh") + local("E", "./absent.sh")
+        + local("qa", "./copied.sh", role="cont-qa")
+    )  # fmt: skip
+    repo.lane(
+        "main",
+        "closure: {required_roles: []}\nisolation: worktree\nsetup: {copy: [copied.sh, kit/]}\n",
+        {1: "agents:\n" + wave, 2: "isolation: shared\nagents:\n" + wave},
+    )
+    script(repo.root / "tools" / "committed.sh")
+    base = git_init(repo.root)
+    for rel in ("agent.sh", "copied.sh", "kit/run.sh"):  # in the main checkout, untracked
+        script(repo.root / rel)
+    lane = load_lane(repo.root, "main")
+    path_env = "/usr/bin:/bin"
+    absent = f"executor local needs `./absent.sh`, not found in {repo.root}"
+    assert planner.missing_at_start(lane, [lane.wave(1)], path_env) == [
+        f"agent w1/E: {absent}",
+        f"agent w1/A: executor local needs `./agent.sh`, which is not committed at base "
+        f"{base[:12]} (isolation: worktree starts from it): commit it, or list it in setup.copy",
+        f"agent w1/qa: executor local needs `./copied.sh`, which is not committed at base "
+        f"{base[:12]} (the integration worktree, where closure agents run, starts from it and "
+        "gets no setup.copy): commit it",
+    ]
+    # the shared checkout: exactly today's check, which finds the scripts where they are
+    shared = planner.missing_at_start(lane, [lane.wave(2)], path_env)
+    assert shared == missing_programs(
+        planner.required_programs(lane, [lane.wave(2)]), path_env, repo.root
+    )
+    assert shared == [f"agent w2/E: {absent}"]
+
+
+def test_a_program_committed_after_the_base_is_not_in_the_worktree(repo: Repo) -> None:
+    repo.lane(
+        "main",
+        "closure: {required_roles: []}\nisolation: worktree\nbase: v1\n",
+        {1: "agents:\n" + local("A", "./agent.sh")},
+    )
+    base = git_init(repo.root)
+    subprocess.run(["git", "-C", str(repo.root), "tag", "v1"], check=True)
+    script(repo.root / "agent.sh")
+    subprocess.run(["git", "-C", str(repo.root), "add", "agent.sh"], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo.root), "-c", "user.name=Me", "-c", "user.email=me@example.com",
+         "commit", "-qm", "agent"], check=True,
+    )  # fmt: skip
+    lane = load_lane(repo.root, "main")
+    assert planner.missing_at_start(lane, lane.waves, "/usr/bin:/bin") == [
+        f"agent w1/A: executor local needs `./agent.sh`, which is not committed at base "
+        f"{base[:12]} (isolation: worktree starts from it): commit it, or list it in setup.copy"
+    ]
+    with_head = dataclasses.replace(
+        lane.wave(1), isolation=dataclasses.replace(lane.wave(1).isolation, base=None)
+    )
+    assert planner.missing_at_start(lane, [with_head], "/usr/bin:/bin") == []  # HEAD has it

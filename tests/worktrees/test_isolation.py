@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wave_orchestrator.worktrees.git import GitError, dirty
+from wave_orchestrator.worktrees.integration import finish, integrate
 from wave_orchestrator.worktrees.isolation import Isolation, Setup
 
 
@@ -82,7 +83,7 @@ def test_integration_merges_in_order_and_names_a_conflict(repo: Path) -> None:
     (c.path / "a.txt").write_text("one\nTWO by C\nthree\n")
     for t in (a, b, c):
         w.commit(t.path, f"wave: {t.agent} attempt 1")
-    result = w.integrate(1, base, [a, b, c])
+    result = integrate(w, 1, base, [a, b, c])
     assert result.merged == ["A", "B"]
     (conflict,) = result.conflicts
     assert (conflict.agent, conflict.other, conflict.files) == ("C", "A", ("a.txt",))
@@ -101,13 +102,13 @@ def test_finish_fast_forwards_only_an_unmoved_clean_branch(repo: Path) -> None:
     a = w.prepare(1, "A", base)
     (a.path / "x.txt").write_text("x\n")
     w.commit(a.path, "wave: A attempt 1")
-    w.integrate(1, base, [a])
-    assert "git merge wave/main/wave-1" in w.finish(1, base, fast_forward=False)
+    integrate(w, 1, base, [a])
+    assert "git merge wave/main/wave-1" in finish(w, 1, base, fast_forward=False)
     (repo / "a.txt").write_text("dirty\n")
-    assert "uncommitted changes" in w.finish(1, base, fast_forward=True)
+    assert "uncommitted changes" in finish(w, 1, base, fast_forward=True)
     assert sh(repo, "git", "rev-parse", "HEAD") == base
     sh(repo, "git", "checkout", "-q", "a.txt")
-    assert w.finish(1, base, fast_forward=True) == "fast-forwarded main to wave/main/wave-1"
+    assert finish(w, 1, base, fast_forward=True) == "fast-forwarded main to wave/main/wave-1"
     assert (repo / "x.txt").exists()
 
 

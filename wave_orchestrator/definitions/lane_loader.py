@@ -277,6 +277,7 @@ class LaneLoader:
             shared_files=shared_files,
             isolation=isolation,
             placement=placement,
+            lane_checker=lane_ck,
         )
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
 from .executor_settings import LaneSettings, resolve_executor
-from .isolation import check_isolation
+from .isolation import BaseRefs, check_agent_id, check_isolation
 from .model import (
     CLOSURE_ORDER,
     NUMBER_RANGES,
@@ -96,6 +96,8 @@ class LaneContext:
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    lane_checker: Checker | None = None  # lane.yaml's, for the base a wave inherits
+    base_refs: BaseRefs = field(default_factory=BaseRefs)
     _folders: dict[str, Path | None] = field(default_factory=dict)
 
     def confine(self, rel: str) -> Path | None:
@@ -146,6 +148,8 @@ class WaveLoader:
             for i, p in enumerate(ck.string_list(raw.get("shared"), ("shared",)) or [])
         ]
         self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
+        self.isolation = check_isolation(ck, raw, self.lane.isolation)  # agent ids depend on it
+        self._check_base(raw)
         agents_raw = raw.get("agents")
         if not isinstance(agents_raw, list) or not agents_raw:
             if agents_raw is None or isinstance(agents_raw, list):
@@ -166,9 +170,20 @@ class WaveLoader:
             agents=tuple(agents),
             commit_message=commit,
             shared=tuple(s for s in shared if s),
-            isolation=check_isolation(ck, raw, self.lane.isolation),
+            isolation=self.isolation,
             placement=self.placement,
         )
+
+    def _check_base(self, raw: Mapping[str, Any]) -> None:
+        """A worktree wave's base must name a commit (when the repository is a git one), or
+        the launch would record the wave running and then fail: reported where it is written."""
+        iso = self.isolation
+        if not iso.worktree or iso.base is None:
+            return
+        if raw.get("base") == iso.base:
+            self.lane.base_refs.check(self.ck, self.lane.repo, iso.base)
+        elif self.lane.lane_checker is not None and iso.base == self.lane.isolation.base:
+            self.lane.base_refs.check(self.lane.lane_checker, self.lane.repo, iso.base)
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:
         norm = normalise_repo_path(raw)
@@ -203,6 +218,8 @@ class WaveLoader:
             ck.string(raw.get("role", "implementation"), (*p, "role"), choices=ROLES, noun="role")
             or "implementation"
         )
+        if agent_id is not None:
+            check_agent_id(ck, (*p, "id"), agent_id, role, self.number, self.isolation)
         title = ck.string(raw.get("title", agent_id or ""), (*p, "title")) or ""
         prompt, prompt_file = self._prompt(raw, p)
         owns = [

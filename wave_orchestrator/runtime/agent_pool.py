@@ -20,6 +20,7 @@ from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
 from .agent_run import describe_budget, drop_foreign_status
+from .git_jobs import GIT_DONE, GitJobs, Workspace, outcome
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
 from .placement.base import Placement, ended_state
@@ -57,6 +58,7 @@ class AgentPool:
         on_finish: Callable[[AgentRun], None] = lambda run: None,
         coordinator: Messages | None = None,
         reaper: Reaper | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -81,6 +83,8 @@ class AgentPool:
         self.next_launch = 0.0
         self.first_opencode: AgentRun | None = None
         self.heartbeat = Heartbeat(log)
+        self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
+        self.git = GitJobs()
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -90,11 +94,13 @@ class AgentPool:
         watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         if not watcher.start():
             self.log.warning("file events unavailable (inotify limit?): polling only")
+        self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
         next_poll = next_live = next_refresh = next_talk = time.monotonic()
         try:
             while any(not r.state.terminal for r in self.runs) or self.reaping.stopping:
                 if self.stop.is_set():
                     self._cancel_all()
+                self._collect_git()
                 now = time.monotonic()
                 self._launch_ready(now)
                 for agent_id, name in watcher.drain():
@@ -123,6 +129,7 @@ class AgentPool:
                     self._on_file(*got)
         finally:
             watcher.stop()
+            self.git.close()
         self.log.debug("pool finished", wave=wave)
 
     def _follow_questions(self, now: float) -> None:
@@ -184,7 +191,7 @@ class AgentPool:
                 detail = f"not started: dependency {failed_dep} did not succeed"
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
-            if not ready or self._held(run):
+            if not ready or self._preparing(run) or self._held(run):
                 continue
             if time.monotonic() < self.next_launch or self._full():
                 return
@@ -192,11 +199,40 @@ class AgentPool:
             self.next_launch = time.monotonic() + self.stagger
             return
 
+    # -- worktrees: made before the agent starts, committed after it ends, off the loop ---
+    def _preparing(self, run: AgentRun) -> bool:
+        """True while the agent's worktree is not ready (its making is started here)."""
+        ws = self.workspace
+        if ws is None or run.prepared or not ws.needs_prepare(run.launch.agent):
+            return False
+        if run.preparing is None:
+            agent = run.launch.agent
+            run.preparing = self.git.submit(run.id, lambda: ws.prepare(agent))
+        return True
+
+    def _collect_git(self) -> None:
+        """Take in the worktrees made and the commits done since the last turn."""
+        for run in self.runs:
+            if run.preparing is not None and run.preparing.done():
+                detail, run.preparing = outcome(run.preparing), None
+                if run.state is AgentState.PENDING:
+                    run.prepared = not detail
+                    if detail:
+                        self._finish(run, AgentState.FAILED, detail=detail)
+            if run.settling is not None and run.settling.done() and run.ending is not None:
+                problem, (state, code, detail) = outcome(run.settling), run.ending
+                if problem and state is AgentState.COMPLETED:
+                    state, detail = AgentState.FAILED, problem
+                elif problem:
+                    detail = f"{detail}; {problem}" if detail else problem
+                run.ending = None
+                self._finish(run, state, code=code, detail=detail)
+
     def _held(self, run: AgentRun) -> bool:
         """opencode agents started at once on a fresh HOME race to create its database
         (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it
         has printed output (its database exists by then), ended, or had FIRST_START_SECONDS."""
-        if self.reaping.holds(run.launch.session):
+        if self.reaping.holds(run.launch.session) or run.preparing is not None:
             return True  # the previous attempt's processes are still being ended
         first = self.first_opencode
         if run.launch.executor != "opencode" or first is None or first.state.terminal:
@@ -265,6 +301,9 @@ class AgentPool:
 
     # -- noticing ---------------------------------------------------------------------------
     def _on_file(self, agent_id: str, name: str) -> None:
+        if name == GIT_DONE:
+            self._collect_git()
+            return
         run = self.by_id.get(agent_id)
         if run is None or not run.active:
             return
@@ -459,10 +498,16 @@ class AgentPool:
     def _finish(
         self, run: AgentRun, state: AgentState, code: int | None = None, detail: str = ""
     ) -> None:
+        if run.settling is None:
+            run.finished_wall = time.time()
+            if run.launched_wall is not None:  # whatever it left running ends with it
+                self.reaping.settle(run.launch.session, run.pid, time.monotonic())
+            ws = self.workspace
+            if ws is not None and ws.enabled and run.launched_wall is not None:
+                run.ending = (state, code, detail)  # final once its work is committed
+                run.settling = self.git.submit(run.id, lambda: ws.settle(run))
+                return
         run.to(state)
-        run.finished_wall = time.time()
-        if run.launched_wall is not None:  # whatever it left running ends with it
-            self.reaping.settle(run.launch.session, run.pid, time.monotonic())
         run.code = code if code is not None else run.code
         run.detail = detail
         wave = run.launch.wave.number

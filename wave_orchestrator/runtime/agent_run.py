@@ -5,13 +5,16 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.usage import CliRetryFollower
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
 from .planner import AgentLaunch
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass
@@ -36,6 +39,11 @@ class AgentRun:
     paused_at: float | None = None  # monotonic time it began waiting on a person
     resumed_wall: float = 0.0  # when it last stopped waiting on a person (the stall clock)
     cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
+    # isolation: worktree: its worktree is made, and its work committed, off the main loop.
+    preparing: Future[str] | None = None  # its worktree being made
+    prepared: bool = False
+    settling: Future[str] | None = None  # its work being committed; it has ended meanwhile
+    ending: tuple[AgentState, int | None, str] | None = None  # how it ended, once committed
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -46,7 +54,8 @@ class AgentRun:
 
     @property
     def active(self) -> bool:
-        return self.state in (
+        """Its process may run: budgets, liveness and status files are followed."""
+        return self.settling is None and self.state in (
             AgentState.QUEUED,
             AgentState.RUNNING,
             AgentState.RATE_LIMITED,

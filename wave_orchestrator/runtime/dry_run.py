@@ -19,9 +19,8 @@ from .planner import (
     agent_path_env,
     ensure_agent_bin,
     materialize,
-    missing_programs,
+    missing_at_start,
     plan_agent,
-    required_programs,
 )
 
 if TYPE_CHECKING:
@@ -171,9 +170,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 write_preview(launch.paths.preview, previews[-1])
                 result.warnings += data["warnings"]
             write_preview(layout.launch_preview, json_list(previews))
-        result.missing = list(
-            dict.fromkeys(missing_programs(required_programs(lane, waves), path_env, lane.repo))
-        )
+        result.missing = missing_at_start(lane, waves, path_env)
         result.preview_path = str(layout.launch_preview)
         return result
     finally:

@@ -29,7 +29,7 @@ from .placement.base import Placement
 from .placement.choose import placement_for
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
-from .planner import agent_path_env, missing_programs, required_programs
+from .planner import agent_path_env, missing_at_start
 from .selection import LaunchOptions, prepare_lane, select_waves
 from .wave_runner import WaveContext, WaveOutcome, WaveRunner
 
@@ -96,13 +96,9 @@ class Launcher:
         self.coordinator: Coordinator | None = None
 
     def check_executors(self, waves: list[WaveDef]) -> None:
-        missing = missing_programs(
-            required_programs(self.lane, waves), self.path_env, self.lane.repo
-        )
+        missing = missing_at_start(self.lane, waves, self.path_env)
         if missing:
-            raise ExecutorMissing(
-                "cannot launch, executables missing:\n  " + "\n  ".join(dict.fromkeys(missing))
-            )
+            raise ExecutorMissing("cannot launch, executables missing:\n  " + "\n  ".join(missing))
 
     def run(self) -> LaunchResult:
         """Run the waves; a failed, blocked or interrupted wave is a result, not an exception.

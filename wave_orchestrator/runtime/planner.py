@@ -11,7 +11,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from ..agents.executors import ExecutorCommand, build_command, model_for
 from ..agents.prompts import compose_prompt
 from ..agents.wrapper import WrapperSpec, render_run_script
 from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
+from ..definitions.repo_paths import normalise_repo_path
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
@@ -291,6 +292,85 @@ def required_programs(lane: LaneDef, waves: Iterable[WaveDef]) -> list[tuple[str
             for ex in (agent.executor.id, *agent.executor.fallbacks):
                 program = build_command(agent.executor, ex, agent.id).program
                 out.append((f"w{wave.number}/{agent.id}", ex, program))
+    return out
+
+
+def missing_at_start(lane: LaneDef, waves: Sequence[WaveDef], path_env: str) -> list[str]:
+    """What a launch checks before it starts anything: each program an agent would not find
+    where run.sh starts it, one line each, once."""
+    return list(
+        dict.fromkeys(
+            [
+                *missing_programs(required_programs(lane, waves), path_env, lane.repo),
+                *uncommitted_programs(lane, waves, path_env),
+            ]
+        )
+    )
+
+
+def uncommitted_programs(lane: LaneDef, waves: Iterable[WaveDef], path_env: str) -> list[str]:
+    """``isolation: worktree``: each agent whose program is a relative path that is in the main
+    checkout (``missing_programs`` reports it otherwise) but will not be where run.sh starts:
+    the agent's worktree, made from the base commit, with ``setup.copy`` copied in; for a
+    closure agent, the integration worktree, made from it without copies."""
+    out: list[str] = []
+    for wave in waves:
+        if not wave.isolation.worktree:
+            continue
+        needs = [
+            (agent, ex, program, rel)
+            for agent in wave.agents
+            for ex in (agent.executor.id, *agent.executor.fallbacks)
+            if (program := build_command(agent.executor, ex, agent.id).program)
+            and (rel := repo_relative_program(program)) is not None
+            and find_program(program, path_env, lane.repo)
+        ]
+        if needs:  # git is loaded only for a worktree wave with a program in the repository
+            out += _not_at_base(lane, wave, needs)
+    return out
+
+
+def repo_relative_program(program: str) -> str | None:
+    """``./agent.sh`` as the repository path ``agent.sh``; None for a name looked up on PATH,
+    an absolute path, or one that leaves the repository."""
+    if "/" not in program or os.path.isabs(program):
+        return None
+    return normalise_repo_path(program)
+
+
+def _not_at_base(
+    lane: LaneDef, wave: WaveDef, needs: list[tuple[AgentDef, str, str, str]]
+) -> list[str]:
+    from ..worktrees.git import GitError, git, resolve_commit
+
+    try:
+        base = resolve_commit(lane.repo, wave.isolation.base or "HEAD")
+    except GitError:  # no repository, or no such base: preparing the worktrees says so
+        return []
+    committed: dict[str, bool] = {}
+    copies = [c.rstrip("/") for c in wave.isolation.setup_copy]
+    out = []
+    for agent, ex, program, rel in needs:
+        if not agent.is_closure and any(rel == c or rel.startswith(c + "/") for c in copies):
+            continue
+        if rel not in committed:
+            try:
+                found = git(lane.repo, "cat-file", "-e", f"{base}:{rel}", check=False)
+                committed[rel] = found.returncode == 0
+            except GitError:
+                committed[rel] = True  # git cannot tell: the agent's start will
+        if committed[rel]:
+            continue
+        where, fix = (
+            ("the integration worktree, where closure agents run, starts from it and gets no "
+             "setup.copy", "commit it")
+            if agent.is_closure
+            else ("isolation: worktree starts from it", "commit it, or list it in setup.copy")
+        )  # fmt: skip
+        out.append(
+            f"agent w{wave.number}/{agent.id}: executor {ex} needs `{program}`, which is not "
+            f"committed at base {base[:12]} ({where}): {fix}"
+        )
     return out
 
 

@@ -122,7 +122,12 @@ class WaveRunner:
     def run(self, run_state: RunState) -> WaveOutcome:
         first = self._start(run_state)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
-        self.spaces.begin(resume=self.adopting)
+        try:
+            self.spaces.begin(resume=self.adopting)
+        except WaveError as exc:  # no worktree can be made: the wave fails, saying why
+            run_state.transition(self.wave.number, "failed", str(exc))
+            self.ctx.events.emit("wave_failed", self.wave.number, attempts=0, reason=str(exc))
+            raise
         plan = RetryPlan(list(self.wave.implementation_agents), 0)
         outcome = WaveOutcome(self.wave.number, "failed", 0)
         for attempt in range(first, self.max_attempts + 1):
@@ -332,7 +337,10 @@ class WaveRunner:
                 self.latest[agent.id] = adopted
                 if adopted.active:
                     runs.append(adopted)
-                else:  # it finished while no launcher watched: record it, free its files
+                else:  # it finished while no launcher watched: commit, record, free its files
+                    if problem := self.spaces.settle(adopted):
+                        self.ctx.log.warning("agent's work not committed", agent=agent.id,
+                                             error=problem)  # fmt: skip
                     recorded = {str(r.get("id")) for r in read_jsonl(self.ctx.layout.metrics)}
                     self._record_and_release(adopted, recorded)
                     if (pane := panes.get(adopted.launch.session)) is not None:  # and its leftovers
@@ -354,7 +362,7 @@ class WaveRunner:
                 ctx.path_env,
                 briefing,
                 self.retry_notes.get(agent.id, ""),
-                workdir=(where := self.spaces.try_workdir(agent))[0],
+                workdir=self.spaces.workdir_path(agent),
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
@@ -363,9 +371,6 @@ class WaveRunner:
             ):  # an unreadable status left behind must not pass for the relaunch's own
                 archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
-            if where[1]:  # its worktree could not be made: it fails without starting
-                self.spaces.fail_unstarted(run, where[1], ctx.events)
-                continue
             runs.append(run)
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
         AgentPool(
@@ -383,6 +388,7 @@ class WaveRunner:
             on_finish=self._on_finish,
             coordinator=ctx.coordinator,
             reaper=self.reaper,
+            workspace=self.spaces,
         ).run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
@@ -437,7 +443,6 @@ class WaveRunner:
                 self.metrics.record(run, record_id)
             except OSError as exc:  # a full disk loses one record, not the wave's agents
                 self.ctx.log.warning("metrics record not written", error=str(exc))
-        self.spaces.commit(run)
         if self.desk is not None:
             release_files(run, self.desk, self.ctx.events, self.wave.number)
 
@@ -485,6 +490,8 @@ class WaveRunner:
         self.reaper.drain()
         self.metrics.wait()
         failed_gate = self.gate_failure if outcome.state == "failed" else None
+        if failed_gate is not None and outcome.state != "cancelled":  # its worktree goes
+            failed_gate["report"] = self.spaces.keep_report(failed_gate.get("report"))
         run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate)
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None

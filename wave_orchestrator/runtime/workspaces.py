@@ -1,11 +1,18 @@
 """Where each agent of a wave works: the shared checkout (``isolation: shared``), or its own
-git worktree (``isolation: worktree``), with its work committed when it ends, the agent
-branches merged into the wave's integration branch after the implementation agents, closure
-agents on that branch, and the worktrees removed (branches kept) when the wave ends.
+git worktree (``isolation: worktree``): made when it is about to start (from its dependencies'
+work when it has any), its work committed when it ends, the agent branches merged into the
+wave's integration branch after the implementation agents, closure agents on that branch,
+and the worktrees removed (branches kept) when the wave ends.
+
+``prepare`` and ``settle`` run git and may take long (a big commit, a slow setup command):
+the agent pool calls them on its worker thread, never on its main loop.
 """
 
 from __future__ import annotations
 
+import shutil
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +21,10 @@ from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..errors import WaveError
 from ..state.fsutil import read_json, write_json_atomic
 from ..state.layout import StateLayout
-from ..state.lifecycle import AgentState
 from ..worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
 
 if TYPE_CHECKING:  # for annotations only: a dry run, which describes worktrees, loads neither
     from ..closure.gates import GateResult
-    from ..state.events import EventLog
     from .agent_run import AgentRun
 
 
@@ -34,27 +39,65 @@ class Workspaces:
         self.log = log
         self.keep = keep  # --keep-worktrees
         self.enabled = wave.isolation.worktree
+        self.layout = layout
         self.iso = Isolation(lane.repo, layout.worktrees, lane.name)
         self.record = layout.wave_dir(wave.number) / "isolation.json"
         self.base = ""
-        self.trees: dict[str, AgentTree] = {}
+        self.starts: dict[str, str] = {}  # agent id -> the commit its branch started from
+        self.kept: set[Path] = set()  # worktrees whose work could not be committed
         self.setup = Setup(wave.isolation.setup_copy, wave.isolation.setup_command)
+        self._lock = threading.Lock()  # the record is written from the pool's git worker
 
     def begin(self, resume: bool) -> None:
-        """Record the base commit (a resumed launcher reuses the recorded one)."""
+        """Record the base commit. A resumed launcher reuses the recorded one and what is
+        there; a new run moves the earlier run's branches aside and starts from the base."""
         if not self.enabled:
             return
         if resume:
-            try:
-                recorded = read_json(self.record)
-            except (OSError, ValueError):
-                recorded = None
-            base = recorded.get("base") if isinstance(recorded, dict) else None
+            recorded = self._read(self.record)
+            base = recorded.get("base")
             if isinstance(base, str) and len(base) == 40:
                 self.base = base
+                starts = recorded.get("agents")
+                self.starts = {k: v for k, v in (starts or {}).items() if isinstance(v, str)}
                 return
+        from ..worktrees.branches import start_fresh  # only a live worktree launch
+
         self.base = self.iso.base(self.wave.isolation.base)
-        write_json_atomic(self.record, {"base": self.base, "ref": self.wave.isolation.base})
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        ids = [a.id for a in self.wave.implementation_agents]
+        for line in start_fresh(self.iso, self.wave.number, ids, stamp, self._tip(), self.base):
+            level = "warning" if "did not make" in line else "info"
+            getattr(self.log, level)(line, wave=self.wave.number)
+        self._save()
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        try:
+            found = read_json(path)
+        except (OSError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def _save(self) -> None:
+        with self._lock:
+            write_json_atomic(self.record, {"base": self.base, "ref": self.wave.isolation.base,
+                                            "agents": dict(self.starts)})  # fmt: skip
+
+    def _tip(self) -> str | None:
+        """The commit wave last left this wave's integration branch at."""
+        tip = self._read(self.layout.branch_record).get(str(self.wave.number))
+        return tip if isinstance(tip, str) and len(tip) == 40 else None
+
+    def _set_tip(self, sha: str) -> None:
+        with self._lock:
+            tips = self._read(self.layout.branch_record)
+            tips[str(self.wave.number)] = sha
+            write_json_atomic(self.layout.branch_record, tips)
+
+    def dependencies(self, agent: AgentDef) -> list[tuple[str, str]]:
+        """(agent, branch) of each implementation agent it depends on, in wave-file order."""
+        return [(a.id, self.iso.branch(self.wave.number, a.id))
+                for a in self.wave.implementation_agents if a.id in agent.depends_on]  # fmt: skip
 
     def describe(self, agent: AgentDef) -> dict[str, str] | None:
         """Where the agent would work, for a dry run: path, branch and base; creates nothing."""
@@ -72,57 +115,68 @@ class Workspaces:
             if closure
             else (self.iso.branch(self.wave.number, agent.id))
         )
-        return {"path": str(self.iso.path(self.wave.number, name)), "branch": branch,
-                "base": self.base}  # fmt: skip
-
-    def workdir(self, agent: AgentDef) -> Path | None:
-        """The folder the agent runs in: its worktree, the integration worktree for closure
-        agents, or None for the shared checkout."""
-        if not self.enabled:
-            return None
-        if agent.is_closure:
-            return self.iso.path(self.wave.number, INTEGRATION)
-        tree = self.iso.prepare(self.wave.number, agent.id, self.base, self.setup)
-        self.trees[agent.id] = tree
-        return tree.path
-
-    def try_workdir(self, agent: AgentDef) -> tuple[Path | None, str]:
-        """``workdir``, or why it could not be made (a failing ``setup.command``, a folder in
-        the way): that agent fails without starting, the wave goes on."""
-        try:
-            return self.workdir(agent), ""
-        except WaveError as exc:
-            return None, f"could not prepare its worktree: {exc}"
-
-    def fail_unstarted(self, run: AgentRun, detail: str, events: EventLog) -> None:
-        run.to(AgentState.FAILED)
-        run.detail = detail
-        events.emit("agent_finished", self.wave.number, run.id, status="failed", detail=detail)
-        self.log.warning("agent finished", agent=run.id, status="failed", detail=detail)
-
-    def root_for(self, agent: AgentDef) -> Path:
-        """Where the agent's deliverables and report are looked for."""
-        return self.workdir_path(agent) or self.lane.repo
+        found = {"path": str(self.iso.path(self.wave.number, name)), "branch": branch,
+                 "base": self.base}  # fmt: skip
+        if deps := [d for d, _ in self.dependencies(agent)]:
+            found["merged_from"] = ", ".join(deps)
+        return found
 
     def workdir_path(self, agent: AgentDef) -> Path | None:
+        """The folder the agent runs in: its worktree, the integration worktree for closure
+        agents, or None for the shared checkout."""
         if not self.enabled:
             return None
         name = INTEGRATION if agent.is_closure else agent.id
         return self.iso.path(self.wave.number, name)
 
-    def commit(self, run: AgentRun) -> None:
-        """Commit what the agent left uncommitted on its branch, success or not: nothing lost."""
-        path = self.workdir_path(run.launch.agent)
-        if path is None or not path.exists():
-            return
+    def root_for(self, agent: AgentDef) -> Path:
+        """Where the agent's deliverables and report are looked for."""
+        return self.workdir_path(agent) or self.lane.repo
+
+    def needs_prepare(self, agent: AgentDef) -> bool:
+        return self.enabled and not agent.is_closure
+
+    def prepare(self, agent: AgentDef) -> str:
+        """Make (or reuse) the agent's worktree, from its dependencies' work; "" when ready,
+        else why not (a failing setup, a folder in the way, a conflict among dependencies):
+        that agent fails without starting, the wave goes on."""
+        try:
+            tree = self.iso.prepare(
+                self.wave.number, agent.id, self.base, self.setup, self.dependencies(agent)
+            )
+        except WaveError as exc:
+            if str(exc).startswith("merge-conflict"):
+                return str(exc)
+            return f"could not prepare its worktree: {exc}"
+        self.starts[agent.id] = tree.start
+        self._save()
+        return ""
+
+    def settle(self, run: AgentRun) -> str:
+        """Commit what the agent left uncommitted on its branch, success or not: "" when its
+        work is safe, else why not (the agent fails with it; the worktree is kept)."""
+        agent = run.launch.agent
+        path = self.workdir_path(agent)
+        if path is None:
+            return ""
+        closure = agent.is_closure
+        branch = (self.iso.integration_branch(self.wave.number) if closure
+                  else self.iso.branch(self.wave.number, agent.id))  # fmt: skip
         message = f"wave: {run.id} attempt {run.launch.attempt}"
         try:
-            sha = self.iso.commit(path, message, self.setup.copy)
+            if not path.exists():
+                return f"its worktree {path} is gone: wave could not commit its work"
+            keep_out = () if closure else self.setup.copy
+            sha = self.iso.commit(path, message, keep_out, branch=branch)
+            if closure:
+                self._set_tip(self.iso.tree(path).out("rev-parse", "HEAD"))
         except WaveError as exc:
+            self.kept.add(path)
             self.log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
-            return
+            return f"its work could not be committed: {exc}"
         if sha:
             self.log.info(f"committed {run.id}'s work", agent=run.id, commit=sha[:12])
+        return ""
 
     def integrate(
         self, gate: GateResult, agents: Sequence[AgentDef], latest: Mapping[str, AgentRun]
@@ -131,27 +185,47 @@ class Workspaces:
         branch that conflicts fails the gate with ``merge-conflict`` naming both agents."""
         if not self.enabled:
             return
-        trees = [
-            self.trees.get(a.id)
-            or AgentTree(
-                a.id,
-                self.iso.path(self.wave.number, a.id),
-                self.iso.branch(self.wave.number, a.id),
-                self.base,
-            )
-            for a in agents
-            if a.id in latest
-        ]
-        result = self.iso.integrate(self.wave.number, self.base, trees)
+        from ..worktrees.integration import integrate
+
+        n = self.wave.number
+        trees = [AgentTree(a.id, self.iso.path(n, a.id), self.iso.branch(n, a.id), self.base)
+                 for a in agents if a.id in latest]  # fmt: skip
+        result = integrate(self.iso, n, self.base, trees, self._tip())
+        if result.moved:
+            self.log.warning(result.moved, wave=n)
+        self._set_tip(result.tip)
         for c in result.conflicts:
+            branch = self.iso.branch(n, c.agent)
+            if c.missing:
+                gate.fail("branch-missing", f"{c.agent}'s branch {branch} is gone", c.agent)
+                gate.notes.append(f"Your branch {branch} was deleted; commit your work on it.")
+                continue
             who = f"{c.agent} and {c.other}" if c.other else c.agent
             files = ", ".join(c.files) or "(files unknown)"
             gate.fail("merge-conflict", f"{who} changed the same lines of {files}", c.agent)
             gate.notes.append(
-                f"Your branch {self.iso.branch(self.wave.number, c.agent)} did not merge into "
-                f"{result.branch}" + (f" after {c.other}'s" if c.other else "")
+                f"Your branch {branch} did not merge into {result.branch}"
+                + (f" after {c.other}'s" if c.other else "")
                 + f": conflicting files {files}. The conflicting hunks:\n{c.hunks}"
-            )  # fmt: skip
+            )
+
+    def keep_report(self, report: str | None) -> str | None:
+        """A closure report inside a worktree about to be removed is copied under the wave's
+        state folder; returns where ``wave status`` should point (unchanged otherwise)."""
+        if not self.enabled or not report or self.keep:
+            return report
+        inside = self.iso.path(self.wave.number, INTEGRATION)
+        source = Path(report)
+        if not source.is_relative_to(inside) or not source.is_file() or source.is_symlink():
+            return report
+        target = self.layout.kept_reports(self.wave.number) / source.relative_to(inside)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target, follow_symlinks=False)
+        except OSError as exc:
+            self.log.warning("closure report not kept", report=report, error=str(exc))
+            return report
+        return str(target)
 
     def finish(self, completed: bool, remove: bool = True) -> str:
         """At wave end: fast-forward or say how to merge; remove worktrees unless kept."""
@@ -159,13 +233,16 @@ class Workspaces:
             return ""
         message = ""
         if completed:
-            message = self.iso.finish(self.wave.number, self.base, self.lane.merge == "ff")
+            from ..worktrees.integration import finish
+
+            message = finish(self.iso, self.wave.number, self.base, self.lane.merge == "ff")
         if remove and not self.keep:
             for name in [*(a.id for a in self.wave.agents if not a.is_closure), INTEGRATION]:
                 path = self.iso.path(self.wave.number, name)
                 try:
-                    if path.exists() and not self.iso.remove(path):
-                        self.log.warning("worktree kept: it has uncommitted work", path=str(path))
+                    if path in self.kept or (path.exists() and not self.iso.remove(path)):
+                        self.log.warning("worktree kept: it holds work wave did not commit",
+                                         path=str(path))  # fmt: skip
                 except WaveError as exc:
                     self.log.warning("could not remove a worktree", path=str(path), error=str(exc))
         return message

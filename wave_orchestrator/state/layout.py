@@ -212,6 +212,16 @@ class StateLayout:
         return self.root / "worktrees"
 
     @property
+    def branch_record(self) -> Path:
+        """The commit wave left each integration branch at (``isolation: worktree``): what a
+        later run finds past it is a person's, and is moved aside rather than reset."""
+        return self.root / "branches.json"
+
+    def kept_reports(self, wave: int) -> Path:
+        """Closure reports copied out of the integration worktree before it is removed."""
+        return self.wave_dir(wave) / "reports"
+
+    @property
     def coordination_dir(self) -> Path:
         """The coordination log and its projections (board, summary, inboxes), per wave."""
         return self.root / "coordination"

@@ -1,25 +1,33 @@
-"""Agent worktrees and the integration branch (``isolation: worktree``).
+"""Agent worktrees (``isolation: worktree``): one per implementation agent, on its own branch.
 
-base commit ──┬── wave/<lane>/w<n>-<agent>   one worktree and branch per implementation agent
-              └── wave/<lane>/wave-<n>       the integration branch: the agent branches merged
-                                             --no-ff in wave-file order; closure agents run here
-Nothing is lost: an agent's uncommitted work is committed on its branch when it ends, a branch
-is never deleted, and a worktree with uncommitted work is never removed without ``force``.
+base commit ──┬── wave/<lane>/w<n>-<agent>   its branch: from the base, or, with depends_on,
+              │                              from its dependencies' branches merged onto it
+              └── wave/<lane>/wave-<n>       the integration branch (``integration``)
+Nothing is lost: an agent's uncommitted work is committed on its own branch when it ends, or
+the agent fails saying why; a worktree with uncommitted work is never removed without
+``force``. Every git command goes through ``git.Git`` (no hook, filter or driver runs).
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from .git import GitError, branch_exists, current_branch, dirty, git, out, resolve_commit
+from ..errors import WaveError
+from ..names import INTEGRATION_WORKTREE
+from .copying import copy_setup_files
+from .git import Git, GitError, absolute_git_dir, common_git_dir, trusted_worktree_dir
 
 HUNK_LIMIT = 4000
-INTEGRATION = "integration"
+INTEGRATION = INTEGRATION_WORKTREE
+# What an agent can leave half done in its worktree; committing over it would lose it.
+_UNFINISHED = {"rebase-merge": "a rebase", "rebase-apply": "a rebase or `git am`",
+               "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
+               "REVERT_HEAD": "a revert"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -37,22 +45,7 @@ class AgentTree:
     path: Path
     branch: str
     base: str
-
-
-@dataclass(frozen=True)
-class Conflict:
-    agent: str  # whose branch did not merge
-    other: str | None  # the agent merged before it that changed the same files
-    files: tuple[str, ...]
-    hunks: str  # the conflicting hunks, with markers, for the retry prompt
-
-
-@dataclass
-class Integration:
-    branch: str
-    path: Path
-    merged: list[str] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
+    start: str = ""  # the commit it started from: the base, or its dependencies merged onto it
 
 
 @dataclass(frozen=True)
@@ -60,6 +53,19 @@ class Leftover:
     path: Path
     branch: str | None
     changes: int  # uncommitted changes in it
+
+
+class DependencyConflict(GitError):
+    """The branches an agent depends on do not merge: it cannot start from their work."""
+
+    def __init__(self, agent: str, pair: tuple[str, str | None], files: Sequence[str]) -> None:
+        self.agent, self.pair, self.files = agent, pair, tuple(files)
+        who = f"{pair[0]} and {pair[1]}" if pair[1] else pair[0]
+        where = ", ".join(files) or "(files unknown)"
+        super().__init__(
+            f"merge-conflict: {who} changed the same lines of {where}, so {agent}, which "
+            "depends on them, cannot start from their work"
+        )
 
 
 class Isolation:
@@ -70,6 +76,23 @@ class Isolation:
         self.root = root.resolve()  # git reports worktrees by their real paths
         self.lane = lane
 
+    @cached_property
+    def git_dir(self) -> Path:
+        """The main checkout's git dir, found once: every later command names it."""
+        return absolute_git_dir(self.repo)
+
+    @cached_property
+    def common(self) -> Path:
+        return common_git_dir(self.git_dir)
+
+    def main(self) -> Git:
+        """git in the person's checkout, against its git dir."""
+        return Git(self.repo, self.git_dir)
+
+    def tree(self, path: Path) -> Git:
+        """git in an agent worktree, once its ``.git`` is checked (``WorktreeTampered``)."""
+        return Git(path, trusted_worktree_dir(self.common, path))
+
     # -- names ------------------------------------------------------------------------
     def branch(self, wave: int, agent: str) -> str:
         return f"wave/{self.lane}/w{wave}-{agent}"
@@ -77,35 +100,90 @@ class Isolation:
     def integration_branch(self, wave: int) -> str:
         return f"wave/{self.lane}/wave-{wave}"
 
+    def run_branch(self, stamp: str, branch: str) -> str:
+        """Where a branch of an earlier run is kept: ``wave/<lane>/runs/<stamp>/<name>``."""
+        return f"wave/{self.lane}/runs/{stamp}/{branch.rsplit('/', 1)[-1]}"
+
     def path(self, wave: int, agent: str) -> Path:
         return self.root / f"w{wave}-{agent}"
 
     def base(self, ref: str | None) -> str:
-        return resolve_commit(self.repo, ref or "HEAD")
+        done = self.main().run(
+            "rev-parse", "--verify", "--quiet", f"{ref or 'HEAD'}^{{commit}}", check=False
+        )
+        if done.returncode != 0:
+            raise GitError(f"base {ref or 'HEAD'!r} is not a commit in {self.repo}")
+        return done.stdout.strip()
+
+    def exists(self, branch: str) -> bool:
+        return self.sha(branch) is not None
+
+    def sha(self, ref: str) -> str | None:
+        done = self.main().run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
+                               check=False)  # fmt: skip
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def contains(self, ancestor: str, ref: str) -> bool:
+        done = self.main().run("merge-base", "--is-ancestor", ancestor, ref, check=False)
+        return done.returncode == 0
 
     # -- agent worktrees ------------------------------------------------------------------
-    def prepare(self, wave: int, agent: str, base: str, setup: Setup | None = None) -> AgentTree:
+    def prepare(
+        self,
+        wave: int,
+        agent: str,
+        base: str,
+        setup: Setup | None = None,
+        deps: Sequence[tuple[str, str]] = (),
+    ) -> AgentTree:
         """The agent's worktree: reused when it exists (a retry, a resume), else made from its
-        branch if that exists (nothing on it is lost), else a new branch at ``base``."""
-        tree = AgentTree(agent, self.path(wave, agent), self.branch(wave, agent), base)
-        if self._registered(tree.path):
-            return tree
-        if tree.path.exists():
-            raise GitError(
-                f"{tree.path} exists but is not a worktree of {self.repo}: move it away first"
-            )
+        branch if that exists (nothing on it is lost), else a new branch at ``base``. ``deps``
+        (agent, branch), in wave-file order: their work is merged in before the agent starts."""
+        path, branch = self.path(wave, agent), self.branch(wave, agent)
+        if self._registered(path):
+            self.tree(path)  # refuses a worktree whose .git was replaced
+            return self._start_from(AgentTree(agent, path, branch, base), deps, made=False)
+        if path.exists() or path.is_symlink():
+            raise GitError(f"{path} exists but is not a worktree of {self.repo}: move it away")
         self.root.mkdir(parents=True, exist_ok=True)
-        if branch_exists(self.repo, tree.branch):
-            git(self.repo, "worktree", "add", str(tree.path), tree.branch)
+        made = not self.exists(branch)
+        if made:
+            self.main().run("worktree", "add", "--quiet", "-b", branch, str(path), base)
         else:
-            git(self.repo, "worktree", "add", "-b", tree.branch, str(tree.path), base)
+            self.main().run("worktree", "add", "--quiet", str(path), branch)
+        tree = self._start_from(AgentTree(agent, path, branch, base), deps, made=made)
         if setup is not None:
             try:
-                self._setup(tree.path, setup)
-            except (GitError, OSError):  # a half set-up worktree is made anew next time
-                git(self.repo, "worktree", "remove", "--force", str(tree.path), check=False)
+                self._setup(path, setup)
+            except (WaveError, OSError):  # a half set-up worktree is made anew next time
+                self.main().run("worktree", "remove", "--force", str(path), check=False)
                 raise
         return tree
+
+    def _start_from(
+        self, tree: AgentTree, deps: Sequence[tuple[str, str]], made: bool
+    ) -> AgentTree:
+        """Merge each dependency's branch not yet in the agent's (in order); a conflict
+        aborts, and a branch made for this start is dropped so a retry starts clean."""
+        g = self.tree(tree.path)
+        changed: dict[str, set[str]] = {}
+        for dep, dep_branch in deps:
+            if not self.exists(dep_branch) or self.contains(dep_branch, tree.branch):
+                continue
+            merged = g.run("merge", "--no-ff", "--no-edit", "--no-stat", "-m",
+                           f"wave: {tree.agent} starts from {dep}'s work", dep_branch,
+                           check=False, identity=True)  # fmt: skip
+            if merged.returncode != 0:
+                files = g.out("diff", "--name-only", "--diff-filter=U").splitlines()
+                g.run("merge", "--abort", check=False)
+                other = next((a for a, p in changed.items() if p & set(files)), None)
+                if made:
+                    self.main().run("worktree", "remove", "--force", str(tree.path), check=False)
+                    self.main().run("branch", "-D", tree.branch, check=False)
+                raise DependencyConflict(tree.agent, (dep, other), files)
+            names = g.out("diff", "--name-only", "--no-renames", tree.base, dep_branch)
+            changed[dep] = set(names.splitlines())
+        return AgentTree(tree.agent, tree.path, tree.branch, tree.base, g.out("rev-parse", "HEAD"))
 
     def _registered(self, path: Path) -> bool:
         return any(p == path for p, _ in self._worktrees())
@@ -115,7 +193,8 @@ class Isolation:
         found: list[tuple[Path, str | None]] = []
         path: Path | None = None
         branch: str | None = None
-        for line in [*out(self.repo, "worktree", "list", "--porcelain").splitlines(), ""]:
+        listed = self.main().out("worktree", "list", "--porcelain").splitlines()
+        for line in [*listed, ""]:
             if line.startswith("worktree "):
                 path, branch = Path(line[9:]), None
             elif line.startswith("branch "):
@@ -126,118 +205,105 @@ class Isolation:
         return found
 
     def _setup(self, path: Path, setup: Setup) -> None:
-        for rel in setup.copy:
-            source = self.repo / rel
-            target = path / rel
-            if source.is_dir() and not source.is_symlink():
-                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
-            elif source.exists() or source.is_symlink():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, target, follow_symlinks=False)
-        if setup.command:
-            argv = (
-                ["bash", "-c", setup.command]
-                if isinstance(setup.command, str)
-                else list(setup.command)
-            )
-            done = subprocess.run(
-                argv,
-                cwd=path,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-            if done.returncode != 0:
-                said = (done.stderr or done.stdout).strip().splitlines()[-3:]
-                raise GitError(
-                    f"setup.command {shlex.join(argv)} exited {done.returncode} in {path}: "
-                    + " ".join(said)
-                )
-
-    def commit(self, path: Path, message: str, keep_out: Sequence[str] = ()) -> str | None:
-        """Commit everything the agent left uncommitted (new files too), except ``keep_out``
-        (what ``setup.copy`` put there, such as ``.env``: never committed); the new commit, or
-        None when there was nothing to commit."""
-        if not dirty(path):
-            return None
-        git(path, "add", "--all", "--", ".", *(f":(exclude){p}" for p in keep_out))
-        if git(path, "diff", "--cached", "--quiet", check=False).returncode == 0:
-            return None
-        git(path, "commit", "--quiet", "--no-verify", "-m", message, identity=True)
-        return out(path, "rev-parse", "HEAD")
-
-    # -- integration ------------------------------------------------------------------------
-    def integrate(self, wave: int, base: str, trees: Sequence[AgentTree]) -> Integration:
-        """Build ``wave/<lane>/wave-<n>`` from ``base`` and merge each agent branch into it,
-        in order; a branch that conflicts is left out (and named), the others are kept."""
-        result = Integration(self.integration_branch(wave), self.path(wave, INTEGRATION))
-        if self._registered(result.path):
-            git(self.repo, "worktree", "remove", "--force", str(result.path))
-        self.root.mkdir(parents=True, exist_ok=True)
-        git(self.repo, "worktree", "add", "--force", "-B", result.branch, str(result.path), base)
-        changed: dict[str, set[str]] = {}
-        for tree in trees:
-            merged = git(
-                result.path, "merge", "--no-ff", "--no-edit", "-m",
-                f"wave: merge {tree.agent} into wave {wave}", tree.branch,
-                check=False, identity=True,
-            )  # fmt: skip
-            if merged.returncode == 0:
-                result.merged.append(tree.agent)
-                changed[tree.agent] = set(
-                    out(self.repo, "diff", "--name-only", base, tree.branch).splitlines()
-                )
-                continue
-            files = tuple(out(result.path, "diff", "--name-only", "--diff-filter=U").splitlines())
-            hunks = out(result.path, "diff")[:HUNK_LIMIT]
-            git(result.path, "merge", "--abort", check=False)
-            other = next((a for a, paths in changed.items() if paths & set(files)), None)
-            result.conflicts.append(Conflict(tree.agent, other, files, hunks))
-        return result
-
-    def commit_integration(self, integration: Integration, message: str) -> str | None:
-        return self.commit(integration.path, message)
-
-    def finish(self, wave: int, base: str, fast_forward: bool) -> str:
-        """After a completed wave: fast-forward the user's branch (``merge: ff``) when it has
-        not moved and has no uncommitted change, else say the one command to run."""
-        branch = self.integration_branch(wave)
-        here = current_branch(self.repo)
-        command = f"git merge {branch}"
-        if not fast_forward:
-            return f"wave {wave}'s work is on branch {branch}; to take it: {command}"
-        if here is None:
-            return f"HEAD is detached, so nothing was merged; to take wave {wave}'s work: {command}"
-        if out(self.repo, "rev-parse", "HEAD") != base:
-            return f"{here} moved since wave {wave} started; to take its work: {command}"
-        if dirty(self.repo, untracked=False):
-            return f"{here} has uncommitted changes, so nothing was merged; then: {command}"
-        done = git(self.repo, "merge", "--ff-only", "--quiet", branch, check=False)
+        copy_setup_files(self.repo, path, setup.copy)
+        if not setup.command:
+            return
+        argv = ["bash", "-c", setup.command] if isinstance(setup.command, str) else [*setup.command]
+        done = subprocess.run(argv, cwd=path, capture_output=True, text=True, errors="replace",
+                              check=False, stdin=subprocess.DEVNULL)  # fmt: skip
         if done.returncode != 0:
-            return f"could not fast-forward {here} ({done.stderr.strip()}); run: {command}"
-        return f"fast-forwarded {here} to {branch}"
+            said = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            raise GitError(
+                f"setup.command {shlex.join(argv)} exited {done.returncode} in {path}: "
+                + " ".join(said)
+            )
+
+    def commit(
+        self, path: Path, message: str, keep_out: Sequence[str] = (), branch: str | None = None
+    ) -> str | None:
+        """Commit everything the agent left uncommitted (new files too) on ``branch`` (its
+        own), except ``keep_out`` (what ``setup.copy`` put there: never committed); the new
+        commit, or None when there was nothing to commit. Raises ``GitError`` saying why
+        when it cannot, and never leaves work where only the reflog would find it."""
+        g = self.tree(path)
+        admin = g.git_dir
+        assert admin is not None
+        for name, what in _UNFINISHED.items():
+            if (admin / name).exists():
+                raise GitError(
+                    f"{what} is in progress in {path}: wave committed nothing and kept the "
+                    "worktree; finish or abort it there (git status says how)"
+                )
+        if branch is not None:
+            self._onto_branch(g, path, branch)
+        if not g.out("status", "--porcelain", "--untracked-files=all"):
+            return None
+        g.run("add", "--all", "--", ".")
+        if keep_out:  # unstaged again: an ignored one was never staged, a tracked one stays
+            g.run("reset", "--quiet", "--", *keep_out, check=False)
+        if g.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+            return None
+        g.run("commit", "--quiet", "--no-verify", "-m", message, identity=True)
+        return g.out("rev-parse", "HEAD")
+
+    def _onto_branch(self, g: Git, path: Path, branch: str) -> None:
+        """Make sure HEAD is the agent's own branch before committing on it."""
+        head = g.run("symbolic-ref", "--quiet", "HEAD", check=False).stdout.strip()
+        ref = f"refs/heads/{branch}"
+        if head and head != ref:
+            raise GitError(
+                f"{path} is on {head.removeprefix('refs/heads/')}, not on its own branch "
+                f"{branch}: wave committed nothing there and kept the worktree"
+            )
+        tip = self.sha(ref)
+        if head == ref and tip is not None:
+            return
+        if head == ref:  # its branch was deleted: put it back where the worktree's HEAD was
+            last = _last_head(g.git_dir)
+            if last is None:
+                raise GitError(f"the agent deleted its branch {branch} and wave cannot restore it")
+            g.run("update-ref", ref, last)
+            return
+        # Detached: its commits (and what it left uncommitted) go onto its branch if they
+        # carry it forward, else onto a branch of their own that the failure names.
+        here = g.out("rev-parse", "HEAD")
+        if tip is not None and not self.contains(tip, here):
+            rescue = f"{branch}-detached"
+            g.run("branch", "--force", rescue, here)
+            raise GitError(
+                f"the agent left HEAD detached at {here[:12]}, off its branch {branch}: "
+                f"its commits are kept on branch {rescue}, not merged"
+            )
+        g.run("update-ref", ref, here)
+        g.run("symbolic-ref", "HEAD", ref)
 
     # -- clean-up -----------------------------------------------------------------------
     def remove(self, path: Path, force: bool = False) -> bool:
-        """Remove one worktree (its branch stays); refused when it has uncommitted work."""
+        """Remove one worktree (its branch stays); refused when it has uncommitted work, or
+        (without ``force``) when its ``.git`` was replaced."""
         if not self._registered(path):
             return False
-        if not force and dirty(path):
+        if not force and (not path.exists() or self.tree(path).out("status", "--porcelain")):
             return False
-        git(self.repo, "worktree", "remove", *(["--force"] if force else []), str(path))
+        self.main().run("worktree", "remove", *(["--force"] if force else []), str(path))
         return True
+
+    def changes(self, path: Path) -> int:
+        """Uncommitted changes in a worktree (0 when it is gone or not to be trusted)."""
+        try:
+            status = self.tree(path).out("status", "--porcelain", "--untracked-files=all")
+        except GitError:
+            return 0
+        return len(status.splitlines())
 
     def leftovers(self) -> list[Leftover]:
         """This lane's worktrees that still exist, with their uncommitted change counts."""
-        git(self.repo, "worktree", "prune")  # forget folders someone deleted by hand
-        found = []
-        for path, branch in self._worktrees():
-            if path.parent == self.root:
-                changes = len(dirty(path)) if path.exists() else 0
-                found.append(Leftover(path, branch, changes))
-        return found
+        self.main().run("worktree", "prune")  # forget folders someone deleted by hand
+        return [
+            Leftover(path, branch, self.changes(path) if path.exists() else 0)
+            for path, branch in self._worktrees()
+            if path.parent == self.root
+        ]
 
     def prune(self, force: bool = False) -> tuple[list[Leftover], list[Leftover]]:
         """Remove leftovers: (removed, refused because they hold uncommitted work)."""
@@ -248,3 +314,16 @@ class Isolation:
             elif self.remove(left.path, force=force):
                 removed.append(left)
         return removed, refused
+
+
+def _last_head(git_dir: Path | None) -> str | None:
+    """The commit a worktree's HEAD last pointed at, from its reflog."""
+    try:
+        lines = (Path(str(git_dir)) / "logs" / "HEAD").read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        parts = line.split(" ", 2)
+        if len(parts) >= 2 and len(parts[1]) == 40 and parts[1].strip("0"):
+            return parts[1]
+    return None
