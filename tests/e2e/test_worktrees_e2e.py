@@ -183,3 +183,139 @@ def test_a_failing_setup_command_fails_its_agent_not_the_launcher(tmux_repo: Rep
     assert "Traceback" not in result.stderr
     (finished,) = [e for e in tmux_repo.events("main") if e["event"] == "agent_finished"]
     assert (finished["agent"], finished["status"]) == ("A", "failed")
+
+
+def events_of(repo: Repo, name: str) -> list[dict[str, Any]]:
+    return [e for e in repo.events("main") if e["event"] == name]
+
+
+def test_a_dependent_starts_from_its_dependencies_work(tmux_repo: Repo) -> None:
+    check = "ls > sees.txt; test -f mul.txt && test -f sub.txt && echo both > tests.txt"
+    git_repo(tmux_repo, "", [agent("mul", "echo m > mul.txt"), agent("sub", "echo s > sub.txt"),
+                             agent("tests", check, depends_on=["mul", "sub"])])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    root = tmux_repo.root
+    assert sh(root, "git", "show", "wave/main/w1-tests:tests.txt") == "both"
+    log = sh(root, "git", "log", "--format=%s", "wave/main/w1-tests").splitlines()
+    assert (
+        "wave: tests starts from mul's work" in log and "wave: tests starts from sub's work" in log
+    )
+    files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"mul.txt", "sub.txt", "tests.txt"} <= set(files)
+
+
+def test_dependencies_that_conflict_fail_the_dependent_with_merge_conflict(
+    tmux_repo: Repo,
+) -> None:
+    git_repo(tmux_repo, "", [agent("mul", "echo m > shared.txt"), agent("sub", "echo s > shared.txt"),
+                             agent("tests", "echo t > tests.txt", depends_on=["mul", "sub"])])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    (finished,) = [e for e in events_of(tmux_repo, "agent_finished") if e["agent"] == "tests"]
+    assert finished["status"] == "failed"
+    assert finished["detail"].startswith(
+        "merge-conflict: sub and mul changed the same lines of shared.txt"
+    )
+    assert not any(e["agent"] == "tests" for e in events_of(tmux_repo, "agent_launched"))
+
+
+def test_a_second_run_starts_from_the_current_base_and_keeps_a_persons_commit(
+    tmux_repo: Repo,
+) -> None:
+    git_repo(tmux_repo, "", [agent("A", "cat news.txt > A.txt 2>/dev/null || echo none > A.txt")])
+    root = tmux_repo.root
+    first = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert first.returncode == 0, first.stderr
+    assert sh(root, "git", "show", "wave/main/wave-1:A.txt") == "none"
+    # A person adds a commit on the integration branch, and one on their own branch.
+    sh(root, "git", "worktree", "add", "-q", str(root.parent / "mine"), "wave/main/wave-1")
+    (root.parent / "mine" / "fix.txt").write_text("by hand\n")
+    sh(root.parent / "mine", "git", "add", "fix.txt")
+    sh(root.parent / "mine", "git", "commit", "-qm", "my fix")
+    sh(root, "git", "worktree", "remove", str(root.parent / "mine"))
+    (root / "news.txt").write_text("fresh\n")
+    sh(root, "git", "add", "news.txt")
+    sh(root, "git", "commit", "-qm", "news")
+    second = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert second.returncode == 0, second.stderr
+    assert sh(root, "git", "show", "wave/main/wave-1:A.txt") == "fresh"  # the current base
+    assert "held 1 commit(s) wave did not make" in second.stderr and "my fix" in second.stderr
+    kept = sh(
+        root, "git", "branch", "--list", "wave/main/runs/*/wave-1", "--format=%(refname:short)"
+    )
+    assert kept and sh(root, "git", "show", f"{kept}:fix.txt") == "by hand"  # not lost
+    old_a = sh(
+        root, "git", "branch", "--list", "wave/main/runs/*/w1-A", "--format=%(refname:short)"
+    )
+    assert old_a and sh(root, "git", "show", f"{old_a}:A.txt") == "none"  # run 1's branch kept
+
+
+def test_hooks_and_fsmonitor_an_agent_plants_never_run_in_waves_git(tmux_repo: Repo) -> None:
+    marker = tmux_repo.root.parent / "ran"
+    plant = (
+        'common=$(git rev-parse --git-common-dir); mkdir -p "$common/hooks"; '
+        + "".join(
+            f"printf '#!/bin/sh\\necho {h} >> {marker}\\n' > \"$common/hooks/{h}\"; "
+            f'chmod +x "$common/hooks/{h}"; '
+            for h in ("post-commit", "pre-commit", "prepare-commit-msg", "post-merge",
+                      "reference-transaction", "post-checkout")
+        )
+        + f"printf '#!/bin/sh\\necho fsmonitor >> {marker}\\n' > ../fsm; chmod +x ../fsm; "
+        + "git config core.fsmonitor \"$PWD/../fsm\"; echo a > A.txt"
+    )  # fmt: skip
+    git_repo(tmux_repo, "", [agent("A", plant), agent("B", "echo b > B.txt", depends_on=["A"])])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists(), marker.read_text()
+    files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "B.txt"} <= set(files)  # committed, merged, and worktrees made meanwhile
+
+
+def test_an_agent_that_replaces_its_git_file_fails_and_its_worktree_is_kept(
+    tmux_repo: Repo,
+) -> None:
+    fake = 'git init -q ../../fake; rm .git; echo "gitdir: $(cd ../../fake && pwd)/.git" > .git; echo a > A.txt'
+    git_repo(tmux_repo, "", [agent("A", fake)])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    (finished,) = events_of(tmux_repo, "agent_finished")
+    assert finished["status"] == "failed" and "replaced" in finished["detail"]
+    assert worktrees(tmux_repo) == ["w1-A"]  # kept: its work is in it
+    assert "Traceback" not in result.stderr
+
+
+def test_an_ignored_env_from_setup_copy_is_left_out_and_the_work_committed(
+    tmux_repo: Repo,
+) -> None:
+    git_repo(tmux_repo, "setup: {copy: [.env]}\n", [agent("A", "cat .env > A.txt")])
+    root = tmux_repo.root
+    (root / ".gitignore").write_text(".wave/\nbin/\n.env\n")
+    sh(root, "git", "commit", "-qam", "ignore .env")
+    (root / ".env").write_text("TOKEN=secret\n")
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    assert sh(root, "git", "show", "wave/main/w1-A:A.txt") == "TOKEN=secret"
+    files = sh(root, "git", "ls-tree", "-r", "--name-only", "wave/main/wave-1").splitlines()
+    assert ".env" not in files
+
+
+def test_a_detached_head_left_by_an_agent_is_committed_on_its_branch(tmux_repo: Repo) -> None:
+    detach = "git checkout -q --detach; echo a > A.txt; git add A.txt; git commit -qm mine; echo more > B.txt"
+    git_repo(tmux_repo, "", [agent("A", detach)])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    log = sh(tmux_repo.root, "git", "log", "--format=%s", "wave/main/w1-A").splitlines()
+    assert log[:2] == ["wave: A attempt 1", "mine"]
+    files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "B.txt"} <= set(files)
+
+
+def test_a_slow_worktree_setup_does_not_hold_the_other_agents(tmux_repo: Repo) -> None:
+    """The worktree of A takes 6 s to set up; B's is made, run and noticed meanwhile."""
+    slow = "setup: {command: 'case $PWD in */w1-A) sleep 6;; esac'}\n"
+    git_repo(tmux_repo, slow, [agent("A", "echo a > A.txt"), agent("B", "echo b > B.txt")])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    order = [(e["event"], e.get("agent")) for e in tmux_repo.events("main")]
+    assert order.index(("agent_finished", "B")) < order.index(("agent_launched", "A"))

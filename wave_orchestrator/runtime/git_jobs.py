@@ -1,5 +1,5 @@
 """git work for an agent pool, off its main loop: a worktree made before an agent starts, its
-work committed after it ends. A big commit or a slow ``setup.command`` takes its time on one
+work committed after it ends. A big commit or a slow ``setup.command`` takes its time on a
 worker thread while the loop goes on enforcing budgets, noticing finishes and serving stops.
 """
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..definitions.model import AgentDef
     from .agent_run import AgentRun
 
+WORKERS = 4
 GIT_DONE = "<git>"  # the wake-up a finished job sends: never the name of an agent's file
 
 
@@ -27,8 +28,8 @@ class Workspace(Protocol):
 
 
 class GitJobs:
-    """One worker thread, made on first use: git on one repository is serial anyway (its
-    locks), and one thread keeps the order agents finished in."""
+    """A few worker threads, made on first use: git changes take turns on the repository's
+    lock (``Isolation.lock``), while setup commands of several worktrees run side by side."""
 
     def __init__(self) -> None:
         self.executor: ThreadPoolExecutor | None = None
@@ -36,7 +37,7 @@ class GitJobs:
 
     def submit(self, agent_id: str, work: Callable[[], str]) -> Future[str]:
         if self.executor is None:
-            self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-git")
+            self.executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="wave-git")
         future = self.executor.submit(work)
         future.add_done_callback(lambda _: self.wake(agent_id))
         return future

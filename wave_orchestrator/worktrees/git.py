@@ -234,12 +234,14 @@ def trusted_worktree_dir(common: Path, path: Path) -> Path:
     admin = Path(os.path.normpath(admin))
     home = common / "worktrees"
     if not text.startswith("gitdir:") or admin.parent != home or admin.is_symlink():
-        raise WorktreeTampered(f"{dot_git} points to {admin}, not to a worktree of {common}")
+        raise WorktreeTampered(
+            f"{dot_git} was replaced: it points to {admin}, not to a worktree of {common}"
+        )
     try:
         back = Path((admin / "gitdir").read_text().strip())
         commondir = (admin / "commondir").read_text().strip()
     except OSError as exc:
         raise WorktreeTampered(f"{admin} is not a worktree git dir: {exc.strerror}") from exc
     if back != dot_git or Path(os.path.normpath(admin / commondir)) != common:
-        raise WorktreeTampered(f"{admin} does not belong to {path} in {common}")
+        raise WorktreeTampered(f"{admin} was replaced: it is not {path}'s git dir in {common}")
     return admin

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -75,6 +76,9 @@ class Isolation:
         self.repo = repo.resolve()
         self.root = root.resolve()  # git reports worktrees by their real paths
         self.lane = lane
+        # One git change at a time (the pool's git workers share this); setup commands, which
+        # may take minutes, run outside it, side by side.
+        self.lock = threading.RLock()
 
     @cached_property
     def git_dir(self) -> Path:
@@ -140,18 +144,19 @@ class Isolation:
         branch if that exists (nothing on it is lost), else a new branch at ``base``. ``deps``
         (agent, branch), in wave-file order: their work is merged in before the agent starts."""
         path, branch = self.path(wave, agent), self.branch(wave, agent)
-        if self._registered(path):
-            self.tree(path)  # refuses a worktree whose .git was replaced
-            return self._start_from(AgentTree(agent, path, branch, base), deps, made=False)
-        if path.exists() or path.is_symlink():
-            raise GitError(f"{path} exists but is not a worktree of {self.repo}: move it away")
-        self.root.mkdir(parents=True, exist_ok=True)
-        made = not self.exists(branch)
-        if made:
-            self.main().run("worktree", "add", "--quiet", "-b", branch, str(path), base)
-        else:
-            self.main().run("worktree", "add", "--quiet", str(path), branch)
-        tree = self._start_from(AgentTree(agent, path, branch, base), deps, made=made)
+        with self.lock:
+            if self._registered(path):
+                self.tree(path)  # refuses a worktree whose .git was replaced
+                return self._start_from(AgentTree(agent, path, branch, base), deps, made=False)
+            if path.exists() or path.is_symlink():
+                raise GitError(f"{path} exists but is not a worktree of {self.repo}: move it")
+            self.root.mkdir(parents=True, exist_ok=True)
+            made = not self.exists(branch)
+            if made:
+                self.main().run("worktree", "add", "--quiet", "-b", branch, str(path), base)
+            else:
+                self.main().run("worktree", "add", "--quiet", str(path), branch)
+            tree = self._start_from(AgentTree(agent, path, branch, base), deps, made=made)
         if setup is not None:
             try:
                 self._setup(path, setup)
@@ -225,6 +230,12 @@ class Isolation:
         own), except ``keep_out`` (what ``setup.copy`` put there: never committed); the new
         commit, or None when there was nothing to commit. Raises ``GitError`` saying why
         when it cannot, and never leaves work where only the reflog would find it."""
+        with self.lock:
+            return self._commit(path, message, keep_out, branch)
+
+    def _commit(
+        self, path: Path, message: str, keep_out: Sequence[str], branch: str | None
+    ) -> str | None:
         g = self.tree(path)
         admin = g.git_dir
         assert admin is not None
