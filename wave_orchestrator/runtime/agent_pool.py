@@ -20,7 +20,7 @@ from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
 from .agent_run import describe_budget, drop_foreign_status
-from .git_jobs import GIT_DONE, GitJobs, Workspace, outcome
+from .git_jobs import GIT_DONE, GitJobs, Workspace
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
 from .placement.base import Placement, ended_state
@@ -199,34 +199,14 @@ class AgentPool:
             self.next_launch = time.monotonic() + self.stagger
             return
 
-    # -- worktrees: made before the agent starts, committed after it ends, off the loop ---
     def _preparing(self, run: AgentRun) -> bool:
         """True while the agent's worktree is not ready (its making is started here)."""
-        ws = self.workspace
-        if ws is None or run.prepared or not ws.needs_prepare(run.launch.agent):
-            return False
-        if run.preparing is None:
-            agent = run.launch.agent
-            run.preparing = self.git.submit(run.id, lambda: ws.prepare(agent))
-        return True
+        return self.workspace is not None and self.git.preparing(run, self.workspace)
 
     def _collect_git(self) -> None:
         """Take in the worktrees made and the commits done since the last turn."""
-        for run in self.runs:
-            if run.preparing is not None and run.preparing.done():
-                detail, run.preparing = outcome(run.preparing), None
-                if run.state is AgentState.PENDING:
-                    run.prepared = not detail
-                    if detail:
-                        self._finish(run, AgentState.FAILED, detail=detail)
-            if run.settling is not None and run.settling.done() and run.ending is not None:
-                problem, (state, code, detail) = outcome(run.settling), run.ending
-                if problem and state is AgentState.COMPLETED:
-                    state, detail = AgentState.FAILED, problem
-                elif problem:
-                    detail = f"{detail}; {problem}" if detail else problem
-                run.ending = None
-                self._finish(run, state, code=code, detail=detail)
+        for run, state, code, detail in self.git.collect(self.runs):
+            self._finish(run, state, code=code, detail=detail)
 
     def _held(self, run: AgentRun) -> bool:
         """opencode agents started at once on a fresh HOME race to create its database
@@ -257,15 +237,7 @@ class AgentPool:
                 self.placement.remove([launch.session])
             run.launched_wall = time.time()
             run.launched_mono = time.monotonic()
-            write_json_atomic(
-                launch.paths.launch_record,
-                {
-                    "attempt": launch.attempt,
-                    "executor": launch.executor,
-                    "session": launch.session,
-                    "launched_at": run.launched_wall,
-                },
-            )
+            write_json_atomic(launch.paths.launch_record, run.launch_record())
             run.pid = self.placement.start(launch.job())
         except (PlacementError, OSError) as exc:
             self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
@@ -502,41 +474,21 @@ class AgentPool:
             run.finished_wall = time.time()
             if run.launched_wall is not None:  # whatever it left running ends with it
                 self.reaping.settle(run.launch.session, run.pid, time.monotonic())
-            ws = self.workspace
-            if ws is not None and ws.enabled and run.launched_wall is not None:
-                run.ending = (state, code, detail)  # final once its work is committed
-                run.settling = self.git.submit(run.id, lambda: ws.settle(run))
-                return
+            if self.workspace is not None and self.git.settling(run, self.workspace, state,
+                                                                code, detail):  # fmt: skip
+                return  # final once its work is committed
         run.to(state)
         run.code = code if code is not None else run.code
         run.detail = detail
         wave = run.launch.wave.number
         if run.foreign_status:
             drop_foreign_status(run)
-        if (
-            state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
-            and run.launched_wall
-        ):
+        decided = state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
+        if run.launched_wall and (decided or run.overruled):  # the wrapper's status is not it
             write_outcome(run.launch.paths.status, run.launcher_status())
-        self.events.emit(
-            "agent_finished",
-            wave,
-            run.id,
-            status=state.outcome,
-            code=run.code,
-            tries=run.tries,
-            duration_ms=run.duration_ms,
-            attempt=run.launch.attempt,
-            executor=run.launch.executor,
-            detail=detail or None,
-        )
+        self.events.emit("agent_finished", wave, run.id, **run.finished_fields())
         level = "info" if state is AgentState.COMPLETED else "warning"
-        getattr(self.log, level)(
-            "agent finished",
-            agent=run.id,
-            status=state.outcome,
-            code=run.code,
-            detail=detail or None,
-        )
+        getattr(self.log, level)("agent finished", agent=run.id, status=state.outcome,
+                                 code=run.code, detail=detail or None)  # fmt: skip
         self.on_finish(run)
         self._changed()

@@ -44,6 +44,7 @@ class AgentRun:
     prepared: bool = False
     settling: Future[str] | None = None  # its work being committed; it has ended meanwhile
     ending: tuple[AgentState, int | None, str] | None = None  # how it ended, once committed
+    overruled: bool = False  # it succeeded, but its work could not be committed: failed
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -90,6 +91,18 @@ class AgentRun:
         if self.deadline is not None and self.paused_at is not None:
             self.deadline += now - self.paused_at
         self.paused_at, self.resumed_wall = None, time.time()
+
+    def launch_record(self) -> dict[str, Any]:
+        """launch.json: what a resumed launcher needs to know of this attempt."""
+        launch = self.launch
+        return {"attempt": launch.attempt, "executor": launch.executor,
+                "session": launch.session, "launched_at": self.launched_wall}  # fmt: skip
+
+    def finished_fields(self) -> dict[str, Any]:
+        """The fields of its ``agent_finished`` event (SPEC 3.9)."""
+        return {"status": self.state.outcome, "code": self.code, "tries": self.tries,
+                "duration_ms": self.duration_ms, "attempt": self.launch.attempt,
+                "executor": self.launch.executor, "detail": self.detail or None}  # fmt: skip
 
     def launcher_status(self) -> dict[str, Any]:
         """The status file of an outcome the launcher decided (timeout, stall, ...); a

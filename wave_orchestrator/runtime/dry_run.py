@@ -208,6 +208,7 @@ def format_table(result: DryRunResult) -> str:
                 out.append(
                     f"  {lc.agent.id}: worktree {tree['path']} on {tree['branch']} "
                     f"from {tree['base'][:12]}"
+                    + (f" with {tree['merged_from']} merged in" if "merged_from" in tree else "")
                 )
             if (number, lc.agent.id) in result.commands:
                 out.append(f"  {lc.agent.id}: {result.commands[(number, lc.agent.id)]}")

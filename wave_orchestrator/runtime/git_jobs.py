@@ -5,9 +5,11 @@ worker thread while the loop goes on enforcing budgets, noticing finishes and se
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
+
+from ..state.lifecycle import AgentState
 
 if TYPE_CHECKING:
     from ..definitions.model import AgentDef
@@ -41,6 +43,46 @@ class GitJobs:
         future = self.executor.submit(work)
         future.add_done_callback(lambda _: self.wake(agent_id))
         return future
+
+    def preparing(self, run: AgentRun, ws: Workspace) -> bool:
+        """True while the agent's worktree is being made (started here when it is not)."""
+        if run.prepared or not ws.needs_prepare(run.launch.agent):
+            return False
+        if run.preparing is None:
+            agent = run.launch.agent
+            run.preparing = self.submit(run.id, lambda: ws.prepare(agent))
+        return True
+
+    def settling(
+        self, run: AgentRun, ws: Workspace, state: AgentState, code: int | None, detail: str
+    ) -> bool:
+        """An agent that ran has ended: commit its work first (True), its end said after."""
+        if not ws.enabled or run.launched_wall is None:
+            return False
+        run.ending = (state, code, detail)
+        run.settling = self.submit(run.id, lambda: ws.settle(run))
+        return True
+
+    def collect(
+        self, runs: Iterable[AgentRun]
+    ) -> Iterator[tuple[AgentRun, AgentState, int | None, str]]:
+        """Agents whose worktree could not be made, and agents whose work is now committed,
+        with how each ended: a commit that failed fails an agent that had succeeded."""
+        for run in runs:
+            if run.preparing is not None and run.preparing.done():
+                detail, run.preparing = outcome(run.preparing), None
+                if run.state is AgentState.PENDING:
+                    run.prepared = not detail
+                    if detail:
+                        yield run, AgentState.FAILED, None, detail
+            if run.settling is not None and run.settling.done() and run.ending is not None:
+                problem, (state, code, detail) = outcome(run.settling), run.ending
+                if problem and state is AgentState.COMPLETED:
+                    state, detail, run.overruled = AgentState.FAILED, problem, True
+                elif problem:
+                    detail = f"{detail}; {problem}" if detail else problem
+                run.ending = None
+                yield run, state, code, detail
 
     def close(self) -> None:
         if self.executor is not None:
