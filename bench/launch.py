@@ -118,6 +118,36 @@ def bench_launch(n: int, worktree: bool = False, slurm: bool = False) -> None:
         )
 
 
+def bench_chain(deps: int) -> None:
+    """A dependent's start-up in worktree mode: from its last dependency's finish (work
+    committed) to its own launch, which makes its branch with each dependency merged in."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        make_repo(root, 1, deps, 'echo "$WAVE_AGENT_ID" > "$WAVE_AGENT_ID.txt"', worktree=True)
+        wave = root / "lanes" / "bench" / "waves" / "wave-1.yaml"
+        needs = ", ".join(f"A{i}" for i in range(deps))
+        with wave.open("a") as fh:
+            fh.write(f"  - {{id: D, prompt: noop, depends_on: [{needs}], "
+                     "executor: {local: {command: 'ls > seen.txt'}}}\n")  # fmt: skip
+        git = ["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@localhost"]
+        subprocess.run([*git, "commit", "-qam", "chain"], check=True)
+        socket = f"wave-bench-chain-{os.getpid()}-{deps}"
+        try:
+            subprocess.run(wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
+                           env=env_for(socket), check=True, capture_output=True)  # fmt: skip
+        finally:
+            kill_server(socket)
+        evs = events(root)
+        last_dep = max(at(e["at"]) for e in evs
+                       if e["event"] == "agent_finished" and e["agent"] != "D")  # fmt: skip
+        launched = next(at(e["at"]) for e in evs
+                        if e["event"] == "agent_launched" and e["agent"] == "D")  # fmt: skip
+        print(
+            f"dependent of {deps:<3} agents: last dependency done -> its launch "
+            f"{(launched - last_dep) * 1000:6.1f} ms (worktree add + {deps} merge(s))"
+        )
+
+
 def proc_cpu_rss(pid: int) -> tuple[float, int]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
@@ -220,6 +250,7 @@ def main() -> None:
     p.add_argument("--idle-seconds", type=float, default=30)
     p.add_argument("--idle-agents", type=int, default=200)
     p.add_argument("--worktree-sizes", type=int, nargs="*", default=[10, 50])
+    p.add_argument("--chain-sizes", type=int, nargs="*", default=[1, 5, 20])
     p.add_argument("--slurm", type=int, metavar="N", help="only: N agents on Slurm and locally")
     args = p.parse_args()
     if args.slurm:
@@ -229,6 +260,8 @@ def main() -> None:
         bench_launch(n)
     for n in args.worktree_sizes:
         bench_launch(n, worktree=True)
+    for n in args.chain_sizes:
+        bench_chain(n)
     bench_idle(args.idle_agents, args.idle_seconds)
     bench_dry_run()
 

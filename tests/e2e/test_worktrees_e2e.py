@@ -319,3 +319,17 @@ def test_a_slow_worktree_setup_does_not_hold_the_other_agents(tmux_repo: Repo) -
     assert result.returncode == 0, result.stderr
     order = [(e["event"], e.get("agent")) for e in tmux_repo.events("main")]
     assert order.index(("agent_finished", "B")) < order.index(("agent_launched", "A"))
+
+
+def test_a_failed_gates_report_is_kept_where_wave_status_points(tmux_repo: Repo) -> None:
+    qa = "mkdir -p r && echo 'QA found gaps' > r/qa.md; echo '[wave-verdict] pass'"
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
+                             agent("QA", qa, role="cont-qa", owns=["r/qa.md"])])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    assert worktrees(tmux_repo) == []  # the integration worktree is gone
+    report = tmux_repo.run_state("main")["waves"]["1"]["gate_failure"]["report"]
+    assert report.startswith(str(tmux_repo.state("main") / "waves" / "wave-1" / "reports"))
+    assert Path(report).read_text() == "QA found gaps\n"
+    status = tmux_repo.wave("status", "--lane", "main")
+    assert report in status.stdout

@@ -310,13 +310,14 @@ def missing_at_start(lane: LaneDef, waves: Sequence[WaveDef], path_env: str) -> 
 
 def uncommitted_programs(lane: LaneDef, waves: Iterable[WaveDef], path_env: str) -> list[str]:
     """``isolation: worktree``: each agent whose program is a relative path that is in the main
-    checkout (``missing_programs`` reports it otherwise) but will not be where run.sh starts:
+    checkout (``missing_programs`` reports it otherwise) but will not be where run.sh starts
+    (unless a ``setup.command`` runs, which may make it):
     the agent's worktree, made from the base commit, with ``setup.copy`` copied in; for a
     closure agent, the integration worktree, made from it without copies."""
     out: list[str] = []
     for wave in waves:
-        if not wave.isolation.worktree:
-            continue
+        if not wave.isolation.worktree or wave.isolation.setup_command:
+            continue  # a setup command may make it (npm ci, a build): the agent's run tells
         needs = [
             (agent, ex, program, rel)
             for agent in wave.agents
