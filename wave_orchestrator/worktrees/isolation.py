@@ -76,9 +76,11 @@ class Isolation:
         self.repo = repo.resolve()
         self.root = root.resolve()  # git reports worktrees by their real paths
         self.lane = lane
-        # One git change at a time (the pool's git workers share this); setup commands, which
-        # may take minutes, run outside it, side by side.
+        # Worktrees are added one at a time (the pool's git workers share this lock); commits
+        # in different worktrees go side by side (each has its own index; refs lock singly),
+        # and setup commands, which may take minutes, run outside any lock.
         self.lock = threading.RLock()
+        self._tree_locks: dict[Path, threading.Lock] = {}
 
     @cached_property
     def git_dir(self) -> Path:
@@ -231,6 +233,8 @@ class Isolation:
         commit, or None when there was nothing to commit. Raises ``GitError`` saying why
         when it cannot, and never leaves work where only the reflog would find it."""
         with self.lock:
+            own = self._tree_locks.setdefault(path, threading.Lock())
+        with own:
             return self._commit(path, message, keep_out, branch)
 
     def _commit(
@@ -266,7 +270,8 @@ class Isolation:
                 f"{path} is on {head.removeprefix('refs/heads/')}, not on its own branch "
                 f"{branch}: wave committed nothing there and kept the worktree"
             )
-        tip = self.sha(ref)
+        found = g.run("rev-parse", "--verify", "--quiet", ref, check=False)
+        tip = found.stdout.strip() if found.returncode == 0 else None
         if head == ref and tip is not None:
             return
         if head == ref:  # its branch was deleted: put it back where the worktree's HEAD was
@@ -278,7 +283,8 @@ class Isolation:
         # Detached: its commits (and what it left uncommitted) go onto its branch if they
         # carry it forward, else onto a branch of their own that the failure names.
         here = g.out("rev-parse", "HEAD")
-        if tip is not None and not self.contains(tip, here):
+        ahead = g.run("merge-base", "--is-ancestor", tip, here, check=False) if tip else None
+        if ahead is not None and ahead.returncode != 0:
             rescue = f"{branch}-detached"
             g.run("branch", "--force", rescue, here)
             raise GitError(
