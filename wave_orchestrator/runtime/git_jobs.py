@@ -34,13 +34,14 @@ class GitJobs:
     lock (``Isolation.lock``), while setup commands of several worktrees run side by side."""
 
     def __init__(self) -> None:
-        self.executor: ThreadPoolExecutor | None = None
+        # Two queues: a finished agent's commit never waits behind worktrees still to be made.
+        self.executors: dict[str, ThreadPoolExecutor] = {}
         self.wake: Callable[[str], None] = lambda agent_id: None  # set by the pool's loop
 
-    def submit(self, agent_id: str, work: Callable[[], str]) -> Future[str]:
-        if self.executor is None:
-            self.executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="wave-git")
-        future = self.executor.submit(work)
+    def submit(self, agent_id: str, work: Callable[[], str], queue: str) -> Future[str]:
+        if queue not in self.executors:
+            self.executors[queue] = ThreadPoolExecutor(WORKERS, f"wave-git-{queue}")
+        future = self.executors[queue].submit(work)
         future.add_done_callback(lambda _: self.wake(agent_id))
         return future
 
@@ -50,7 +51,7 @@ class GitJobs:
             return False
         if run.preparing is None:
             agent = run.launch.agent
-            run.preparing = self.submit(run.id, lambda: ws.prepare(agent))
+            run.preparing = self.submit(run.id, lambda: ws.prepare(agent), "prepare")
         return True
 
     def settling(
@@ -60,7 +61,7 @@ class GitJobs:
         if not ws.enabled or run.launched_wall is None:
             return False
         run.ending = (state, code, detail)
-        run.settling = self.submit(run.id, lambda: ws.settle(run))
+        run.settling = self.submit(run.id, lambda: ws.settle(run), "commit")
         return True
 
     def collect(
@@ -85,8 +86,8 @@ class GitJobs:
                 yield run, state, code, detail
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True)
+        for executor in self.executors.values():
+            executor.shutdown(wait=True)
 
 
 def outcome(future: Future[str]) -> str:
