@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "feedback": "questions from agents to a person: ask, list, show, respond, watch",
     "comment": "leave guidance for a running agent (or every agent of a wave)",
     "diff": "show an agent's work: its branch against the commit it started from",
-    "worktrees": "list or remove agent worktrees and wave branches left behind (isolation: worktree)",
+    "worktrees": "list or remove leftover worktrees and wave branches (isolation: worktree)",
     "lanes": "list lanes with their wave counts and last result",
     "init": "scaffold lanes/main/ and add .wave/ to .gitignore",
     "completion": "print the shell completion script (bash, zsh, fish)",

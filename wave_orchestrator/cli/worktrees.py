@@ -1,21 +1,26 @@
 """`wave worktrees`: the agent worktrees a lane left behind (``isolation: worktree``), and their
-removal. Branches are never deleted; a worktree with uncommitted work is kept unless --force."""
+removal. A worktree with uncommitted work is kept unless --force; branches are deleted only
+with --branches, and then only those whose work is merged (unless --force)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import UsageError, WaveError
 from ..worktrees.git import is_repository
 from ..worktrees.isolation import Isolation
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 from ._help import exit_codes_text
 
+if TYPE_CHECKING:
+    from ..worktrees.branches import PrunedBranch
+
 EXAMPLES = """examples:
   wave worktrees list --lane main
   wave worktrees prune --lane main
   wave worktrees prune --lane main --force     # also those with uncommitted work
+  wave worktrees prune --branches              # and the wave branches already merged
 """
 EXAMPLES += "\n" + exit_codes_text((0, 1, 2))
 
@@ -23,9 +28,10 @@ EXAMPLES += "\n" + exit_codes_text((0, 1, 2))
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "worktrees",
-        help="list or remove agent worktrees left behind (isolation: worktree)",
+        help="list or remove leftover worktrees and wave branches (isolation: worktree)",
         description="Agent worktrees live in .wave/<lane>/worktrees/ and are removed when their "
-        "wave ends, unless --keep-worktrees or a crash left them. Branches are always kept.",
+        "wave ends, unless --keep-worktrees or a crash left them. Branches (wave/<lane>/...) "
+        "are kept until `prune --branches` deletes those whose work is merged.",
         epilog=EXAMPLES,
     )
     actions = p.add_subparsers(dest="worktrees_command", metavar="ACTION", required=True)
@@ -36,7 +42,16 @@ def register(sub: Any) -> None:
         add_json(action)
         if name == "prune":
             action.add_argument(
-                "--force", action="store_true", help="also remove worktrees with uncommitted work"
+                "--branches",
+                action="store_true",
+                help="also delete the lane's wave branches whose work is in an integration "
+                "branch or in your current branch",
+            )
+            action.add_argument(
+                "--force",
+                action="store_true",
+                help="also remove worktrees with uncommitted work (with --branches: delete "
+                "unmerged branches too)",
             )
         action.set_defaults(handler=run)
 
@@ -56,17 +71,43 @@ def run(args: argparse.Namespace) -> int:
         if not found and not args.json:
             print(f"lane {lane}: no worktrees")
         return 0
+    from ..runtime.lock import holder_text, live_lock
+    from ..worktrees.branches import prune_branches
+
+    if (holder := live_lock(state_layout(repo, lane).lock)) is not None:
+        raise WaveError(f"{holder_text(lane, holder)}: its agents work in these worktrees")
     removed, refused = iso.prune(force=args.force)
+    branches = prune_branches(iso, force=args.force) if args.branches else []
     if args.json:
-        emit_json({"removed": [_row(w) for w in removed], "refused": [_row(w) for w in refused]})
+        emit_json({"removed": [_row(w) for w in removed], "refused": [_row(w) for w in refused],
+                   "branches": [_branch_row(b) for b in branches]})  # fmt: skip
     else:
         for w in removed:
             print(f"removed {w.path} (branch {w.branch} kept)")
         for w in refused:
             print(f"kept {w.path}: {w.changes} uncommitted change(s); --force removes it")
-        if not removed and not refused:
+        for b in branches:
+            print(_branch_line(b))
+        if not removed and not refused and not args.branches:
             print(f"lane {lane}: no worktrees")
-    return 1 if refused else 0
+        elif args.branches and not branches:
+            print(f"lane {lane}: no wave branches to delete")
+    return 1 if refused or any(not b.deleted for b in branches) else 0
+
+
+def _branch_line(b: PrunedBranch) -> str:
+    if not b.deleted:
+        return (
+            f"kept branch {b.branch}: its work is in neither your branch nor an integration "
+            "branch; --force deletes it"
+        )
+    if b.merged_into is None:
+        return f"deleted branch {b.branch} (not merged: --force)"
+    return f"deleted branch {b.branch} (merged into {b.merged_into})"
+
+
+def _branch_row(b: PrunedBranch) -> dict[str, Any]:
+    return {"branch": b.branch, "merged_into": b.merged_into, "deleted": b.deleted}
 
 
 def _row(w: Any) -> dict[str, Any]:

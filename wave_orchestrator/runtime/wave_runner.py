@@ -450,9 +450,8 @@ class WaveRunner:
     def _start(self, run_state: RunState) -> int:
         """Begin (or, resuming, rejoin) the wave; returns the number of its first attempt."""
         wave, ctx = self.wave, self.ctx
-        wave_dir = ctx.layout.wave_dir(wave.number)
         bind_wave(wave.number)
-        previous = run_state.wave(wave.number)
+        previous, wave_dir = run_state.wave(wave.number), ctx.layout.wave_dir(wave.number)
         if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
             self.adopting = True
             first = min(max(1, int(previous.get("attempts") or 1)), self.max_attempts)
@@ -460,14 +459,9 @@ class WaveRunner:
             ctx.events.emit("wave_resumed", wave.number, attempt=first)
             ctx.log.info("wave resumed", attempt=first)
             return first
-        if wave_dir.exists():  # keep the previous run's files, out of this run's way
-            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            target, n = wave_dir.with_name(f"{wave_dir.name}.{stamp}"), 1
-            while target.exists():
-                n += 1
-                target = wave_dir.with_name(f"{wave_dir.name}.{stamp}-{n}")
-            wave_dir.rename(target)
-            ctx.coordinator.archive(wave.number, target.name.removeprefix(wave_dir.name + "."))
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
+            ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:
             self.desk.reset()
@@ -490,7 +484,7 @@ class WaveRunner:
         self.reaper.drain()
         self.metrics.wait()
         failed_gate = self.gate_failure if outcome.state == "failed" else None
-        if failed_gate is not None and outcome.state != "cancelled":  # its worktree goes
+        if failed_gate is not None:  # the report outlives its worktree
             failed_gate["report"] = self.spaces.keep_report(failed_gate.get("report"))
         run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate)
         ctx.events.emit(

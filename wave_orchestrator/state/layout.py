@@ -195,6 +195,19 @@ class StateLayout:
     def wave_dir(self, wave: int) -> Path:
         return self.base / "waves" / f"wave-{wave}"
 
+    def set_aside_wave(self, wave: int, stamp: str) -> str | None:
+        """Move an earlier run's folder of ``wave`` to ``wave-<n>.<stamp>[-k]``, out of a new
+        run's way and never overwritten; returns the suffix it got (None: nothing to move)."""
+        folder = self.wave_dir(wave)
+        if not folder.exists():
+            return None
+        suffix, n = stamp, 1
+        while folder.with_name(f"{folder.name}.{suffix}").exists():
+            n += 1
+            suffix = f"{stamp}-{n}"
+        folder.rename(folder.with_name(f"{folder.name}.{suffix}"))
+        return suffix
+
     def dashboard(self, wave: int) -> Path:
         return self.wave_dir(wave) / "dashboard.json"
 

@@ -36,6 +36,9 @@ SAFE_SETTINGS = (
     "diff.external=",
     "advice.addIgnoredFile=false",
 )
+# What git runs for a file whose merge driver configuration defines: its built-in text merge
+# (the paths are git's own temporary files, quoted by git).
+BUILTIN_MERGE = "git merge-file -L ours -L base -L theirs --marker-size=%L %A %O %B"
 # A driver named in configuration runs its command when .gitattributes (an agent's) names it.
 _DRIVER = re.compile(r"^(filter|diff|merge)\.(.+)\.(clean|smudge|process|textconv|command|driver)$")
 _QUIET_ENV = {
@@ -96,7 +99,10 @@ class Git:
             self._settings = []
             names = listed.stdout.split("\0") if listed.returncode == 0 else []
             for name in {n.strip() for n in names if _DRIVER.match(n.strip())}:
-                self._settings += ["-c", f"{name}="]
+                # A blank merge driver is a command git cannot run (every merge of such a file
+                # would fail); git's own three-way file merge takes its place instead.
+                safe = BUILTIN_MERGE if name.endswith(".driver") else ""
+                self._settings += ["-c", f"{name}={safe}"]
                 if name.startswith("filter."):
                     self._settings += ["-c", name.rsplit(".", 1)[0] + ".required=false"]
         return self._settings

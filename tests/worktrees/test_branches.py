@@ -1,0 +1,135 @@
+"""Wave branches between runs, against real git: a new run's fresh start, `prune --branches`
+and the agent diff."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wave_orchestrator.worktrees.branches import diff, prune_branches, start_fresh
+from wave_orchestrator.worktrees.git import GitError
+from wave_orchestrator.worktrees.integration import integrate
+from wave_orchestrator.worktrees.isolation import Isolation
+
+
+def sh(cwd: Path, *argv: str) -> str:
+    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, "git", "config", "user.email", "me@example.com")
+    sh(root, "git", "config", "user.name", "Me")
+    (root / "a.txt").write_text("one\n")
+    (root / ".gitignore").write_text(".wave/\n")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-qm", "base")
+    return root
+
+
+def iso(repo: Path) -> Isolation:
+    return Isolation(repo, repo / ".wave" / "main" / "worktrees", "main")
+
+
+def branches(repo: Path) -> set[str]:
+    listed = sh(repo, "git", "branch", "--list", "wave/*", "--format=%(refname:short)")
+    return set(listed.splitlines())
+
+
+def one_wave(w: Isolation, agents: dict[str, str]) -> str:
+    """Agents each writing one file, committed and merged; returns the integration tip."""
+    base = w.base(None)
+    trees = []
+    for agent, text in agents.items():
+        tree = w.prepare(1, agent, base)
+        (tree.path / f"{agent}.txt").write_text(text)
+        w.commit(tree.path, f"wave: {agent} attempt 1", branch=tree.branch)
+        trees.append(tree)
+    result = integrate(w, 1, base, trees)
+    assert not result.conflicts
+    return result.tip
+
+
+def test_start_fresh_commits_leftover_work_and_keeps_the_old_branches_under_runs(
+    repo: Path,
+) -> None:
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    (w.path(1, "A") / "late.txt").write_text("left uncommitted\n")
+    said = start_fresh(w, 1, ["A"], "20260101T000000Z", tip, w.base(None))
+    assert not w.path(1, "A").exists() and not w.path(1, "integration").exists()
+    kept = "wave/main/runs/20260101T000000Z/w1-A"
+    assert branches(repo) == {kept, "wave/main/runs/20260101T000000Z/wave-1"}
+    assert sh(repo, "git", "show", f"{kept}:late.txt") == "left uncommitted"  # not lost
+    assert said == [
+        f"wave/main/w1-A of the earlier run kept as {kept}",
+        "wave/main/wave-1 of the earlier run kept as wave/main/runs/20260101T000000Z/wave-1",
+    ]
+
+
+def test_start_fresh_names_a_persons_commit_on_the_integration_branch(repo: Path) -> None:
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    g = w.tree(w.path(1, "integration"))
+    (w.path(1, "integration") / "fix.txt").write_text("mine\n")
+    g.run("add", "fix.txt")
+    g.run("commit", "-qm", "my fix", identity=True)
+    said = start_fresh(w, 1, ["A"], "20260101T000000Z", tip, w.base(None))
+    assert any("held 1 commit(s) wave did not make" in s and "my fix" in s for s in said)
+    assert sh(repo, "git", "show", "wave/main/runs/20260101T000000Z/wave-1:fix.txt") == "mine"
+
+
+def test_prune_deletes_only_merged_branches_unless_forced(repo: Path) -> None:
+    w = iso(repo)
+    one_wave(w, {"A": "a\n", "B": "b\n"})
+    for name in ("A", "B", "integration"):
+        w.remove(w.path(1, name))
+    # An agent branch with work that reached no integration branch and not yours.
+    sh(repo, "git", "branch", "wave/main/w2-C", "HEAD")
+    sh(repo, "git", "worktree", "add", "-q", str(repo.parent / "c"), "wave/main/w2-C")
+    (repo.parent / "c" / "c.txt").write_text("c\n")
+    sh(repo.parent / "c", "git", "add", "c.txt")
+    sh(repo.parent / "c", "git", "commit", "-qm", "c")
+    sh(repo, "git", "worktree", "remove", str(repo.parent / "c"))
+    done = {p.branch: (p.deleted, p.merged_into) for p in prune_branches(w)}
+    assert done == {
+        "wave/main/w1-A": (True, "wave/main/wave-1"),
+        "wave/main/w1-B": (True, "wave/main/wave-1"),
+        "wave/main/w2-C": (False, None),  # unmerged: kept
+        "wave/main/wave-1": (False, None),  # not in your branch yet
+    }
+    assert branches(repo) == {"wave/main/w2-C", "wave/main/wave-1"}
+    sh(repo, "git", "merge", "-q", "--ff-only", "wave/main/wave-1")
+    done = {p.branch: p.deleted for p in prune_branches(w)}
+    assert done == {"wave/main/w2-C": False, "wave/main/wave-1": True}
+    forced = prune_branches(w, force=True)
+    assert [(p.branch, p.deleted, p.merged_into) for p in forced] == [
+        ("wave/main/w2-C", True, None)
+    ]
+    assert branches(repo) == set()
+
+
+def test_prune_never_deletes_a_branch_checked_out_in_a_worktree(repo: Path) -> None:
+    w = iso(repo)
+    w.prepare(1, "A", w.base(None))  # no work yet: merged everywhere, but in use
+    assert prune_branches(w, force=True) == []
+    assert "wave/main/w1-A" in branches(repo)
+
+
+def test_diff_shows_the_agents_own_change_and_its_stat(repo: Path) -> None:
+    w = iso(repo)
+    base = w.base(None)
+    one_wave(w, {"A": "a\n"})
+    (repo / "later.txt").write_text("yours\n")  # the person's branch moves on: not shown
+    sh(repo, "git", "add", "later.txt")
+    sh(repo, "git", "commit", "-qm", "later")
+    text = diff(w, "wave/main/w1-A", base)
+    assert "+++ b/A.txt" in text and "later.txt" not in text
+    assert "A.txt | 1 +" in diff(w, "wave/main/w1-A", base, stat=True)
+    with pytest.raises(GitError, match="branch wave/main/w1-Z does not exist"):
+        diff(w, "wave/main/w1-Z", base)
