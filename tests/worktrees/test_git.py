@@ -122,7 +122,7 @@ def test_a_worktree_whose_git_file_was_replaced_is_not_trusted(repo: Path, tmp_p
     other = w.prepare(1, "B", w.base(None))
     dot_git.unlink()
     dot_git.write_text((other.path / ".git").read_text())
-    with pytest.raises(WorktreeTampered, match="not .*w1-A's git dir"):
+    with pytest.raises(WorktreeTampered, match=r"not .*w1-A's git dir"):
         w.tree(tree.path)
     with pytest.raises(GitError):  # and nothing is committed through it
         w.commit(tree.path, "wave: A attempt 1")
