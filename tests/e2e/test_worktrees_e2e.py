@@ -333,3 +333,83 @@ def test_a_failed_gates_report_is_kept_where_wave_status_points(tmux_repo: Repo)
     assert Path(report).read_text() == "QA found gaps\n"
     status = tmux_repo.wave("status", "--lane", "main")
     assert report in status.stdout
+
+
+def test_wave_diff_shows_an_agents_own_change_from_where_it_started(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
+                             agent("B", "echo b > B.txt", depends_on=["A"])])  # fmt: skip
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    shown = tmux_repo.wave("diff", "B", "--lane", "main")
+    assert shown.returncode == 0, shown.stderr
+    assert "+++ b/B.txt" in shown.stdout and "A.txt" not in shown.stdout  # A's work: its start
+    stat = tmux_repo.wave("diff", "A", "--lane", "main", "--wave", "1", "--stat")
+    assert stat.returncode == 0 and "A.txt | 1 +" in stat.stdout
+    unknown = tmux_repo.wave("diff", "nobody", "--lane", "main")
+    assert unknown.returncode == 2 and "no branch" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+
+
+def test_prune_branches_deletes_merged_wave_branches_and_keeps_the_rest(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "merge: ff\n", [agent("A", "echo a > A.txt")])
+    root = tmux_repo.root
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    sh(root, "git", "branch", "wave/main/w9-X", "HEAD~1")  # at the base: nothing unmerged
+    sh(root, "git", "checkout", "-q", "-b", "wave/main/w9-Y", "HEAD~1")
+    (root / "y.txt").write_text("y\n")
+    sh(root, "git", "add", "y.txt")
+    sh(root, "git", "commit", "-qm", "unmerged work")
+    sh(root, "git", "checkout", "-q", "main")
+    pruned = tmux_repo.wave("worktrees", "prune", "--branches", "--lane", "main")
+    assert pruned.returncode == 1, pruned.stderr  # one kept: it says so
+    assert "deleted branch wave/main/w1-A (merged into main)" in pruned.stdout
+    assert "deleted branch wave/main/wave-1 (merged into main)" in pruned.stdout
+    assert "kept branch wave/main/w9-Y" in pruned.stdout
+    left = sh(root, "git", "branch", "--list", "wave/*", "--format=%(refname:short)")
+    assert left.splitlines() == ["wave/main/w9-Y"]
+    forced = tmux_repo.wave("worktrees", "prune", "--branches", "--force", "--lane", "main")
+    assert forced.returncode == 0 and "deleted branch wave/main/w9-Y (not merged" in forced.stdout
+    assert sh(root, "git", "branch", "--list", "wave/*") == ""
+
+
+def test_work_wave_cannot_commit_fails_the_agent_with_gits_words(tmux_repo: Repo) -> None:
+    """A stale index.lock left in the worktree's git dir: git add cannot run; the agent
+    fails saying so, its worktree (and its work) is kept, and the retry prompt says why."""
+    lock = 'touch "$(git rev-parse --git-dir)/index.lock"; echo a > A.txt'
+    git_repo(tmux_repo, "", [agent("A", lock)], retries=1)
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    finished = events_of(tmux_repo, "agent_finished")
+    assert [e["status"] for e in finished] == ["failed", "failed"]
+    assert finished[0]["detail"].startswith("its work could not be committed: git add --all")
+    prompt = (tmux_repo.agent_dir("main", 1, "A") / "prompt.md").read_text()
+    assert "its work could not be committed" in prompt and "index.lock" in prompt
+    assert worktrees(tmux_repo) == ["w1-A"]
+    assert (tmux_repo.state("main") / "worktrees" / "w1-A" / "A.txt").read_text() == "a\n"
+
+
+def test_a_rebase_left_in_progress_fails_the_agent_and_nothing_is_lost(tmux_repo: Repo) -> None:
+    rebase = (
+        "git checkout -q -b side; echo side > shared.txt; git commit -qam side; "
+        "git checkout -q -; echo mine > shared.txt; git commit -qam mine; "
+        "git checkout -q side; git rebase -q wave/main/w1-A >/dev/null 2>&1; echo x > A.txt"
+    )
+    git_repo(tmux_repo, "", [agent("A", rebase)])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    (finished,) = events_of(tmux_repo, "agent_finished")
+    assert "a rebase is in progress" in finished["detail"]
+    assert worktrees(tmux_repo) == ["w1-A"]  # kept, with the rebase as the agent left it
+
+
+def test_an_agent_that_deletes_its_branch_gets_it_back_with_its_work(tmux_repo: Repo) -> None:
+    delete = (
+        "echo a > A.txt; git add A.txt; git commit -qm mine; git checkout -q --detach; "
+        "git branch -q -D wave/main/w1-A; git checkout -q -b wave/main/w1-A 2>/dev/null; "
+        "git update-ref -d refs/heads/wave/main/w1-A; echo b > B.txt"
+    )
+    git_repo(tmux_repo, "", [agent("A", delete)])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    assert "merge-conflict" not in result.stderr
+    files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "B.txt"} <= set(files)

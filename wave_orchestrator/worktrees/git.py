@@ -118,7 +118,8 @@ class Git:
         done = _run([*argv, *args], self.cwd)
         if check and done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()
-            raise GitError(f"git {' '.join(args[:3])} failed in {self.cwd}: {' '.join(said[-3:])}")
+            said = [s for s in said if s.startswith(("fatal:", "error:"))][:3] or said[-3:]
+            raise GitError(f"git {' '.join(args[:3])} failed in {self.cwd}: {' '.join(said)}")
         return done
 
     def out(self, *args: str) -> str:
