@@ -413,3 +413,18 @@ def test_an_agent_that_deletes_its_branch_gets_it_back_with_its_work(tmux_repo: 
     assert "merge-conflict" not in result.stderr
     files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
     assert {"A.txt", "B.txt"} <= set(files)
+
+
+def test_a_report_behind_a_linked_folder_is_not_copied(tmux_repo: Repo) -> None:
+    """The QA agent makes r/ a link to a folder outside: wave copies nothing through it."""
+    outside = tmux_repo.root.parent / "outside"
+    outside.mkdir()
+    (outside / "qa.md").write_text("not the agent's to hand over\n")
+    qa = f"ln -s {outside} r; echo '[wave-verdict] pass'"
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
+                             agent("QA", qa, role="cont-qa", owns=["r/qa.md"])])  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 1
+    report = tmux_repo.run_state("main")["waves"]["1"]["gate_failure"]["report"]
+    kept = tmux_repo.state("main") / "waves" / "wave-1" / "reports"
+    assert report and not report.startswith(str(kept)) and not kept.exists()

@@ -218,6 +218,8 @@ class Workspaces:
         source = Path(report)
         if not source.is_relative_to(inside) or not source.is_file() or source.is_symlink():
             return report
+        if not source.resolve().is_relative_to(inside.resolve()):  # a linked folder on the way
+            return report
         target = self.layout.kept_reports(self.wave.number) / source.relative_to(inside)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
