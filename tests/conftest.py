@@ -17,6 +17,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from helpers import Repo
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With pytest-xdist (`-n 2 --dist loadgroup`, as .ci/run runs), every Slurm test goes to
+    one worker: they share one dev cluster, which a second worker would start again."""
+    for item in items:
+        if item.get_closest_marker("slurm"):
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+
+
 @pytest.fixture(autouse=True)
 def private_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Launchers register for `wave ps` under $XDG_STATE_HOME: never the user's real one."""
