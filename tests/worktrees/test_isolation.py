@@ -146,3 +146,20 @@ def test_a_bad_base_and_a_failing_setup_are_clear_errors(repo: Path) -> None:
     assert not w.path(1, "A").exists()  # removed, so the next attempt runs the setup again
     w.prepare(1, "A", w.base(None), Setup(command="touch ok"))
     assert (w.path(1, "A") / "ok").exists()
+
+
+def test_changes_git_cannot_stage_are_nothing_to_commit_not_a_failure(repo: Path) -> None:
+    """An agent's nested repository: once recorded, edits inside it show in `git status`
+    but `git add` stages none of them; wave's commit is then no commit, not an error."""
+    w = iso(repo)
+    tree = w.prepare(1, "A", w.base(None))
+    nested = tree.path / "vendor"
+    nested.mkdir()
+    sh(nested, "git", "init", "-q")
+    (nested / "x.txt").write_text("1\n")
+    sh(nested, "git", "add", "x.txt")
+    sh(nested, "git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x")
+    assert w.commit(tree.path, "wave: A attempt 1", branch=tree.branch)  # the gitlink
+    (nested / "x.txt").write_text("2\n")
+    assert sh(tree.path, "git", "status", "--porcelain")  # git sees a change ...
+    assert w.commit(tree.path, "wave: A attempt 2", branch=tree.branch) is None  # ... not staged

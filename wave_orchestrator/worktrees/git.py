@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import WaveError
@@ -80,6 +81,7 @@ class Git:
         self.cwd = cwd
         self.git_dir = git_dir
         self._settings: list[str] | None = None
+        self._identity = False  # user.email is set: commits are the person's, not "wave"'s
 
     def _prefix(self) -> list[str]:
         argv = ["git", "--no-pager"]
@@ -93,12 +95,14 @@ class Git:
 
     def settings(self) -> list[str]:
         """``-c`` overrides for every filter, diff and merge driver configuration defines,
-        looked up once per ``Git`` (an operation of a few commands)."""
+        looked up once per ``Git`` (an operation of a few commands), with the identity."""
         if self._settings is None:
-            listed = _run([*self._prefix(), "config", "--list", "--name-only", "-z"], self.cwd)
+            listed = _run([*self._prefix(), "config", "--list", "-z"], self.cwd)
+            entries = listed.stdout.split("\0") if listed.returncode == 0 else []
+            found = dict(e.partition("\n")[::2] for e in entries if e)
+            self._identity = bool(found.get("user.email", "").strip())
             self._settings = []
-            names = listed.stdout.split("\0") if listed.returncode == 0 else []
-            for name in {n.strip() for n in names if _DRIVER.match(n.strip())}:
+            for name in {n.strip() for n in found if _DRIVER.match(n.strip())}:
                 # A blank merge driver is a command git cannot run (every merge of such a file
                 # would fail); git's own three-way file merge takes its place instead.
                 safe = BUILTIN_MERGE if name.endswith(".driver") else ""
@@ -112,22 +116,22 @@ class Git:
     ) -> subprocess.CompletedProcess[str]:
         """Run one git command; with ``identity``, commit as ``wave`` when git has no user."""
         argv = [*self._prefix(), *self.settings()]
-        if identity and not self.has_identity():
+        if identity and not self._identity:
             for setting in FALLBACK_IDENTITY:
                 argv += ["-c", setting]
         done = _run([*argv, *args], self.cwd)
         if check and done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()
-            said = [s for s in said if s.startswith(("fatal:", "error:"))][:3] or said[-3:]
-            raise GitError(f"git {' '.join(args[:3])} failed in {self.cwd}: {' '.join(said)}")
+            raise self.failure(args, done)
         return done
+
+    def failure(self, args: Sequence[str], done: subprocess.CompletedProcess[str]) -> GitError:
+        """The error for a command that failed: the command and git's own words."""
+        said = (done.stderr or done.stdout).strip().splitlines()
+        said = [s for s in said if s.startswith(("fatal:", "error:"))][:3] or said[-3:]
+        return GitError(f"git {' '.join(args[:3])} failed in {self.cwd}: {' '.join(said)}")
 
     def out(self, *args: str) -> str:
         return self.run(*args).stdout.strip()
-
-    def has_identity(self) -> bool:
-        got = self.run("config", "user.email", check=False)
-        return got.returncode == 0 and bool(got.stdout.strip())
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import shlex
 import subprocess
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -81,6 +82,7 @@ class Isolation:
         # and setup commands, which may take minutes, run outside any lock.
         self.lock = threading.RLock()
         self._tree_locks: dict[Path, threading.Lock] = {}
+        self._local = threading.local()
 
     @cached_property
     def git_dir(self) -> Path:
@@ -92,8 +94,23 @@ class Isolation:
         return common_git_dir(self.git_dir)
 
     def main(self) -> Git:
-        """git in the person's checkout, against its git dir."""
-        return Git(self.repo, self.git_dir)
+        """git in the person's checkout, against its git dir (within ``_operation``, one
+        ``Git`` for all its commands: the configuration is looked up once)."""
+        shared = getattr(self._local, "main", None)
+        return shared if shared is not None else Git(self.repo, self.git_dir)
+
+    @contextmanager
+    def _operation(self) -> Iterator[None]:
+        """The commands of one short operation (making a worktree) on this thread share
+        one look-up of the configuration's drivers, not one each."""
+        if getattr(self._local, "main", None) is not None:
+            yield
+            return
+        self._local.main = Git(self.repo, self.git_dir)
+        try:
+            yield
+        finally:
+            self._local.main = None
 
     def tree(self, path: Path) -> Git:
         """git in an agent worktree, once its ``.git`` is checked (``WorktreeTampered``)."""
@@ -146,7 +163,7 @@ class Isolation:
         branch if that exists (nothing on it is lost), else a new branch at ``base``. ``deps``
         (agent, branch), in wave-file order: their work is merged in before the agent starts."""
         path, branch = self.path(wave, agent), self.branch(wave, agent)
-        with self.lock:
+        with self.lock, self._operation():
             if self._registered(path):
                 self.tree(path)  # refuses a worktree whose .git was replaced
                 return self._start_from(AgentTree(agent, path, branch, base), deps, made=False)
@@ -172,6 +189,8 @@ class Isolation:
     ) -> AgentTree:
         """Merge each dependency's branch not yet in the agent's (in order); a conflict
         aborts, and a branch made for this start is dropped so a retry starts clean."""
+        if made and not deps:  # a new branch at the base: nothing to merge, nothing to ask
+            return replace(tree, start=tree.base)
         g = self.tree(tree.path)
         changed: dict[str, set[str]] = {}
         for dep, dep_branch in deps:
@@ -249,32 +268,40 @@ class Isolation:
                     f"{what} is in progress in {path}: wave committed nothing and kept the "
                     "worktree; finish or abort it there (git status says how)"
                 )
+        # One status gives the branch, its commit and what is uncommitted (porcelain v2).
+        listed = g.out("status", "--porcelain=v2", "--branch", "--untracked-files=all")
+        head = {k: v for k, _, v in (ln[2:].partition(" ") for ln in listed.splitlines()
+                                     if ln.startswith("# "))}  # fmt: skip
         if branch is not None:
-            self._onto_branch(g, path, branch)
-        if not g.out("status", "--porcelain", "--untracked-files=all"):
+            self._onto_branch(g, path, branch, head.get("branch.head"), head.get("branch.oid"))
+        if all(ln.startswith("# ") for ln in listed.splitlines()):
             return None
         g.run("add", "--all", "--", ".")
         if keep_out:  # unstaged again: an ignored one was never staged, a tracked one stays
             g.run("reset", "--quiet", "--", *keep_out, check=False)
-        if g.run("diff", "--cached", "--quiet", check=False).returncode == 0:
-            return None
-        g.run("commit", "--quiet", "--no-verify", "-m", message, identity=True)
+            if g.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+                return None  # only what setup.copy put there had changed
+        args = ("commit", "--quiet", "--no-verify", "-m", message)
+        if (done := g.run(*args, check=False, identity=True)).returncode != 0:
+            if g.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+                return None  # nothing staged after all (changes inside a submodule, say)
+            raise g.failure(args, done)
         return g.out("rev-parse", "HEAD")
 
-    def _onto_branch(self, g: Git, path: Path, branch: str) -> None:
-        """Make sure HEAD is the agent's own branch before committing on it."""
-        head = g.run("symbolic-ref", "--quiet", "HEAD", check=False).stdout.strip()
+    def _onto_branch(
+        self, g: Git, path: Path, branch: str, head: str | None, oid: str | None
+    ) -> None:
+        """Make sure HEAD is the agent's own branch before committing on it. ``head`` and
+        ``oid``: what ``status --branch`` said (``(detached)``, ``(initial)`` for none)."""
         ref = f"refs/heads/{branch}"
-        if head and head != ref:
+        if head == branch and oid not in (None, "(initial)"):
+            return
+        if head not in (branch, "(detached)"):
             raise GitError(
-                f"{path} is on {head.removeprefix('refs/heads/')}, not on its own branch "
+                f"{path} is on {head}, not on its own branch "
                 f"{branch}: wave committed nothing there and kept the worktree"
             )
-        found = g.run("rev-parse", "--verify", "--quiet", ref, check=False)
-        tip = found.stdout.strip() if found.returncode == 0 else None
-        if head == ref and tip is not None:
-            return
-        if head == ref:  # its branch was deleted: put it back where the worktree's HEAD was
+        if head == branch:  # its branch was deleted: put it back where the worktree's HEAD was
             last = _last_head(g.git_dir)
             if last is None:
                 raise GitError(f"the agent deleted its branch {branch} and wave cannot restore it")
@@ -283,6 +310,8 @@ class Isolation:
         # Detached: its commits (and what it left uncommitted) go onto its branch if they
         # carry it forward, else onto a branch of their own that the failure names.
         here = g.out("rev-parse", "HEAD")
+        found = g.run("rev-parse", "--verify", "--quiet", ref, check=False)
+        tip = found.stdout.strip() if found.returncode == 0 else None
         ahead = g.run("merge-base", "--is-ancestor", tip, here, check=False) if tip else None
         if ahead is not None and ahead.returncode != 0:
             rescue = f"{branch}-detached"
