@@ -476,6 +476,8 @@ class AgentPool:
                 self.reaping.settle(run.launch.session, run.pid, time.monotonic())
             if self.workspace is not None and self.git.settling(run, self.workspace, state,
                                                                 code, detail):  # fmt: skip
+                self.events.emit("agent_exited", run.launch.wave.number, run.id,
+                                 status=state.outcome, code=code)  # fmt: skip
                 return  # final once its work is committed
         run.to(state)
         run.code = code if code is not None else run.code
