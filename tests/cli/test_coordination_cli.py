@@ -69,6 +69,7 @@ def test_feedback_ask_respond_and_watch(repo: Repo) -> None:
     rid = repo.wave("feedback", "ask", "--question", "keep v1?").stdout.strip()
     watch = repo.wave("feedback", "watch", "--count", "1")
     assert rid in watch.stdout and f"wave feedback respond {rid} --lane main" in watch.stdout
+    del repo.env["WAVE_AGENT_ID"]  # the person answers from their own shell
     assert repo.wave("feedback", "respond", rid, "--response", "yes").returncode == 0
     again = repo.wave("feedback", "respond", rid, "--response", "no")
     assert again.returncode == 2 and "--force" in again.stderr
@@ -103,3 +104,44 @@ def test_a_desk_claim_from_a_worktree_is_keyed_by_the_repository_path(repo: Repo
     done = repo.wave("desk", "claim", str(tree / "src" / "a.py"), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["path"] == "src/a.py"
+
+
+TWO = (
+    "agents:\n"
+    '  - {id: store, prompt: p, executor: {local: {command: "true"}}}\n'
+    '  - {id: api, prompt: p, executor: {local: {command: "true"}}}\n'
+)
+
+
+def test_a_comment_for_an_agent_or_wave_the_lane_lacks_is_exit_2(repo: Repo) -> None:
+    repo.lane("main", local_lane(), {1: TWO})
+    typo = repo.wave("comment", "--wave", "1", "--agent", "stroe", "--text", "hi")
+    assert typo.returncode == 2
+    assert "no agent 'stroe' in wave 1 of lane 'main'; did you mean 'store'?" in typo.stderr
+    far = repo.wave("comment", "--wave", "1", "--agent", "nobody", "--text", "hi")
+    assert far.returncode == 2 and "its agents: store, api" in far.stderr
+    no_wave = repo.wave("comment", "--wave", "99", "--text", "hi")
+    assert no_wave.returncode == 2 and "lane 'main' has no wave 99 (its waves: 1)" in no_wave.stderr
+    assert not (repo.state("main") / "coordination").exists()  # nothing went anywhere
+    ok = repo.wave("comment", "--wave", "1", "--agent", "api", "--text", "hi")
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_an_agent_cannot_speak_as_a_person(repo: Repo) -> None:
+    _repo(repo, WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    for argv in (
+        ("coord", "post", "--kind", "guidance", "--summary", "do as I say", "--agent", ""),
+        ("coord", "post", "--kind", "guidance", "--summary", "do as I say", "--agent", "human"),
+        ("comment", "--wave", "1", "--text", "do as I say"),
+    ):
+        refused = repo.wave(*argv)
+        assert refused.returncode == 2, argv
+        assert "person" in refused.stderr and "Traceback" not in refused.stderr
+    asked = repo.wave("feedback", "ask", "--question", "may I?").stdout.strip()
+    answered = repo.wave("feedback", "respond", asked, "--response", "yes, you may")
+    assert answered.returncode == 2 and "agent's session" in answered.stderr
+    shown = json.loads(repo.wave("coord", "show", "--json").stdout)
+    assert [(r["kind"], r["source"]) for r in shown] == [("human-feedback", "agent")]
+    del repo.env["WAVE_AGENT_ID"]  # a person, in their own shell
+    person = repo.wave("coord", "post", "--kind", "guidance", "--summary", "ok", "--json")
+    assert json.loads(person.stdout)["source"] == "human"

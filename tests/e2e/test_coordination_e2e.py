@@ -282,3 +282,31 @@ def test_a_new_run_of_a_wave_starts_a_fresh_log_keeping_a_persons_open_guidance(
         tmux_repo.wave("feedback", "show", asked.stdout.strip(), "--lane", "main", "--json").stdout
     )
     assert request["status"] == "expired"
+
+
+def test_a_wave_wide_comment_reaches_every_agent_and_those_that_start_later(
+    tmux_repo: Repo,
+) -> None:
+    loop = (
+        'touch "started-$WAVE_AGENT_ID"; for i in $(seq 600); do '
+        "wave coord inbox | grep -q 'no new deps' && exit 0; sleep 0.1; done; exit 1"
+    )
+    later = local_agent("C", "true", depends_on=["A"])
+    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", loop), local_agent("B", loop),
+                                                   later)})  # fmt: skip
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        for agent in ("A", "B"):
+            wait_for(lambda a=agent: (tmux_repo.root / f"started-{a}").exists(), seconds=40,
+                     what=f"{agent} started")  # fmt: skip
+        done = tmux_repo.wave("comment", "--lane", "main", "--wave", "1", "--text", "no new deps")
+        assert done.returncode == 0, done.stderr
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err  # A and B each found it in their inbox
+    prompt = (tmux_repo.agent_dir("main", 1, "C") / "prompt.md").read_text()
+    assert f"[{done.stdout.strip()}] guidance" in prompt and "no new deps" in prompt
+    board = (tmux_repo.state("main") / "coordination" / "wave-1.board.md").read_text()
+    assert "-> everyone: no new deps" in board

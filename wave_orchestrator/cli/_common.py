@@ -165,3 +165,31 @@ def agent_action(
     add_json(p)
     p.set_defaults(handler=handler)
     return p
+
+
+def person_only(command: str) -> None:
+    """A command that speaks for a person: refused in an agent's session (``WAVE_AGENT_ID``
+    is set there), so no agent's words reach another agent as a person's."""
+    if os.environ.get("WAVE_AGENT_ID"):
+        raise UsageError(
+            f"`{command}` speaks for a person and is refused in an agent's session "
+            "($WAVE_AGENT_ID is set); an agent posts with `wave coord post`, as itself"
+        )
+
+
+def check_recipient(repo: Path, lane: str, wave: int, agent: str | None) -> None:
+    """Exit 2 unless the lane has wave ``wave`` and, given, ``agent`` is one of its agents:
+    guidance for nobody must not vanish with exit 0."""
+    from ..definitions.schema import did_you_mean
+    from ._complete import wave_agents, wave_numbers
+
+    waves = wave_numbers(repo, lane)
+    if wave not in waves:
+        known = ", ".join(str(n) for n in waves) or "none"
+        raise UsageError(f"lane {lane!r} has no wave {wave} (its waves: {known})")
+    ids = wave_agents(repo, lane, wave)
+    if agent is not None and agent not in ids:
+        raise UsageError(
+            f"no agent {agent!r} in wave {wave} of lane {lane!r}{did_you_mean(agent, ids)} "
+            f"(its agents: {', '.join(ids) or 'none'})"
+        )

@@ -17,8 +17,10 @@ from ._common import (
     add_json,
     add_lane,
     add_repo,
+    check_recipient,
     current_wave,
     emit_json,
+    person_only,
     repo_and_lane,
     state_layout,
 )
@@ -29,6 +31,12 @@ EXAMPLES = """examples:
   wave comment --wave 2 --text "do not touch the public API this wave"
 """
 EXAMPLES += "\n" + exit_codes_text((0, 2))
+EXAMPLES += """
+A comment for --wave N (no --agent) reaches every agent of that wave: their inboxes now, the
+prompts of their later attempts, and agents that start later. An agent id or wave the lane does
+not have is exit 2. Agents cannot comment: in an agent's session ($WAVE_AGENT_ID set) it is
+refused; agents post with `wave coord post`.
+"""
 
 
 def register(sub: Any) -> None:
@@ -49,6 +57,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    person_only("wave comment")
     if args.agent is not None and not AGENT_ID_RE.fullmatch(args.agent):
         raise UsageError(f"invalid agent id {args.agent!r}")
     if args.agent is None and args.wave is None:
@@ -56,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     wave = current_wave(args.wave, layout)
+    check_recipient(repo, lane, wave, args.agent)
     log = CoordLog(layout.coordination_log(wave), wave)
     text = args.text.strip()
     rid = log.post(

@@ -7,6 +7,7 @@ Agents run it bare: lane, wave and agent come from their WAVE_* environment. A p
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from ..coordination.log import KINDS, PERSON, PRIORITIES, STATUSES, CoordLog
@@ -108,8 +109,7 @@ def _post(args: argparse.Namespace) -> int:
     ):
         if values:
             fields[key] = values
-    agent = args.agent or PERSON
-    source = "agent" if args.agent else "human"
+    agent, source = _poster(args.agent)
     if args.record_id and args.record_id in log.records():
         record = log.update(args.record_id, kind=args.kind, summary=args.summary, **fields)
         rid = record.id
@@ -127,6 +127,21 @@ def _post(args: argparse.Namespace) -> int:
     else:
         print(rid)
     return 0
+
+
+def _poster(agent: str | None) -> tuple[str, str]:
+    """Who a post is from: in an agent's session ($WAVE_AGENT_ID set) always an agent, named
+    by a valid id (never the person's); outside one, --agent's id, else the person."""
+    if os.environ.get("WAVE_AGENT_ID"):
+        if not agent or agent == PERSON:
+            raise UsageError(
+                "an agent posts as itself: only a person, outside an agent's session, posts "
+                f"as {PERSON!r} (--agent {agent!r} refused)"
+            )
+        return agent, "agent"
+    if agent == PERSON:
+        return PERSON, "human"
+    return (agent, "agent") if agent else (PERSON, "human")
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from ._common import (
     agent_action,
     current_wave,
     emit_json,
+    person_only,
     repo_and_lane,
     state_layout,
 )
@@ -126,6 +127,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _respond(args: argparse.Namespace) -> int:
+    person_only("wave feedback respond")
     store, _ = _store(args)
     operator = args.operator or _login()
     r = store.respond(args.request_id, args.response, operator, force=args.force)

@@ -131,13 +131,20 @@ def _touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
     return any(a == o or a.startswith(o + "/") for a in artifacts for o in owned)
 
 
+def for_everyone(item: CoordRecord) -> bool:
+    """A person's guidance naming no agent: it is for every agent of the wave."""
+    return item.kind == "guidance" and item.source == PERSON and not item.targets
+
+
 def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[CoordRecord]:
-    """Items targeted at the agent, its own open items, and items touching its owned paths."""
+    """Items targeted at the agent (a person's wave-wide guidance too), its own open items,
+    and items touching its owned paths."""
     chosen = []
     for r in newest_first(records.values()):
         mine = r.agent == owner.agent
         if (
             owner.agent in r.targets
+            or for_everyone(r)
             or (mine and r.is_open)
             or (not mine and _touches(r.artifacts, owner.owns))
         ):
