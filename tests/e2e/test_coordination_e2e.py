@@ -310,3 +310,72 @@ def test_a_wave_wide_comment_reaches_every_agent_and_those_that_start_later(
     assert f"[{done.stdout.strip()}] guidance" in prompt and "no new deps" in prompt
     board = (tmux_repo.state("main") / "coordination" / "wave-1.board.md").read_text()
     assert "-> everyone: no new deps" in board
+
+
+WAIT_FOR_GO = "for i in $(seq 600); do test -f go && exit 0; sleep 0.1; done; exit 1"
+
+
+def _running_wave(repo: Repo) -> dict[str, Any]:
+    done = repo.wave("status", "--lane", "main", "--json")
+    waves = json.loads(done.stdout).get("waves", []) if done.returncode == 0 else []
+    return waves[0] if waves else {}
+
+
+def test_status_shows_open_blockers_requests_questions_and_the_board_while_a_wave_runs(
+    tmux_repo: Repo,
+) -> None:
+    talk = (
+        "wave coord post --kind blocker --summary 'schema undecided' && "
+        "wave coord post --kind request --target agent:B --summary 'expose GET /items' && "
+        "wave feedback ask --question 'keep v1 of the API?' > q.txt && " + WAIT_FOR_GO
+    )
+    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", talk),
+                                                   local_agent("B", WAIT_FOR_GO))})  # fmt: skip
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        shown = wait_for(
+            lambda: (_running_wave(tmux_repo).get("coordination") or {}).get("questions"),
+            seconds=40, what="the question in wave status --json",
+        )  # fmt: skip
+        talk_now = _running_wave(tmux_repo)["coordination"]
+        qid = (tmux_repo.root / "q.txt").read_text().strip()
+        assert [q["id"] for q in shown] == [qid]
+        assert [b["summary"] for b in talk_now["blockers"]] == ["schema undecided"]
+        assert "expose GET /items" in [r["summary"] for r in talk_now["requests"]]
+        assert talk_now["board"].endswith("coordination/wave-1.board.md")
+        text = tmux_repo.wave("status", "--lane", "main").stdout
+        assert "open blocker" in text and "schema undecided" in text
+        assert f"question {qid} from A: keep v1 of the API?" in text
+        raw = json.loads(
+            (tmux_repo.state("main") / "waves" / "wave-1" / "dashboard.json").read_text()
+        )
+        assert raw["coordination"]["questions"][0]["id"] == qid  # what the writer wrote ...
+        (tmux_repo.root / "go").write_text("")
+        code, _, err = _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+    assert code == 0, err
+
+
+def test_a_failed_gate_stays_in_status_while_the_retry_runs(tmux_repo: Repo) -> None:
+    gate = "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass"
+    qa = (
+        f"mkdir -p r && echo report > r/qa.md; echo '{gate}'; "
+        'if [ "$WAVE_ATTEMPT" = 1 ]; then echo "[wave-verdict] blocked detail=flaky"; exit 0; fi; '
+        "touch retrying; for i in $(seq 600); do test -f go && break; sleep 0.1; done; "
+        "echo '[wave-verdict] pass'"
+    )
+    tmux_repo.lane("main", local_lane(retries=1), {1: _wave(
+        local_agent("A", "true"), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"]))})  # fmt: skip
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: (tmux_repo.root / "retrying").exists(), seconds=60, what="attempt 2")
+        gate = _running_wave(tmux_repo).get("gate_failure") or {}
+        assert (gate.get("stage"), gate.get("status")) == ("cont-qa", "cont-qa-blocked")
+        assert gate.get("action") and gate.get("detail") == "QA: flaky"
+        (tmux_repo.root / "go").write_text("")
+        _finish(launch)
+    finally:
+        if launch.poll() is None:
+            launch.kill()

@@ -10,7 +10,8 @@ from typing import Any
 from ..sanitize import clean_tree
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
-from ..state.run_state import GATE_FIELDS, RunState
+from ..state.run_state import RunState
+from ..state.snapshot_schema import GATE_FIELDS
 from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
@@ -138,6 +139,11 @@ def _print_gate_and_board(wave: dict[str, Any]) -> None:
                     f"  {title} {clean(str(item.get('id')))} from {clean(str(item.get('agent')))}: "
                     f"{clean(str(item.get('summary')))}"
                 )
+        for item in _dicts(talk.get("questions")):
+            print(
+                f"  question {clean(str(item.get('id')))} from {clean(str(item.get('agent')))}: "
+                f"{clean(str(item.get('question')))}"
+            )
         if isinstance(talk.get("board"), str):
             print(f"  board: {clean(talk['board'])}")
 

@@ -164,6 +164,13 @@ def _attention(data: dict[str, Any]) -> list[Text]:
                         style,
                     )
                 )
+        for item in _dicts(talk.get("questions"))[:3]:
+            out.append(
+                Text(
+                    f"question {item.get('id')} {item.get('agent')}: {item.get('question')}",
+                    "bold yellow",
+                )
+            )
         if isinstance(talk.get("board"), str) and out:
             out.append(Text(f"board: {talk['board']}", "dim"))
     return out

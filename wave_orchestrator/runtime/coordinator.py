@@ -249,12 +249,25 @@ class Coordinator:
         )
 
     def open_items(self) -> dict[str, Any]:
-        """What the dashboard shows: open blockers and requests, and where the board is."""
+        """What `wave status` and the dashboard show while the wave runs: open blockers and
+        requests, questions waiting for a person, and where the board is."""
         items = self.records.values()
+        asked = sorted(self.pending(), key=lambda r: r.created_at)[:10]
         return {
             "board": str(self.layout.board(self.wave)),
             "blockers": [_brief(r) for r in open_blockers(items)][:10],
-            "requests": [_brief(r) for r in open_requests(items)][:10],
+            "requests": [_brief(r) for r in open_requests(items) if r.kind != "human-feedback"][
+                :10
+            ],  # those are the questions
+            "questions": [
+                {
+                    "id": q.id,
+                    "agent": q.agent,
+                    "question": clean(q.question)[:300],
+                    "created_at": q.created_at,
+                }
+                for q in asked
+            ],
         }
 
     def prompt_context(self, agent_id: str) -> str:

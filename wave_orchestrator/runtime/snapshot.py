@@ -1,5 +1,6 @@
 """``dashboard.json``: the launcher's live picture of one wave (SPEC 8), for `wave status`
-and the dashboard. Written atomically, at most a few times a second."""
+and the dashboard. Written atomically, at most a few times a second, with only the fields
+``state.snapshot_schema`` lists (the readers keep exactly those)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readabl
 from ..state.events import utc_now
 from ..state.fsutil import open_read, write_json_atomic
 from ..state.lifecycle import AgentState
+from ..state.snapshot_schema import EVENT, unknown_keys
 from .agent_pool import AgentRun
 
 MIN_INTERVAL = 0.25
@@ -117,8 +119,10 @@ class SnapshotWriter:
             "started_at": self.started_at,
             "updated_at": utc_now(),
             "agents": [agent_row(r, self._outputs) for r in runs],
-            "events": list(events),
+            "events": [{k: e[k] for k in EVENT if k in e} for e in events],
         }
+        if unknown := unknown_keys(data):  # a field no view would show: add it to the schema
+            raise ValueError(f"dashboard.json fields missing from snapshot_schema: {unknown}")
         try:
             write_json_atomic(self.path, data)
         except OSError as exc:  # best effort: the picture, not the record (disk full)

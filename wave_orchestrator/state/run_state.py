@@ -7,14 +7,13 @@ from typing import Any
 
 from .events import utc_now
 from .fsutil import read_json, write_json_atomic
+from .snapshot_schema import GATE_FIELDS
 from .untrusted import count
 
 WAVE_STATES = ("pending", "running", "completed", "failed", "cancelled")
 
 
 _ENTRY_TEXT = ("started_at", "finished_at", "reason", "attempt_reason")
-# The last failed gate of a failed wave: what `wave status` shows with its action line.
-GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
 HISTORY_LIMIT = 1000  # transitions kept: the file is rewritten after each one
 
 

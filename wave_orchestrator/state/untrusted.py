@@ -1,5 +1,6 @@
 """Field checks for JSON that wave reads but others can write (an agent, a person, a
-repository): ``launch.json``, ``dashboard.json``, ``backoff.json``. Each reader returns only
+repository): ``launch.json``, ``dashboard.json`` (by its schema, ``snapshot_schema``),
+``backoff.json``. Each reader returns only
 fields of the expected type and range, so no caller ever meets ``"attempts": "x"``, ``1e400``
 or a list where a name belongs. ``status.json`` and ``run-state.json`` use these checks in
 their own modules; every file is read by ``fsutil.read_json`` (strict: no NaN, no Infinity).
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..names import AGENT_ID_RE
 from .fsutil import read_json
+from .snapshot_schema import SNAPSHOT, check_fields
 
 MAX_COUNT = 1_000_000  # attempts, tries, retries: far beyond any real run, far below overflow
 TEXT_LIMIT = 2000  # a detail or a last line longer than this is cut, not shown whole
@@ -92,69 +94,15 @@ def read_backoff(path: Path) -> Backoff | None:
     )
 
 
-_ROW_TEXT = (
-    "id",
-    "role",
-    "executor",
-    "model",
-    "state",
-    "state_note",
-    "last_line",
-    "session",
-    "detail",
-    "last_event",
-)
-_ROW_COUNTS = ("attempt", "tries", "elapsed_ms")
-_EVENT_TEXT = ("at", "event", "agent", "status", "stage")
-_HEADER_TEXT = (
-    "lane",
-    "title",
-    "status",
-    "started_at",
-    "updated_at",
-    "attempt_reason",
-    "closure_stage",
-)
-_HEADER_COUNTS = ("wave", "attempt", "max_attempts", "launcher_pid")
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _agent_row(raw: dict[str, Any]) -> dict[str, Any] | None:
-    row: dict[str, Any] = {k: text(raw.get(k)) for k in _ROW_TEXT if k in raw}
-    if not row.get("id") or not AGENT_ID_RE.fullmatch(row["id"]):
-        return None
-    row.update({k: count(raw.get(k), maximum=2**62) for k in _ROW_COUNTS if k in raw})
-    if "exit_code" in raw:
-        row["exit_code"] = count(raw.get("exit_code"), minimum=-(2**31), maximum=2**31)
-    return row
-
-
-def _event(raw: dict[str, Any]) -> dict[str, Any]:
-    event: dict[str, Any] = {k: text(raw[k], 200) for k in _EVENT_TEXT if k in raw}
-    if "wave" in raw:
-        event["wave"] = count(raw.get("wave"))
-    return event
-
-
 def clean_snapshot(data: Any) -> dict[str, Any]:
-    """A ``dashboard.json`` with every field of the expected type ({} for a non-object):
-    agent rows without a valid id are dropped, odd values become None."""
+    """A ``dashboard.json`` checked field by field against the one schema the launcher writes
+    by (``snapshot_schema.SNAPSHOT``; {} for a non-object): agent rows without a valid id are
+    dropped, odd values become None, and the lists are always there."""
     if not isinstance(data, dict):
         return {}
-    out: dict[str, Any] = {k: text(data.get(k)) for k in _HEADER_TEXT if k in data}
-    out.update({k: count(data.get(k)) for k in _HEADER_COUNTS if k in data})
-    rows = (_agent_row(a) for a in _list(data.get("agents")) if isinstance(a, dict))
-    out["agents"] = [r for r in rows if r is not None]
-    out["events"] = [_event(e) for e in _list(data.get("events")) if isinstance(e, dict)]
-    out["waiting_on"] = [w[:200] for w in _list(data.get("waiting_on")) if isinstance(w, str)]
-    out["stages"] = [
-        {"stage": text(s.get("stage"), 64), "state": text(s.get("state"), 64)}
-        for s in _list(data.get("stages"))
-        if isinstance(s, dict)
-    ]
+    out = check_fields(SNAPSHOT, data)
+    for key in ("agents", "events", "waiting_on", "stages"):
+        out.setdefault(key, [])
     return out
 
 

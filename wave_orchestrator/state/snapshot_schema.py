@@ -1,0 +1,132 @@
+"""The one schema of ``dashboard.json``: what the launcher may write (``runtime.snapshot``
+refuses a key it does not list) and what every reader keeps (``untrusted.clean_snapshot``
+checks each field against it). A view can no longer drop a field the writer added: both sides
+read this table.
+
+A field is a ``Text``, a ``Count``, a list of texts (``Texts``), a list of objects (``Rows``)
+or an object (``Obj``); any field may be null. What does not fit becomes null (a row without
+the key its ``Rows`` requires is dropped), never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..names import AGENT_ID_RE
+
+TEXT_LIMIT = 2000
+MAX_COUNT = 1_000_000
+
+
+@dataclass(frozen=True)
+class Text:
+    limit: int = TEXT_LIMIT
+
+
+@dataclass(frozen=True)
+class Count:
+    minimum: int = 0
+    maximum: int = MAX_COUNT
+
+
+@dataclass(frozen=True)
+class Texts:
+    limit: int = 200  # each item
+    items: int = 1000
+
+
+@dataclass(frozen=True)
+class Obj:
+    fields: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Rows:
+    fields: Mapping[str, Any]
+    items: int = 10_000
+    keep: Callable[[dict[str, Any]], bool] = field(default=lambda row: True)
+
+
+def _agent_id(row: dict[str, Any]) -> bool:
+    return isinstance(row.get("id"), str) and bool(AGENT_ID_RE.fullmatch(row["id"]))
+
+
+AGENT_ROW = {
+    "id": Text(32),
+    "role": Text(64),
+    "executor": Text(64),
+    "model": Text(200),
+    "state": Text(64),
+    "state_note": Text(200),
+    "attempt": Count(),
+    "tries": Count(),
+    "exit_code": Count(minimum=-(2**31), maximum=2**31),
+    "elapsed_ms": Count(maximum=2**62),
+    "last_line": Text(),
+    "session": Text(64),
+    "detail": Text(),
+}
+EVENT = {"at": Text(40), "event": Text(64), "wave": Count(), "agent": Text(64),
+         "status": Text(64), "stage": Text(64)}  # fmt: skip
+# The last failed gate: what `wave status` and the dashboard show with its action line (kept in
+# run-state.json too, once the wave ended).
+GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
+GATE_FAILURE = {k: Text() for k in GATE_FIELDS}
+BRIEF = {"id": Text(64), "kind": Text(32), "agent": Text(64), "priority": Text(16),
+         "summary": Text(300)}  # fmt: skip
+QUESTION = {"id": Text(64), "agent": Text(64), "question": Text(300), "created_at": Text(40)}
+COORDINATION = {
+    "board": Text(4096),
+    "blockers": Rows(BRIEF, items=10),
+    "requests": Rows(BRIEF, items=10),
+    "questions": Rows(QUESTION, items=10),
+}
+SNAPSHOT: dict[str, Any] = {
+    "lane": Text(64),
+    "wave": Count(),
+    "title": Text(),
+    "status": Text(32),
+    "started_at": Text(40),
+    "updated_at": Text(40),
+    "attempt": Count(),
+    "max_attempts": Count(),
+    "attempt_reason": Text(),
+    "launcher_pid": Count(maximum=2**31),
+    "stages": Rows({"stage": Text(64), "state": Text(64)}, items=32),
+    "waiting_on": Texts(),
+    "agents": Rows(AGENT_ROW, keep=_agent_id),
+    "events": Rows(EVENT, items=200),
+    "gate_failure": Obj(GATE_FAILURE),
+    "coordination": Obj(COORDINATION),
+}
+
+
+def check(spec: Any, value: Any) -> Any:
+    """``value`` as ``spec`` allows it, else None (lists and objects: what of them fits)."""
+    if isinstance(spec, Text):
+        return value[: spec.limit] if isinstance(value, str) else None
+    if isinstance(spec, Count):
+        fits = isinstance(value, int) and not isinstance(value, bool)
+        return value if fits and spec.minimum <= value <= spec.maximum else None
+    if isinstance(spec, Texts):
+        items = value[: spec.items] if isinstance(value, list) else []
+        return [v[: spec.limit] for v in items if isinstance(v, str)]
+    if isinstance(spec, Obj):
+        return check_fields(spec.fields, value) if isinstance(value, dict) else None
+    if isinstance(spec, Rows):
+        items = value[: spec.items] if isinstance(value, list) else []
+        rows = (check_fields(spec.fields, v) for v in items if isinstance(v, dict))
+        return [r for r in rows if spec.keep(r)]
+    raise TypeError(f"not a field spec: {spec!r}")
+
+
+def check_fields(fields: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields ``data`` has, each checked; keys the schema does not list are left out."""
+    return {k: check(spec, data[k]) for k, spec in fields.items() if k in data}
+
+
+def unknown_keys(data: Mapping[str, Any], fields: Mapping[str, Any] = SNAPSHOT) -> list[str]:
+    """Keys a writer is about to write that no reader would keep (a programming error)."""
+    return sorted(k for k in data if k not in fields)
