@@ -7,8 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from wave_orchestrator.closure.gates import AgentResult, GateResult
-from wave_orchestrator.closure.markers import Marker, Markers, parse_line
+from wave_orchestrator.closure.gates import AgentResult, GateResult, judge_cont_qa
+from wave_orchestrator.closure.markers import Marker, Markers, parse_line, parse_markers
 from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
 from wave_orchestrator.runtime.retry import named_agents, unfinished_deliverables
 
@@ -28,7 +28,7 @@ def failed(
 ) -> tuple[GateResult, list[AgentResult]]:
     """A cont-qa gate failed by QA, whose last [wave-gate] carries ``values``."""
     gate = GateResult("cont-qa")
-    gate.fail("gate-integration-blocked", detail, "QA")
+    gate.fail("gate-integration-blocked", detail, "QA", said=detail)
     marker = Marker("gate", {"integration": "blocked", **(values or {})}, detail, "[wave-gate]")
     result = AgentResult(agent("QA", "cont-qa"), "success", 0, Markers({"gate": marker}), Path())
     return gate, [result]
@@ -62,9 +62,29 @@ def test_owner_on_a_parsed_verdict_names_agents() -> None:
     verdict = parse_line("[wave-verdict] blocked owner=A2, A1 detail=A1 is fine")
     assert isinstance(verdict, Marker)
     gate = GateResult("cont-qa")
-    gate.fail("cont-qa-blocked", verdict.detail, "QA")
+    gate.fail("cont-qa-blocked", verdict.detail, "QA", said=verdict.detail)
     qa = AgentResult(agent("QA", "cont-qa"), "success", 0, Markers({"verdict": verdict}), Path())
     assert ids(named_agents(gate, [qa], IMPL)) == ["A1", "A2"]
+
+
+def test_words_wave_composed_never_name_agents(tmp_path: Path) -> None:
+    """A blocked verdict with no detail=: the gate's detail is wave's ("verdict blocked", the
+    whole marker line), whose words include agent ids by chance; none is rerun."""
+    unlucky = [agent("docs"), agent("live"), agent("architecture"), agent("blocked")]
+    (tmp_path / "qa.md").write_text("report\n")
+    text = (
+        "[wave-gate] architecture=pass integration=pass durability=pass live=blocked docs=pass\n"
+        "[wave-verdict] blocked\n"
+    )
+    qa = AgentResult(agent("QA", "cont-qa", owns=("qa.md",)), "success", 0, parse_markers(text),
+                     tmp_path)  # fmt: skip
+    gate = judge_cont_qa([qa])
+    assert {f.code for f in gate.failures} == {"gate-live-blocked", "cont-qa-blocked"}
+    assert any("docs" in f.detail for f in gate.failures)  # wave's words hold the ids ...
+    assert named_agents(gate, [qa], unlucky) == []  # ... and name nobody
+    said = parse_markers("[wave-verdict] blocked detail=live must retry\n")
+    qa = AgentResult(qa.agent, "success", 0, said, tmp_path)
+    assert ids(named_agents(judge_cont_qa([qa]), [qa], unlucky)) == ["live"]  # its own words do
 
 
 def test_missing_or_stale_deliverables(tmp_path: Path) -> None:

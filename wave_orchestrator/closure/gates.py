@@ -51,6 +51,7 @@ class GateFailure:
     code: str
     detail: str
     agent: str | None = None
+    said: str = ""  # the agent's own `detail=` text, if any: the only words ids are read from
 
 
 @dataclass
@@ -64,8 +65,8 @@ class GateResult:
     def passed(self) -> bool:
         return not self.failures
 
-    def fail(self, code: str, detail: str, agent: str | None = None) -> None:
-        self.failures.append(GateFailure(code, detail, agent))
+    def fail(self, code: str, detail: str, agent: str | None = None, said: str = "") -> None:
+        self.failures.append(GateFailure(code, detail, agent, said))
 
     @property
     def code(self) -> str | None:
@@ -152,10 +153,15 @@ def judge_cont_eval(results: Sequence[AgentResult]) -> GateResult:
         state = m.get("state")
         if state == "needs-more-work":
             gate.fail(
-                "cont-eval-needs-more-work", m.detail or "evaluation needs more work", r.agent.id
+                "cont-eval-needs-more-work",
+                m.detail or "evaluation needs more work",
+                r.agent.id,
+                said=m.detail,
             )
         elif state == "blocked":
-            gate.fail("cont-eval-blocked", m.detail or "evaluation is blocked", r.agent.id)
+            gate.fail(
+                "cont-eval-blocked", m.detail or "evaluation is blocked", r.agent.id, said=m.detail
+            )
         if m.get("regressions") != 0:
             gate.fail("cont-eval-regressions", f"regressions={m.get('regressions')}", r.agent.id)
         for count, ids in (("targets", "target_ids"), ("benchmarks", "benchmark_ids")):
@@ -190,7 +196,12 @@ def judge_security(results: Sequence[AgentResult]) -> GateResult:
                 r.agent.id,
             )
         elif state == "blocked":
-            gate.fail("security-blocked", m.detail or "the reviewer blocked the wave", r.agent.id)
+            gate.fail(
+                "security-blocked",
+                m.detail or "the reviewer blocked the wave",
+                r.agent.id,
+                said=m.detail,
+            )
         elif state == "concerns":
             gate.warnings.append(f"{r.agent.id}: security concerns: {m.detail or m.line}")
     return gate
@@ -201,7 +212,7 @@ def judge_integration(results: Sequence[AgentResult]) -> GateResult:
     for r in results:
         m = _marker(r, "integration", gate, "missing-wave-integration")
         if m is not None and m.get("state") != "ready-for-doc-closure":
-            gate.fail("integration-needs-more-work", m.detail or m.line, r.agent.id)
+            gate.fail("integration-needs-more-work", m.detail or m.line, r.agent.id, said=m.detail)
     return gate
 
 
@@ -210,7 +221,7 @@ def judge_documentation(results: Sequence[AgentResult]) -> GateResult:
     for r in results:
         m = _marker(r, "doc-closure", gate, "missing-doc-closure")
         if m is not None and m.get("state") not in ("closed", "no-change"):
-            gate.fail("doc-closure-open", m.detail or m.line, r.agent.id)
+            gate.fail("doc-closure-open", m.detail or m.line, r.agent.id, said=m.detail)
     return gate
 
 
@@ -221,7 +232,9 @@ def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
         if m is not None:
             for dim in GATE_DIMENSIONS:
                 if m.get(dim) != "pass":
-                    gate.fail(f"gate-{dim}-{m.get(dim)}", m.detail or m.line, r.agent.id)
+                    gate.fail(
+                        f"gate-{dim}-{m.get(dim)}", m.detail or m.line, r.agent.id, said=m.detail
+                    )
         _judge_verdict(r, gate)
         report = r.report_file
         if not r.report_written():
@@ -266,10 +279,11 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
             f"in the report{seen}",
             r.agent.id,
         )
-    elif verdict == "concerns":
-        gate.fail("cont-qa-concerns", detail, r.agent.id)
+    said = found.detail if found else ""
+    if verdict == "concerns":
+        gate.fail("cont-qa-concerns", detail, r.agent.id, said)
     elif verdict == "blocked":
-        gate.fail("cont-qa-blocked", detail, r.agent.id)
+        gate.fail("cont-qa-blocked", detail, r.agent.id, said)
 
 
 def _report_verdict(report: Path | None) -> str | None:

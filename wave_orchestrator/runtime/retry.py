@@ -55,7 +55,7 @@ def named_agents(
                 named |= set(listed) & ids
     if not explicit:
         for failure in gate.failures:
-            named |= set(WORD_RE.findall(failure.detail)) & ids
+            named |= set(WORD_RE.findall(failure.said)) & ids  # its words, never wave's
     return [a for a in implementation if a.id in named]
 
 
