@@ -152,10 +152,11 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     if not items:
         print(f"wave {log.wave}: no {'open ' if args.open else ''}coordination items")
-    for r in items:
-        to = f" -> {', '.join(r.targets)}" if r.targets else ""
+    for r in items:  # every field through the one sanitizer: an agent may have written it
+        to = f" -> {clean(', '.join(r.targets))}" if r.targets else ""
         print(
-            f"{r.id}  {r.kind:<21} {r.status:<12} {r.priority:<6} {r.agent}{to}: {clean(r.summary)}"
+            f"{clean(r.id)}  {clean(r.kind):<21} {clean(r.status):<12} {clean(r.priority):<6} "
+            f"{clean(r.agent)}{to}: {clean(r.summary)}"
         )
     return 0
 

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from ..coordination.feedback import FeedbackRequest, FeedbackStore
+from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
 from ..coordination.views import clean
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
@@ -94,7 +94,9 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _describe(r: FeedbackRequest) -> str:
-    head = f"{r.id}  {r.status:<8} wave {r.wave} {r.agent}: {clean(r.question)}"
+    head = (
+        f"{clean(r.id)}  {clean(r.status):<8} wave {r.wave} {clean(r.agent)}: {clean(r.question)}"
+    )
     if r.response is not None:
         head += f"\n    answer from {clean(r.response.operator)}: {clean(r.response.text)}"
     return head
@@ -162,7 +164,7 @@ def _watch_loop(store: FeedbackStore, args: argparse.Namespace) -> None:
         print(f"{clear}{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
         for r in pending:
             print(_describe(r))
-            print(f"    answer: wave feedback respond {r.id} --lane {store.lane} --response '...'")
+            print(f"    answer: {answer_command(r.id, store.lane)}")
         shown += 1
         if args.count and shown >= args.count:
             return

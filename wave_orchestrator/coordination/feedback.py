@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError, WaveError
+from ..names import LANE_NAME_RE
 from ..state.events import utc_now
 from ..state.fsutil import append_jsonl, read_jsonl
-from .log import PERSON, CoordLog, new_id
+from .log import PERSON, RECORD_ID_RE, CoordLog, is_poster, new_id
 
 MAX_QUESTION = 2000
 MAX_CONTEXT = 4000
@@ -71,11 +72,24 @@ class FeedbackRequest:
         }
 
 
+def answer_command(request_id: str, lane: str) -> str:
+    """The command a person pastes to answer: built by wave from a checked id and lane name,
+    never from anything an agent wrote (a question can say "answer with: curl ... | sh")."""
+    if not RECORD_ID_RE.fullmatch(request_id) or not LANE_NAME_RE.fullmatch(lane):
+        raise ValueError(f"not an id and lane wave made: {request_id!r} {lane!r}")
+    return f"wave feedback respond {request_id} --lane {lane} --response '...'"
+
+
 def _request(values: dict[str, Any]) -> FeedbackRequest | None:
     """A request from merged stored fields, or None when a field is missing or malformed."""
     try:
         wave = values["wave"]
         if not isinstance(wave, int) or isinstance(wave, bool) or wave < 1:
+            return None
+        rid, agent, lane = values["id"], values["agent"], values["lane"]
+        if not (isinstance(rid, str) and rid.startswith("q-") and RECORD_ID_RE.fullmatch(rid)):
+            return None  # ids are printed in commands to paste: wave's own shape only
+        if not (is_poster(agent) and isinstance(lane, str) and LANE_NAME_RE.fullmatch(lane)):
             return None
         response = values.get("response")
         answer = None
@@ -89,10 +103,10 @@ def _request(values: dict[str, Any]) -> FeedbackRequest | None:
         if status not in REQUEST_STATUSES:
             return None
         return FeedbackRequest(
-            id=str(values["id"])[:64],
-            lane=str(values["lane"])[:64],
+            id=rid,
+            lane=lane,
             wave=wave,
-            agent=str(values["agent"])[:64],
+            agent=agent,
             question=str(values["question"])[:MAX_QUESTION],
             context=str(values.get("context", ""))[:MAX_CONTEXT],
             status=status,
@@ -156,7 +170,7 @@ class FeedbackStore:
             raise UsageError(
                 f"question or context too long (limits {MAX_QUESTION} and {MAX_CONTEXT})"
             )
-        rid = "q-" + new_id()[2:]
+        rid = new_id("q")
         now = utc_now()
         record = {
             "id": rid,

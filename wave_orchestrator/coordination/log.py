@@ -7,7 +7,8 @@ update is a new line, never a rewrite, and a launcher restart reads the same his
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,10 @@ MAX_SUMMARY = 300
 MAX_DETAIL = 4000
 MAX_LIST = 50
 PERSON = "human"
+# Ids wave makes: `c-` (an item) or `q-` (a question to a person) and 8 or 16 hex digits (the
+# older ids had 32 random bits, new ones 64). Nothing else is an id: a line with any other id
+# is skipped on read, and `coord post --id` refuses it, so an id is safe to print and to paste.
+RECORD_ID_RE = re.compile(r"^[cq]-[0-9a-f]{8}(?:[0-9a-f]{8})?$")
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,25 @@ class CoordRecord:
         return data
 
 
-def new_id() -> str:
-    """Short, random and unique enough for one lane: agents post from many processes at once."""
+def new_id(prefix: str = "c") -> str:
+    """64 random bits: agents post from many processes at once, and at 50 posts a second two
+    32-bit ids would meet within hours (a reused id would merge two posts)."""
     import secrets  # hashlib and hmac behind it: only for a command that writes a record
 
-    return "c-" + secrets.token_hex(4)
+    return f"{prefix}-" + secrets.token_hex(8)
+
+
+def check_id(record_id: str) -> str:
+    if not RECORD_ID_RE.fullmatch(record_id):
+        raise UsageError(
+            f"invalid item id {record_id!r}: ids look like c-1a2b3c4d5e6f7a8b (`wave coord show`)"
+        )
+    return record_id
+
+
+def is_poster(name: Any) -> bool:
+    """An agent id or the person: what an item's `agent` (or a target) may be."""
+    return isinstance(name, str) and (name == PERSON or bool(AGENT_ID_RE.fullmatch(name)))
 
 
 def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
@@ -121,16 +140,18 @@ def check_post(values: Mapping[str, Any]) -> dict[str, Any]:
         out["detail"] = _text("detail", out["detail"], MAX_DETAIL)
     if "targets" in out:
         out["targets"] = [normalize_target(t) for t in _ids("targets", out["targets"])]
-    for key in ("artifacts", "depends_on"):
-        if key in out:
-            out[key] = list(_ids(key, out[key]))
+    if "depends_on" in out:
+        out["depends_on"] = [check_id(i) for i in _ids("depends_on", out["depends_on"])]
+    if "artifacts" in out:
+        paths = _ids("artifacts", out["artifacts"])
+        out["artifacts"] = [_text("an artifact path", a, 512) for a in paths]
     return out
 
 
 def _parse_line(line: Mapping[str, Any]) -> dict[str, Any] | None:
     """The fields of one stored line that are well formed; None when it has no usable id."""
     rid = line.get("id")
-    if not isinstance(rid, str) or not rid or len(rid) > 64:
+    if not isinstance(rid, str) or not RECORD_ID_RE.fullmatch(rid):
         return None
     out: dict[str, Any] = {"id": rid}
     for key, allowed in (
@@ -142,10 +163,12 @@ def _parse_line(line: Mapping[str, Any]) -> dict[str, Any] | None:
         value = line.get(key)
         if isinstance(value, str) and value in allowed:
             out[key] = value
-    for key, limit in (("summary", MAX_SUMMARY), ("detail", MAX_DETAIL), ("agent", 64)):
+    for key, limit in (("summary", MAX_SUMMARY), ("detail", MAX_DETAIL)):
         value = line.get(key)
         if isinstance(value, str):
             out[key] = value[:limit]
+    if is_poster(line.get("agent")):
+        out["agent"] = line["agent"]
     for key in ("created_at", "updated_at"):
         value = line.get(key)
         if isinstance(value, str) and len(value) <= 40:
@@ -153,10 +176,15 @@ def _parse_line(line: Mapping[str, Any]) -> dict[str, Any] | None:
     wave = line.get("wave")
     if isinstance(wave, int) and not isinstance(wave, bool) and 0 < wave < 1_000_000:
         out["wave"] = wave
-    for key in ("targets", "artifacts", "depends_on"):
+    keep: dict[str, Callable[[str], bool]] = {
+        "targets": is_poster,
+        "depends_on": lambda v: bool(RECORD_ID_RE.fullmatch(v)),
+        "artifacts": lambda v: 0 < len(v) <= 512,
+    }
+    for key, fits in keep.items():
         value = line.get(key)
         if isinstance(value, list):
-            out[key] = tuple(str(v)[:512] for v in value[:MAX_LIST] if isinstance(v, str))
+            out[key] = tuple(v for v in value[:MAX_LIST] if isinstance(v, str) and fits(v))
     return out
 
 
@@ -179,9 +207,11 @@ class CoordLog:
     ) -> str:
         """Append a new item (or, with ``record_id`` of an existing one, an update); its id."""
         values = check_post({"kind": kind, "summary": summary, **fields})
+        if not is_poster(agent):
+            raise UsageError(f"invalid agent id {agent!r}")
         now = utc_now()
         line = {
-            "id": record_id or new_id(),
+            "id": check_id(record_id) if record_id else new_id(),
             "wave": self.wave,
             "agent": agent,
             "source": _choice("source", source, SOURCES),

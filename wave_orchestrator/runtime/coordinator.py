@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..closure.gates import AgentResult, GateResult, judge_implementation
-from ..coordination.feedback import FeedbackRequest, FeedbackStore
+from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
 from ..coordination.log import CoordLog, CoordRecord
 from ..coordination.views import (
     InboxOwner,
@@ -157,10 +157,10 @@ class Coordinator:
             id=request.id,
             question=request.question[:300],
         )
+        asked = json.dumps(clean(request.question)[:200], ensure_ascii=False)  # its words, quoted
         self.echo(
-            f"wave: {request.agent} asks: {clean(request.question)[:200]}\n"
-            f"      answer with: wave feedback respond {request.id} --lane {self.lane} "
-            "--response '...'"
+            f"wave: {request.agent} asks: {asked}\n"
+            f"      answer with: {answer_command(request.id, self.lane)}"
         )
         if self.notify:
             payload = json.dumps(request.to_json(), ensure_ascii=False)
