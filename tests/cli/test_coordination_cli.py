@@ -145,3 +145,15 @@ def test_an_agent_cannot_speak_as_a_person(repo: Repo) -> None:
     del repo.env["WAVE_AGENT_ID"]  # a person, in their own shell
     person = repo.wave("coord", "post", "--kind", "guidance", "--summary", "ok", "--json")
     assert json.loads(person.stdout)["source"] == "human"
+
+
+def test_durations_that_never_end_are_refused(repo: Repo) -> None:
+    _repo(repo, WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    for value in ("nan", "inf", "-inf", "1e400", "-1"):
+        done = repo.wave(
+            "feedback", "ask", "--question", "q?", "--wait", f"--timeout-seconds={value}"
+        )
+        assert done.returncode == 2 and "number of seconds" in done.stderr, value
+        assert repo.wave("desk", "wait", "x.txt", f"--timeout={value}").returncode == 2
+        assert repo.wave("stop", f"--timeout={value}").returncode == 2
+    assert not (repo.state("main") / "feedback.jsonl").exists()  # nothing was asked

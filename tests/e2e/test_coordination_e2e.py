@@ -379,3 +379,27 @@ def test_a_failed_gate_stays_in_status_while_the_retry_runs(tmux_repo: Repo) -> 
     finally:
         if launch.poll() is None:
             launch.kill()
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "wave feedback ask --question 'go on?' > q.txt",  # asked, and went on working
+        # waiting, until its `ask --wait` was killed: nobody waits any more
+        "wave feedback ask --question 'go on?' --wait > q.txt & p=$!; "
+        'for i in $(seq 100); do grep -q wait_pid "$WAVE_STATE_DIR/feedback.jsonl" 2>/dev/null && break; '
+        "sleep 0.05; done; kill -9 $p",
+    ],
+    ids=["no-wait", "waiter-killed"],
+)
+def test_a_question_nobody_waits_on_leaves_the_budget_running(tmux_repo: Repo, ask: str) -> None:
+    lane = local_lane().replace("timeout_minutes: 1", "timeout_minutes: 0.05")  # a 3 s budget
+    tmux_repo.lane("main", lane, {1: _wave(local_agent("Q", f"{ask}; sleep 60"))})
+    began = time.monotonic()
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=50)
+    assert result.returncode == 1
+    (finished,) = [e for e in tmux_repo.events("main") if e["event"] == "agent_finished"]
+    assert finished["status"] == "timeout", finished
+    assert time.monotonic() - began < 45  # the 60 s sleep was cut at the budget
+    (request,) = json.loads(tmux_repo.wave("feedback", "list", "--lane", "main", "--json").stdout)
+    assert request["status"] == "pending"  # the question itself stays for a person

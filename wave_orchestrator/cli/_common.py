@@ -193,3 +193,22 @@ def check_recipient(repo: Path, lane: str, wave: int, agent: str | None) -> None
             f"no agent {agent!r} in wave {wave} of lane {lane!r}{did_you_mean(agent, ids)} "
             f"(its agents: {', '.join(ids) or 'none'})"
         )
+
+
+MAX_SECONDS = 366 * 86400.0  # a year: any wait longer than that is a typo
+
+
+def seconds(text: str) -> float:
+    """An argparse type for a duration: a finite number of seconds, 0 to a year. `nan`,
+    `inf` and `1e400` parse as floats but would never time out (or never wait)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds from 0 to {MAX_SECONDS:g} (a year)"
+        )
+    return value

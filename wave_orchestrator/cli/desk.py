@@ -21,6 +21,7 @@ from ._common import (
     current_wave,
     emit_json,
     repo_and_lane,
+    seconds,
     state_layout,
 )
 from ._complete import wave_agents
@@ -54,7 +55,9 @@ def register(sub: Any) -> None:
     handover.add_argument("--note", required=True, help="what the next holder should know")
     _action(desk, "mine", "what you hold and what you are queued for", _mine)
     wait = _action(desk, "wait", "return when a file is handed to you", _wait)
-    wait.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 1)")
+    wait.add_argument(
+        "--timeout", type=seconds, metavar="S", help="give up after S seconds (exit 1)"
+    )
     _action(desk, "status", "holders, queues and the handover log", _status, needs_agent=False)
 
 

@@ -22,6 +22,7 @@ from ._common import (
     emit_json,
     person_only,
     repo_and_lane,
+    seconds,
     state_layout,
 )
 from ._help import exit_codes_text
@@ -48,7 +49,7 @@ def register(sub: Any) -> None:
     ask.add_argument("--context", default="", help="what the person needs to answer it")
     ask.add_argument("--wait", action="store_true", help="block until answered; print the answer")
     ask.add_argument(
-        "--timeout-seconds", type=float, metavar="S", help="with --wait: give up after S (exit 4)"
+        "--timeout-seconds", type=seconds, metavar="S", help="with --wait: give up after S (exit 4)"
     )
     lst = _action(actions, "list", "the lane's questions, newest first", _list)
     lst.add_argument("--pending", action="store_true", help="only unanswered ones")
@@ -60,7 +61,7 @@ def register(sub: Any) -> None:
     respond.add_argument("--operator", default=None, help="your name (default: your login)")
     respond.add_argument("--force", action="store_true", help="replace an earlier answer")
     watch = _action(actions, "watch", "live list of pending questions (Ctrl-C ends)", _watch)
-    watch.add_argument("--interval", type=float, default=1.0, help=argparse.SUPPRESS)
+    watch.add_argument("--interval", type=seconds, default=1.0, help=argparse.SUPPRESS)
     watch.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import UsageError, WaveError
 from ..names import AGENT_ID_RE
-from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
+from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, seconds, state_layout
 from ._help import add_command
 
 
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     add_agent_argument(
         p, "--agent", metavar="ID", help="stop only this agent; it counts as cancelled"
     )
-    p.add_argument("--timeout", type=float, default=30, metavar="S", help="how long to wait (30)")
+    p.add_argument("--timeout", type=seconds, default=30, metavar="S", help="how long to wait (30)")
     p.set_defaults(handler=run)
 
 

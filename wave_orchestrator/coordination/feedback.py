@@ -22,6 +22,7 @@ from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
 from ..state.events import utc_now
 from ..state.fsutil import append_jsonl, read_jsonl
+from ..state.untrusted import count, epoch
 from .log import PERSON, RECORD_ID_RE, CoordLog, is_poster, new_id
 
 MAX_QUESTION = 2000
@@ -54,6 +55,20 @@ class FeedbackRequest:
     status: str
     response: Response | None
     created_at: str
+    # Set while `ask --wait` waits (its pid and host, and when its --timeout-seconds ends):
+    # only then does the launcher stop the asker's budget and stall clocks.
+    wait_pid: int | None = None
+    wait_host: str | None = None
+    wait_until: float | None = None
+
+    def waited_on(self, now: float, host: str) -> bool:
+        """Pending, and someone still waits for the answer: the `ask --wait` that recorded
+        itself is alive (asked when it runs on this host) and its timeout has not passed."""
+        if self.status != "pending" or self.wait_pid is None:
+            return False
+        if self.wait_until is not None and now >= self.wait_until:
+            return False
+        return self.wait_host != host or _alive(self.wait_pid)
 
     def to_json(self) -> dict[str, Any]:
         r = self.response
@@ -70,6 +85,23 @@ class FeedbackRequest:
             else {"operator": r.operator, "text": r.text, "answered_at": r.answered_at},
             "created_at": self.created_at,
         }
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie: a killed `ask --wait` stays a zombie while the agent's shell
+    is busy in a foreground command, and a zombie waits for nobody."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def answer_command(request_id: str, lane: str) -> str:
@@ -102,7 +134,11 @@ def _request(values: dict[str, Any]) -> FeedbackRequest | None:
         status = values.get("status")
         if status not in REQUEST_STATUSES:
             return None
+        host = values.get("wait_host")
         return FeedbackRequest(
+            wait_pid=count(values.get("wait_pid"), minimum=1, maximum=2**31),
+            wait_host=host[:255] if isinstance(host, str) else None,
+            wait_until=epoch(values.get("wait_until")),
             id=rid,
             lane=lane,
             wave=wave,
@@ -232,7 +268,19 @@ class FeedbackStore:
         return self.get(request_id)
 
     def wait(self, request_id: str, timeout: float | None, poll: float = 0.2) -> FeedbackRequest:
-        """Block until answered; on timeout expire it and raise FeedbackTimeout (exit 4)."""
+        """Block until answered; on timeout expire it and raise FeedbackTimeout (exit 4).
+        While it waits, the request says so (pid, host, until): the asking agent's clocks
+        stop only then, not for a question it asked and went on working past."""
+        until = None if timeout is None else time.time() + timeout
+        waiter = {"wait_pid": os.getpid(), "wait_host": os.uname().nodename, "wait_until": until}
+        append_jsonl(self.path, {"id": request_id, **waiter})
+        try:
+            return self._wait(request_id, timeout, poll)
+        finally:
+            with contextlib.suppress(OSError):  # the wait is over, however it ended
+                append_jsonl(self.path, {"id": request_id, "wait_pid": None})
+
+    def _wait(self, request_id: str, timeout: float | None, poll: float) -> FeedbackRequest:
         deadline = None if timeout is None else time.monotonic() + timeout
         last: tuple[int, int] | None = None
         while True:

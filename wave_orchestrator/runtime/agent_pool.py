@@ -112,9 +112,9 @@ class AgentPool:
                 if now >= next_live:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
-                if now >= next_talk:
-                    if self.talk.tick():
-                        self._follow_questions(now)
+                if now >= next_talk:  # a wait can end by time or a dead asker, not only news
+                    if self.talk.tick() | self._follow_questions(now):
+                        self._changed()
                     next_talk = now + TALK_SECONDS
                 self._check_deadlines(now)
                 self.reaping.reap(now)
@@ -132,17 +132,20 @@ class AgentPool:
             self.git.close()
         self.log.debug("pool finished", wave=wave)
 
-    def _follow_questions(self, now: float) -> None:
-        """An agent with a question to a person waits on them: its budget and stall clocks are
-        paused, and start again (the budget extended by the wait) once the answer came."""
-        waiting = self.talk.waiting_human()
+    def _follow_questions(self, now: float) -> bool:
+        """An agent waiting on a person's answer: its budget and stall clocks are paused, and
+        start again (the budget extended by the wait) once it stops waiting. True if any
+        agent's state changed."""
+        waiting, changed = self.talk.waiting_human(), False
         for run in self.runs:
             asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
             if run.active and run.id in waiting and asking:
                 run.wait_on_person(now)
+                changed = True
             elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
                 run.answered(now)
-        self._changed()
+                changed = True
+        return changed
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""

@@ -9,6 +9,7 @@ cannot be written never stops a wave.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -183,10 +184,10 @@ class Coordinator:
             self.log.warning("notify command failed", error=str(exc))
 
     def waiting_human(self) -> frozenset[str]:
-        """Agents of this wave with a question nobody has answered yet."""
-        return frozenset(
-            r.agent for r in self.requests.values() if r.wave == self.wave and r.status == "pending"
-        )
+        """Agents of this wave waiting for a person's answer right now (`ask --wait` alive
+        and within its timeout); an agent that asked and went on working is not one."""
+        now, host = time.time(), os.uname().nodename
+        return frozenset(r.agent for r in self.pending() if r.waited_on(now, host))
 
     def pending(self) -> list[FeedbackRequest]:
         return [r for r in self.requests.values() if r.wave == self.wave and r.status == "pending"]
