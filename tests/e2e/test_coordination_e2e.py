@@ -403,3 +403,30 @@ def test_a_question_nobody_waits_on_leaves_the_budget_running(tmux_repo: Repo, a
     assert time.monotonic() - began < 45  # the 60 s sleep was cut at the budget
     (request,) = json.loads(tmux_repo.wave("feedback", "list", "--lane", "main", "--json").stdout)
     assert request["status"] == "pending"  # the question itself stays for a person
+
+
+def test_a_failed_gate_is_posted_to_the_board_and_every_inbox_then_resolved(
+    tmux_repo: Repo,
+) -> None:
+    gate = "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass"
+    qa = (
+        f"mkdir -p r && echo report > r/qa.md; echo '{gate}'; "
+        'if [ "$WAVE_ATTEMPT" = 1 ]; then echo "[wave-verdict] blocked owner=A detail=login untested"; '
+        "else echo '[wave-verdict] pass'; fi"
+    )
+    # On attempt 2 A reads its inbox, where the launcher's word on the failed gate waits.
+    impl = '[ "$WAVE_ATTEMPT" = 2 ] && wave coord inbox > "$WAVE_REPO/A-inbox.txt"; true'
+    tmux_repo.lane("main", local_lane(retries=1), {1: _wave(
+        local_agent("A", impl), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"]))})  # fmt: skip
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr  # QA blocked once naming A; A reran
+    items = json.loads(tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1",
+                                      "--json").stdout)  # fmt: skip
+    (item,) = [i for i in items if i["kind"] == "gate-blocked"]
+    assert (item["agent"], item["source"]) == ("launcher", "launcher")
+    assert item["summary"] == "cont-qa gate failed: cont-qa-blocked (QA)"
+    assert item["status"] == "resolved" and "passed on attempt 2" in item["detail"]
+    inbox = (tmux_repo.root / "A-inbox.txt").read_text()
+    assert "cont-qa gate failed: cont-qa-blocked" in inbox
+    board = (tmux_repo.state("main") / "coordination" / "wave-1.board.md").read_text()
+    assert "cont-qa gate failed: cont-qa-blocked" in board

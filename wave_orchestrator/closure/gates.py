@@ -53,6 +53,10 @@ class GateFailure:
     agent: str | None = None
     said: str = ""  # the agent's own `detail=` text, if any: the only words ids are read from
 
+    def fields(self) -> dict[str, str | None]:
+        """As the ``gate_failed`` event lists it."""
+        return {"code": self.code, "detail": self.detail, "agent": self.agent}
+
 
 @dataclass
 class GateResult:

@@ -29,6 +29,7 @@ KINDS = (
     "clarification-request",
     "human-feedback",
     "guidance",
+    "gate-blocked",  # the launcher's: a closure or implementation gate failed, and what to do
 )
 STATUSES = ("open", "acknowledged", "in_progress", "resolved", "closed", "cancelled")
 OPEN_STATUSES = ("open", "acknowledged", "in_progress")
@@ -39,6 +40,7 @@ MAX_SUMMARY = 300
 MAX_DETAIL = 4000
 MAX_LIST = 50
 PERSON = "human"
+LAUNCHER = "launcher"  # who a `gate-blocked` item is from (source "launcher")
 # Ids wave makes: `c-` (an item) or `q-` (a question to a person) and 8 or 16 hex digits (the
 # older ids had 32 random bits, new ones 64). Nothing else is an id: a line with any other id
 # is skipped on read, and `coord post --id` refuses it, so an id is safe to print and to paste.

@@ -69,6 +69,7 @@ def board(lane: str, wave: int, records: Mapping[str, CoordRecord], now: str) ->
         "",
         f"Updated {now}. Post with `wave coord post`; read your inbox with `wave coord inbox`.",
         "",
+        *_section("Failed gates (from the launcher)", failed_gates(items)),
         *_section("Open blockers", open_blockers(items)),
         *_section("Open requests and questions", open_requests(items)),
         *_section("Decisions", [r for r in newest_first(items) if r.kind == "decision"]),
@@ -108,6 +109,7 @@ def shared_summary(records: Mapping[str, CoordRecord]) -> str:
     progress = [r for r in newest_first(items) if r.kind in ("evidence", "handoff", "claim")]
     lines: list[str] = []
     for title, chosen in (
+        ("Failed gates", failed_gates(items)),
         ("Open blockers", open_blockers(items)),
         ("Open requests", open_requests(items)),
         ("Decisions", decided),
@@ -132,8 +134,15 @@ def _touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
 
 
 def for_everyone(item: CoordRecord) -> bool:
-    """A person's guidance naming no agent: it is for every agent of the wave."""
+    """A person's guidance naming no agent, or the launcher's word that a gate failed: for
+    every agent of the wave."""
+    if item.kind == "gate-blocked":
+        return item.source == "launcher"
     return item.kind == "guidance" and item.source == PERSON and not item.targets
+
+
+def failed_gates(records: Iterable[CoordRecord]) -> list[CoordRecord]:
+    return [r for r in newest_first(records) if r.kind == "gate-blocked" and r.is_open]
 
 
 def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[CoordRecord]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..closure.gates import AgentResult, GateResult, judge_implementation
 from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
-from ..coordination.log import CoordLog, CoordRecord
+from ..coordination.log import LAUNCHER, CoordLog, CoordRecord
 from ..coordination.views import (
     InboxOwner,
     board,
@@ -62,12 +62,13 @@ class Coordinator:
         self.owners: dict[str, tuple[str, ...]] = {}
         self.records: dict[str, CoordRecord] = {}
         self.requests: dict[str, FeedbackRequest] = {}
+        self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
 
     # -- the wave -----------------------------------------------------------------------
     def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
         """Start following ``wave``: record who owns what (inboxes need it), draw the board."""
-        self.wave = wave
+        self.wave, self._gates = wave, {}
         self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
         self._seen = None
         try:
@@ -248,6 +249,37 @@ class Coordinator:
             f"blocked: question {left.id} from {left.agent} ({clean(left.question)[:200]}) "
             f"got no answer within {minutes:g} minute(s)"
         )
+
+    def gate_failed(self, failure: Mapping[str, str | None]) -> None:
+        """A failed gate goes into the coordination log as a ``gate-blocked`` item (gate,
+        agent, reason, what to do), so the board and every agent's inbox show it; the next
+        pass of that gate resolves it. Best effort: the gate's verdict stands either way."""
+        stage = str(failure.get("stage") or "?")
+        named = failure.get("agent")
+        head = f"{stage} gate failed: {failure.get('status') or '?'}"
+        detail = (failure.get("detail") or "")[:3000]
+        try:
+            rid = self.coord_log.post(
+                kind="gate-blocked",
+                summary=head + (f" ({named})" if named else ""),
+                detail=f"{detail}\nwhat to do: {failure.get('action') or '-'}",
+                agent=LAUNCHER,
+                source="launcher",
+                priority="high",
+                targets=[named] if named and named in self.owners else [],
+            )
+        except (OSError, WaveError) as exc:
+            self.log.warning("coordination: cannot record the failed gate", error=str(exc))
+            return
+        self._gates.setdefault(stage, []).append(rid)
+
+    def gate_passed(self, stage: str, attempt: int) -> None:
+        for rid in self._gates.pop(stage, []):
+            note = f"the {stage} gate passed on attempt {attempt}"
+            try:
+                self.coord_log.update(rid, status="resolved", detail=note)
+            except (OSError, WaveError) as exc:
+                self.log.warning("coordination: cannot resolve a gate item", error=str(exc))
 
     def open_items(self) -> dict[str, Any]:
         """What `wave status` and the dashboard show while the wave runs: open blockers and

@@ -67,7 +67,7 @@ class LaunchResult:
                     else [],
                     "gate": {
                         "stage": o.gate.stage,
-                        "failures": [f.__dict__ for f in o.gate.failures],
+                        "failures": [f.fields() for f in o.gate.failures],
                     }
                     if o.gate is not None and o.state != "completed"
                     else None,

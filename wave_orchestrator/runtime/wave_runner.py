@@ -222,20 +222,21 @@ class WaveRunner:
         gate = judge(results)
         self.stages[stage] = "passed" if gate.passed else "failed"
         wave = self.wave.number
-        if not gate.passed:
-            logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
-            self.gate_failure = failure_summary(gate, results, logs)
-        if gate.passed:
+        if gate.passed:  # and a gate-blocked item of an earlier attempt is resolved
+            self.ctx.coordinator.gate_passed(stage, self.attempt)
             self.ctx.events.emit("gate_passed", wave, stage=stage, warnings=gate.warnings or None)
             self.ctx.log.info("gate passed", stage=stage)
-        else:
+        else:  # every view and every agent of the wave learn what failed and what to do
+            logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
+            self.gate_failure = failure_summary(gate, results, logs)
+            self.ctx.coordinator.gate_failed(self.gate_failure)
             self.ctx.events.emit(
                 "gate_failed",
                 wave,
                 stage=stage,
                 status=gate.code,
                 detail=gate.detail,
-                failures=[f.__dict__ for f in gate.failures],
+                failures=[f.fields() for f in gate.failures],
                 warnings=gate.warnings or None,
                 **{k: (self.gate_failure or {}).get(k) for k in ("action", "report", "log")},
             )
