@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
+from ..sanitize import strip_controls
 from ..state.events import utc_now
 from ..state.fsutil import append_jsonl, read_jsonl
 from ..state.untrusted import count, epoch
@@ -29,6 +31,7 @@ MAX_QUESTION = 2000
 MAX_CONTEXT = 4000
 MAX_RESPONSE = 8000
 REQUEST_STATUSES = ("pending", "answered", "expired")
+LOCK_TIMEOUT_SECONDS = 10.0
 
 
 class FeedbackTimeout(WaveError):
@@ -85,6 +88,15 @@ class FeedbackRequest:
             else {"operator": r.operator, "text": r.text, "answered_at": r.answered_at},
             "created_at": self.created_at,
         }
+
+
+def _holder(fd: int) -> str:
+    """What the holder wrote into the lock file when it took it (it says who it is)."""
+    try:
+        said = os.pread(fd, 200, 0).decode("utf-8", "replace")
+    except OSError:
+        return "unknown"
+    return strip_controls(said).strip() or "unknown"
 
 
 def _alive(pid: int) -> bool:
@@ -166,15 +178,27 @@ class FeedbackStore:
         return CoordLog(self._coord_path(wave), wave)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+        """The feedback lock, waited for at most ``timeout`` seconds: a leftover process
+        holding it gets a message naming it, never a hang that SIGTERM cannot end."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(
-            self.path.with_name(self.path.name + ".lock"),
-            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
-            0o600,
-        )
+        lock = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise WaveError(
+                            f"{lock} is held by another process ({_holder(fd)}) for over "
+                            f"{timeout:g}s; end it, or try again"
+                        ) from None
+                    time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} ({' '.join(sys.argv[:3])[:120]})".encode(), 0)
             yield
         finally:
             os.close(fd)
@@ -258,13 +282,16 @@ class FeedbackStore:
         return self.get(request_id)
 
     def expire(self, request_id: str) -> FeedbackRequest:
-        """Mark a still-pending request expired (a timed-out ``--wait``); answers stay."""
+        """Mark a still-pending request expired (a timed-out ``--wait``); answers stay. A
+        request whose mirror item is missing (an `ask` killed between its two appends) is
+        expired all the same."""
         with self._locked():
             current = self.get(request_id)
             if current.status != "pending":
                 return current
             append_jsonl(self.path, {"id": request_id, "status": "expired"})
-        self._coord(current.wave).update(request_id, status="cancelled", detail="expired")
+        with contextlib.suppress(UsageError):  # no mirror item: nothing to cancel there
+            self._coord(current.wave).update(request_id, status="cancelled", detail="expired")
         return self.get(request_id)
 
     def wait(self, request_id: str, timeout: float | None, poll: float = 0.2) -> FeedbackRequest:

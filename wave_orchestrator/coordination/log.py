@@ -240,20 +240,33 @@ class CoordLog:
         """Every item, merged by id, in order of first appearance."""
         merged: dict[str, dict[str, Any]] = {}
         for raw in read_jsonl(self.path):
-            line = _parse_line(raw)
-            if line is None:
-                continue
-            base = merged.setdefault(line["id"], {})
-            created = base.get("created_at")
-            base.update(line)
-            if created:
-                base["created_at"] = created
+            merge_line(merged, raw)
         out: dict[str, CoordRecord] = {}
         for rid, values in merged.items():
             record = _record(values, self.wave)
             if record is not None:
                 out[rid] = record
         return out
+
+
+def merge_line(merged: dict[str, dict[str, Any]], raw: Mapping[str, Any]) -> str | None:
+    """Fold one stored line into ``merged`` (id -> fields so far); the id it changed, or
+    None when the line was skipped: malformed, or a second post under an id already posted
+    (a reused id: two agents' posts must not merge into one)."""
+    line = _parse_line(raw)
+    if line is None:
+        return None
+    base = merged.get(line["id"])
+    if base is None:
+        merged[line["id"]] = line
+        return str(line["id"])
+    created = base.get("created_at")
+    if created and "kind" in line and line.get("created_at") not in (None, created):
+        return None  # a new post, not an update: the id is taken
+    base.update(line)
+    if created:
+        base["created_at"] = created
+    return str(line["id"])
 
 
 def _record(values: Mapping[str, Any], wave: int) -> CoordRecord | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import threading
 import time
@@ -32,10 +33,11 @@ from ..coordination.views import (
 from ..definitions.model import AgentDef
 from ..errors import WaveError
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import write_atomic, write_json_atomic
+from ..state.fsutil import json_text, write_atomic, write_json_atomic
 from ..state.layout import StateLayout
 
 NOTIFY_TIMEOUT_SECONDS = 30
+NOTIFY_QUEUE = 20  # questions waiting to be notified; more are coalesced into one
 BLOCKING_PRIORITIES = ("high", "urgent")
 
 
@@ -62,6 +64,7 @@ class Coordinator:
         self.owners: dict[str, tuple[str, ...]] = {}
         self.records: dict[str, CoordRecord] = {}
         self.requests: dict[str, FeedbackRequest] = {}
+        self.notifier = Notifier(self.notify, log)
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
 
@@ -86,9 +89,13 @@ class Coordinator:
         unanswered questions expire (they must not hold this run's retries)."""
         path = self.layout.coordination_log(wave)
         old = CoordLog(path, wave).records()
-        try:
-            for request in self.feedback.pending(wave):
+        for request in self.feedback.pending(wave):
+            try:  # one that cannot be expired (no mirror item, say) must not stop the rest
                 self.feedback.expire(request.id)
+            except (OSError, WaveError) as exc:
+                self.log.warning("coordination: cannot expire a question", id=request.id,
+                                 error=str(exc))  # fmt: skip
+        try:
             if path.exists():
                 path.rename(path.with_name(f"wave-{wave}.{stamp}.jsonl"))
             new = CoordLog(path, wave)
@@ -165,24 +172,7 @@ class Coordinator:
             f"      answer with: {answer_command(request.id, self.lane)}"
         )
         if self.notify:
-            payload = json.dumps(request.to_json(), ensure_ascii=False)
-            threading.Thread(target=self._run_notify, args=(payload,), daemon=True).start()
-
-    def _run_notify(self, payload: str) -> None:
-        """The lane's ``notify.command`` with the request on stdin; a failure is only logged."""
-        try:
-            done = subprocess.run(
-                self.notify,
-                input=payload,
-                text=True,
-                capture_output=True,
-                timeout=NOTIFY_TIMEOUT_SECONDS,
-                check=False,
-            )
-            if done.returncode != 0:
-                self.log.warning("notify command failed", code=done.returncode)
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.log.warning("notify command failed", error=str(exc))
+            self.notifier.send(request.to_json())
 
     def waiting_human(self) -> frozenset[str]:
         """Agents of this wave waiting for a person's answer right now (`ask --wait` alive
@@ -337,3 +327,63 @@ def _brief(record: CoordRecord) -> dict[str, Any]:
         "priority": record.priority,
         "summary": clean(record.summary)[:120],
     }
+
+
+class Notifier:
+    """The lane's ``notify.command``, run for one question at a time on one worker thread,
+    with the request as JSON on stdin. At most ``NOTIFY_QUEUE`` wait; past that they are
+    counted and said in one ``{"coalesced": N, ...}`` notification instead. A notifier that
+    fails, hangs (ended at ``NOTIFY_TIMEOUT_SECONDS``) or cannot start is only logged: an
+    agent that asks a thousand questions costs one thread and one process at a time."""
+
+    def __init__(self, command: Sequence[str], log: Any) -> None:
+        self.command = tuple(command)
+        self.log = log
+        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(NOTIFY_QUEUE)
+        self.coalesced = 0
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def send(self, payload: dict[str, Any]) -> None:
+        with self._lock:  # the worker decides to end under this lock too: nothing is stranded
+            try:
+                self.queue.put_nowait(payload)
+            except queue.Full:
+                self.coalesced += 1
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._drain, name="wave-notify",
+                                                daemon=True)  # fmt: skip
+                try:
+                    self._worker.start()
+                except RuntimeError as exc:  # no thread to be had (a pids limit): logged
+                    self._worker = None
+                    self.log.warning("notify command not run", error=str(exc))
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                payload = self.queue.get(timeout=1.0)
+            except queue.Empty:
+                with self._lock:
+                    if self.coalesced:
+                        payload, self.coalesced = {"coalesced": self.coalesced}, 0
+                    elif self.queue.empty():
+                        self._worker = None
+                        return
+                    else:
+                        continue
+            self._run(payload)
+
+    def _run(self, payload: dict[str, Any]) -> None:
+        try:
+            done = subprocess.run(
+                self.command,
+                input=json_text(payload).encode("utf-8"),  # lone surrogates escaped
+                capture_output=True,
+                timeout=NOTIFY_TIMEOUT_SECONDS,
+                check=False,
+            )
+            if done.returncode != 0:
+                self.log.warning("notify command failed", code=done.returncode)
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            self.log.warning("notify command failed", error=str(exc))

@@ -14,7 +14,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -264,12 +264,22 @@ def read_json(path: Path) -> Any:
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append ``line`` with one ``write`` on an O_APPEND descriptor: lines never interleave."""
+    """Append ``line`` with one ``write`` on an O_APPEND descriptor: lines never interleave.
+    A short write (a nearly full disk) is ended with a newline, so the torn line cannot
+    swallow the next one, and raised: the caller must not report the line as written."""
     ensure_dir(path.parent)
+    data = line.encode()
     with _writing(path):
         fd = open_regular(path, _APPEND)
         try:
-            os.write(fd, line.encode())
+            written = os.write(fd, data)
+            if written < len(data):
+                with contextlib.suppress(OSError):
+                    os.write(fd, b"\n")
+                raise OSError(
+                    errno.ENOSPC, f"only {written} of {len(data)} bytes written (disk full?)",
+                    str(path),
+                )  # fmt: skip
         finally:
             os.close(fd)
 
@@ -278,21 +288,62 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     append_line(path, json_text(record, separators=(",", ":")) + "\n")
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield each valid object; a torn or invalid line is skipped, never fatal (nor is a
-    missing file or one that is not a regular file)."""
+MAX_LINE = 1 << 20  # a JSON-lines record of wave's is a few KB; a longer line is skipped
+
+
+def read_jsonl(
+    path: Path, start: int = 0, on_skip: Callable[[int], None] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Yield each valid object (from byte ``start``); a torn or invalid line is skipped,
+    never fatal (nor is a missing file or one that is not a regular file). A line longer
+    than ``MAX_LINE`` is skipped without ever being held whole (``on_skip(its length)``)."""
+    for record, _ in read_jsonl_from(path, start, on_skip, whole_lines=False):
+        yield record
+
+
+def read_jsonl_from(
+    path: Path,
+    start: int = 0,
+    on_skip: Callable[[int], None] | None = None,
+    whole_lines: bool = True,
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Like ``read_jsonl``, with the offset just past each record's line: a reader that
+    follows a growing file goes on from there. With ``whole_lines``, a last line without
+    its newline (still being written) is left for the next read."""
     try:
         fh = open_read(path)
     except OSError:
         return
     with fh:
-        for line in fh:
+        fh.seek(start)
+        offset = start
+        while line := fh.readline(MAX_LINE + 1):
+            if len(line) > MAX_LINE:
+                rest = 0 if line.endswith(b"\n") else _skip_to_newline(fh)
+                skipped = len(line) + rest
+                offset += skipped
+                if on_skip is not None:
+                    on_skip(skipped)
+                continue
+            if whole_lines and not line.endswith(b"\n"):
+                return  # the writer's line is not complete yet
+            offset += len(line)
             try:
                 record = parse_json(line.decode("utf-8", "replace"))
             except (ValueError, RecursionError):
                 continue
             if isinstance(record, dict):
-                yield record
+                yield record, offset
+
+
+def _skip_to_newline(fh: Any) -> int:
+    """Read past the rest of an over-long line in 64 KiB pieces; the bytes passed over."""
+    passed = 0
+    while chunk := fh.readline(65536):
+        passed += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return passed
 
 
 def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
