@@ -333,11 +333,12 @@ def test_status_shows_open_blockers_requests_questions_and_the_board_while_a_wav
                                                    local_agent("B", WAIT_FOR_GO))})  # fmt: skip
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
-        shown = wait_for(
-            lambda: (_running_wave(tmux_repo).get("coordination") or {}).get("questions"),
-            seconds=40, what="the question in wave status --json",
+        talk_now = wait_for(  # all of it, once the launcher drew it (at most once a second)
+            lambda: (lambda t: t if t.get("questions") and t.get("blockers") else None)(
+                _running_wave(tmux_repo).get("coordination") or {}),
+            seconds=40, what="the question and the blocker in wave status --json",
         )  # fmt: skip
-        talk_now = _running_wave(tmux_repo)["coordination"]
+        shown = talk_now["questions"]
         qid = (tmux_repo.root / "q.txt").read_text().strip()
         assert [q["id"] for q in shown] == [qid]
         assert [b["summary"] for b in talk_now["blockers"]] == ["schema undecided"]

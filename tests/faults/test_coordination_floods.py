@@ -89,7 +89,7 @@ def test_a_huge_line_is_skipped_without_being_held(tmp_path: Path) -> None:
         fh.write(huge)
     log.post(kind="evidence", summary="after", agent="A")
     skipped: list[int] = []
-    got = [r for r, _ in fsutil.read_jsonl_from(path, on_skip=skipped.append)]
+    got = [r for r, _ in fsutil.read_jsonl_from(path, on_skip=skipped.append) if r]
     assert [r["summary"] for r in got] == ["before", "after"]
     assert skipped == [len(huge)]
     assert [r.summary for r in log.records().values()] == ["before", "after"]

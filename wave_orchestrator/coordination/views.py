@@ -6,6 +6,7 @@ Every text here comes from agents, so it is stripped of control characters befor
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from .log import PERSON, CoordRecord
 
 SUMMARY_LIMIT = 4000
 INBOX_LIMIT = 8000
+_NEWEST = operator.attrgetter("updated_at", "created_at")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -42,28 +44,41 @@ def _line(item: CoordRecord, *, with_time: bool = False) -> str:
 
 
 def _section(title: str, items: Sequence[CoordRecord], *, with_time: bool = False) -> list[str]:
+    """A board section: the newest ``ACTIVITY_LIMIT`` items, then how many more there are."""
     lines = [f"## {title}", ""]
-    lines += [_line(i, with_time=with_time) for i in items] or ["(none)"]
+    lines += [_line(i, with_time=with_time) for i in items[:ACTIVITY_LIMIT]] or ["(none)"]
+    if len(items) > ACTIVITY_LIMIT:
+        lines.append(f"... and {len(items) - ACTIVITY_LIMIT} older: `wave coord show`")
     return [*lines, ""]
 
 
 def newest_first(records: Iterable[CoordRecord]) -> list[CoordRecord]:
-    return sorted(records, key=lambda r: (r.updated_at, r.created_at), reverse=True)
+    return sorted(records, key=_NEWEST, reverse=True)
 
 
+# The filters below keep the order they are given: pass them items newest first.
 def open_blockers(records: Iterable[CoordRecord]) -> list[CoordRecord]:
-    return [r for r in newest_first(records) if r.kind == "blocker" and r.is_open]
+    return [r for r in records if r.kind == "blocker" and r.is_open]
 
 
 def open_requests(records: Iterable[CoordRecord]) -> list[CoordRecord]:
     kinds = ("request", "clarification-request", "human-feedback", "handoff")
-    return [r for r in newest_first(records) if r.kind in kinds and r.is_open]
+    return [r for r in records if r.kind in kinds and r.is_open]
 
 
-def board(lane: str, wave: int, records: Mapping[str, CoordRecord], now: str) -> str:
+ACTIVITY_LIMIT = 200  # the board's activity section: the newest items; `coord show` has all
+Records = Mapping[str, CoordRecord] | Iterable[CoordRecord]
+
+
+def _items(records: Records) -> list[CoordRecord]:
+    """The items newest first: a mapping is sorted, a list is taken as already in order."""
+    return newest_first(records.values()) if isinstance(records, Mapping) else list(records)
+
+
+def board(lane: str, wave: int, records: Records, now: str) -> str:
     """The wave's message board: what is open, what was decided, what happened."""
-    items = list(records.values())
-    guidance = [r for r in newest_first(items) if r.kind == "guidance"]
+    items = _items(records)
+    guidance = [r for r in items if r.kind == "guidance"]
     lines = [
         f"# Coordination board: lane {lane}, wave {wave}",
         "",
@@ -72,7 +87,7 @@ def board(lane: str, wave: int, records: Mapping[str, CoordRecord], now: str) ->
         *_section("Failed gates (from the launcher)", failed_gates(items)),
         *_section("Open blockers", open_blockers(items)),
         *_section("Open requests and questions", open_requests(items)),
-        *_section("Decisions", [r for r in newest_first(items) if r.kind == "decision"]),
+        *_section("Decisions", [r for r in items if r.kind == "decision"]),
         "## Guidance from people",
         "",
     ]
@@ -83,7 +98,7 @@ def board(lane: str, wave: int, records: Mapping[str, CoordRecord], now: str) ->
         )
     if not guidance:
         lines.append("(none)")
-    lines += ["", *_section("Activity (newest first)", newest_first(items), with_time=True)]
+    lines += ["", *_section("Activity (newest first)", items, with_time=True)]
     return "\n".join(lines)
 
 
@@ -100,13 +115,13 @@ def _bounded(lines: list[str], limit: int) -> str:
     return "\n".join(out)
 
 
-def shared_summary(records: Mapping[str, CoordRecord]) -> str:
+def shared_summary(records: Records) -> str:
     """What every agent of the wave should know, at most 4000 characters; '' when nothing."""
-    items = list(records.values())
+    items = _items(records)
     if not items:
         return ""
-    decided = [r for r in newest_first(items) if r.kind == "decision"]
-    progress = [r for r in newest_first(items) if r.kind in ("evidence", "handoff", "claim")]
+    decided = [r for r in items if r.kind == "decision"]
+    progress = [r for r in items if r.kind in ("evidence", "handoff", "claim")]
     lines: list[str] = []
     for title, chosen in (
         ("Failed gates", failed_gates(items)),
@@ -115,8 +130,8 @@ def shared_summary(records: Mapping[str, CoordRecord]) -> str:
         ("Decisions", decided),
         ("Progress", progress),
     ):
-        if chosen:
-            lines += [f"{title}:", *(_line(r) for r in chosen)]
+        if chosen:  # no more than could fit in the limit is formatted
+            lines += [f"{title}:", *(_line(r) for r in chosen[: SUMMARY_LIMIT // 25])]
     return _bounded(lines, SUMMARY_LIMIT)
 
 
@@ -128,7 +143,7 @@ class InboxOwner:
     owns: tuple[str, ...] = ()
 
 
-def _touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
+def touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
     owned = [o.rstrip("/") for o in owns if o]
     return any(a == o or a.startswith(o + "/") for a in artifacts for o in owned)
 
@@ -142,7 +157,7 @@ def for_everyone(item: CoordRecord) -> bool:
 
 
 def failed_gates(records: Iterable[CoordRecord]) -> list[CoordRecord]:
-    return [r for r in newest_first(records) if r.kind == "gate-blocked" and r.is_open]
+    return [r for r in records if r.kind == "gate-blocked" and r.is_open]
 
 
 def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[CoordRecord]:
@@ -155,7 +170,7 @@ def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[C
             owner.agent in r.targets
             or for_everyone(r)
             or (mine and r.is_open)
-            or (not mine and _touches(r.artifacts, owner.owns))
+            or (not mine and touches(r.artifacts, owner.owns))
         ):
             chosen.append(r)
     return chosen
@@ -168,7 +183,7 @@ def inbox(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> str:
         return f"Inbox of {owner.agent}: empty."
     ordered = [r for r in items if r.is_open] + [r for r in items if not r.is_open]
     lines = [f"Inbox of {owner.agent} ({len(items)} item(s), open first):"]
-    for r in ordered:
+    for r in ordered[: INBOX_LIMIT // 25]:  # no more than could fit in the limit
         lines.append(_line(r))
         if r.detail:
             lines.append("    " + clean(r.detail)[:600])

@@ -130,6 +130,7 @@ class AgentPool:
         finally:
             watcher.stop()
             self.git.close()
+            self.talk.flush()  # the board and inboxes as the agents left them
         self.log.debug("pool finished", wave=wave)
 
     def _follow_questions(self, now: float) -> bool:

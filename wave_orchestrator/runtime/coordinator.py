@@ -8,6 +8,7 @@ cannot be written never stops a wave.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -19,13 +20,15 @@ from typing import Any
 
 from ..closure.gates import AgentResult, GateResult, judge_implementation
 from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
-from ..coordination.log import LAUNCHER, CoordLog, CoordRecord
+from ..coordination.log import LAUNCHER, CoordLog, CoordRecord, LogFollower
 from ..coordination.views import (
     InboxOwner,
     board,
     clean,
+    for_everyone,
     inbox,
     inbox_items,
+    newest_first,
     open_blockers,
     open_requests,
     shared_summary,
@@ -37,6 +40,7 @@ from ..state.fsutil import json_text, write_atomic, write_json_atomic
 from ..state.layout import StateLayout
 
 NOTIFY_TIMEOUT_SECONDS = 30
+PROJECTION_SECONDS = 1.0  # board, summary and inboxes redrawn at most this often
 NOTIFY_QUEUE = 20  # questions waiting to be notified; more are coalesced into one
 BLOCKING_PRIORITIES = ("high", "urgent")
 
@@ -67,13 +71,27 @@ class Coordinator:
         self.notifier = Notifier(self.notify, log)
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
+        self.follow = LogFollower(layout.coordination_log(0), 0)
+        self._index: dict[str, set[str]] = {}  # agent -> ids of items that may concern it
+        self._everyone: set[str] = set()  # ids of items for every agent
+        self._summary = ""
+        self._open: dict[str, Any] = {"blockers": [], "requests": []}
+        self._affected: set[str] | None = set()  # inboxes to redraw (None: every one)
+        self._stale = False  # projections to write
+        self._next_projection = 0.0
+        self._owned: dict[str, set[str]] = {}  # an owned path -> the agents that own it
 
     # -- the wave -----------------------------------------------------------------------
     def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
         """Start following ``wave``: record who owns what (inboxes need it), draw the board."""
         self.wave, self._gates = wave, {}
         self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
+        self._owned = {}
+        for agent, paths in self.owners.items():
+            for owned in paths:
+                self._owned.setdefault(owned.rstrip("/"), set()).add(agent)
         self._seen = None
+        self.follow = LogFollower(self.layout.coordination_log(wave), wave, self._skipped)
         try:
             write_json_atomic(
                 self.layout.owners(wave), {a: list(p) for a, p in self.owners.items()}
@@ -128,18 +146,46 @@ class Coordinator:
         return one(self.layout.coordination_log(self.wave)), one(self.layout.feedback)
 
     def tick(self) -> bool:
-        """Regenerate the projections and announce questions if anything was posted; cheap
-        otherwise. True when something changed (the dashboard should be redrawn)."""
+        """Read what was posted since the last look, update the projections it touches and
+        announce new questions; two ``stat`` calls when nothing changed. True when something
+        changed (the dashboard should be redrawn)."""
         if not self.wave:
             return False
-        stamp = self._stamp()
-        if stamp == self._seen:
+        stamp, before = self._stamp(), self._seen
+        if stamp == before:
+            self._flush()
             return False
         self._seen = stamp
-        self.records = self.coord_log.records()
-        self._follow_feedback()
-        self._write_projections()
+        if before is None or before[0] != stamp[0]:
+            changed = self.follow.refresh()
+            self.records = self.follow.records
+            affected = self._index_changes(None if before is None else changed)
+            if changed is None or before is None or changed:
+                self._stale = True
+                self._affected = None if affected is None or self._affected is None else (
+                    self._affected | affected)  # fmt: skip
+            self._flush(now=before is None)
+        if before is None or before[1] != stamp[1]:
+            self._follow_feedback()
         return True
+
+    def flush(self) -> None:
+        """Read what is new and draw what is not drawn yet, now (the pool's agents are done)."""
+        self.tick()
+        self._flush(now=True)
+
+    def _flush(self, now: bool = False) -> None:
+        """Write the projections of what changed, at most once per ``PROJECTION_SECONDS``:
+        at 50 posts a second the board is redrawn once a second, not fifty times."""
+        if not self._stale or (not now and time.monotonic() < self._next_projection):
+            return
+        self._write_projections(self._affected)
+        self._affected, self._stale = set(), False
+        self._next_projection = time.monotonic() + PROJECTION_SECONDS
+
+    def _skipped(self, size: int) -> None:
+        self.log.warning("coordination: a line over 1 MiB was skipped", bytes=size,
+                         log=str(self.layout.coordination_log(self.wave)))  # fmt: skip
 
     # -- questions to a person ----------------------------------------------------------
     def _follow_feedback(self) -> None:
@@ -188,7 +234,9 @@ class Coordinator:
         """Open blockers of priority high or urgent: they fail the implementation gate."""
         self.tick()
         return [
-            b for b in open_blockers(self.records.values()) if b.priority in BLOCKING_PRIORITIES
+            b
+            for b in open_blockers(newest_first(self.records.values()))
+            if b.priority in BLOCKING_PRIORITIES
         ]
 
     def judge_implementation(
@@ -273,48 +321,75 @@ class Coordinator:
 
     def open_items(self) -> dict[str, Any]:
         """What `wave status` and the dashboard show while the wave runs: open blockers and
-        requests, questions waiting for a person, and where the board is."""
-        items = self.records.values()
+        requests (as of the last projections: the dashboard asks on every redraw), questions
+        waiting for a person, and where the board is."""
         asked = sorted(self.pending(), key=lambda r: r.created_at)[:10]
-        return {
-            "board": str(self.layout.board(self.wave)),
-            "blockers": [_brief(r) for r in open_blockers(items)][:10],
-            "requests": [_brief(r) for r in open_requests(items) if r.kind != "human-feedback"][
-                :10
-            ],  # those are the questions
-            "questions": [
-                {
-                    "id": q.id,
-                    "agent": q.agent,
-                    "question": clean(q.question)[:300],
-                    "created_at": q.created_at,
-                }
-                for q in asked
-            ],
-        }
+        questions = [{"id": q.id, "agent": q.agent, "question": clean(q.question)[:300],
+                      "created_at": q.created_at} for q in asked]  # fmt: skip
+        return {"board": str(self.layout.board(self.wave)), **self._open, "questions": questions}
 
     def prompt_context(self, agent_id: str) -> str:
-        """The agent's inbox and the shared summary, for a prompt; '' when there is nothing."""
+        """The agent's inbox and the shared summary, for a prompt; '' when there is nothing.
+        The inbox from the index (the items that may concern the agent, not the whole log),
+        the summary as the last projections made it: launching 200 agents does not go
+        over 20,000 items 200 times."""
         self.tick()
-        owner = InboxOwner(agent_id, self.owners.get(agent_id, ()))
-        parts = []
-        if inbox_items(owner, self.records):
-            parts.append(inbox(owner, self.records))
-        summary = shared_summary(self.records)
-        if summary:
-            parts.append("Shared summary of the wave:\n" + summary)
+        has_items, text = self._inbox(agent_id)  # from the index: its items only
+        parts = [text] if has_items else []
+        if self._summary:
+            parts.append("Shared summary of the wave:\n" + self._summary)
         return "\n\n".join(parts)
 
-    def _write_projections(self) -> None:
+    def _concerned(self, record: CoordRecord) -> set[str] | None:
+        """The agents whose inbox an item may be in (None: every agent's)."""
+        if for_everyone(record):
+            return None
+        who = {t for t in record.targets if t in self.owners}
+        if record.agent in self.owners:
+            who.add(record.agent)
+        for path in record.artifacts:  # each folder on its way, looked up: not every owner
+            parts = path.split("/")
+            for n in range(1, len(parts) + 1):
+                who |= self._owned.get("/".join(parts[:n]), set())
+        return who
+
+    def _inbox(self, agent: str) -> tuple[bool, str]:
+        ids = self._index.get(agent, set()) | self._everyone
+        mine = {rid: self.records[rid] for rid in ids if rid in self.records}
+        owner = InboxOwner(agent, self.owners.get(agent, ()))
+        return bool(inbox_items(owner, mine)), inbox(owner, mine)
+
+    def _index_changes(self, changed: set[str] | None) -> set[str] | None:
+        """Note which agents the changed items concern (``None``: all items, the index built
+        again); returns the agents whose inbox changed (``None``: every agent's)."""
+        if changed is None:
+            self._index, self._everyone = {}, set()
+        everyone, affected = changed is None, set()
+        for rid in self.records if changed is None else changed:
+            record = self.records.get(rid)
+            who = self._concerned(record) if record is not None else set()
+            if who is None:
+                self._everyone.add(rid)
+                everyone = True
+                continue
+            for agent in who:
+                self._index.setdefault(agent, set()).add(rid)
+            affected |= who
+        return None if everyone else affected
+
+    def _write_projections(self, affected: set[str] | None) -> None:
+        """Board and shared summary anew, and the inboxes of ``affected`` (None: all)."""
+        ordered = newest_first(self.records.values())  # sorted once; the views keep the order
+        self._summary = shared_summary(ordered)
+        requests = (r for r in open_requests(ordered) if r.kind != "human-feedback")  # questions
+        self._open = {"blockers": [_brief(r) for r in open_blockers(ordered)[:10]],
+                      "requests": [_brief(r) for r in itertools.islice(requests, 10)]}  # fmt: skip
         try:
-            write_atomic(
-                self.layout.board(self.wave),
-                board(self.lane, self.wave, self.records, utc_now()) + "\n",
-            )
-            write_atomic(self.layout.shared_summary(self.wave), shared_summary(self.records) + "\n")
-            for agent, owns in self.owners.items():
-                text = inbox(InboxOwner(agent, owns), self.records)
-                write_atomic(self.layout.inbox(self.wave, agent), text + "\n")
+            write_atomic(self.layout.board(self.wave),
+                         board(self.lane, self.wave, ordered, utc_now()) + "\n")  # fmt: skip
+            write_atomic(self.layout.shared_summary(self.wave), self._summary + "\n")
+            for agent in self.owners if affected is None else affected & self.owners.keys():
+                write_atomic(self.layout.inbox(self.wave, agent), self._inbox(agent)[1] + "\n")
         except OSError as exc:
             self.log.warning("coordination: cannot write the board", error=str(exc))
 

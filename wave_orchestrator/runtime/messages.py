@@ -17,6 +17,8 @@ class Messages(Protocol):
 
     def prompt_context(self, agent_id: str) -> str: ...
 
+    def flush(self) -> None: ...
+
 
 class NoMessages:
     def tick(self) -> bool:
@@ -27,3 +29,6 @@ class NoMessages:
 
     def prompt_context(self, agent_id: str) -> str:
         return ""
+
+    def flush(self) -> None:
+        return None

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -157,15 +158,26 @@ def _ensure_dir(text: str) -> None:
             _VERIFIED.add(current)
 
 
+def _new_temp(path: Path) -> tuple[int, str]:
+    """A fresh temporary file beside ``path``, named for this process and thread (no random
+    names to draw: the launcher writes hundreds of these a second at fleet scale). Whatever
+    is found under that name (a crash's leftover, a planted link) is removed, never opened."""
+    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(tmp, flags, 0o600), tmp
+    except FileExistsError:
+        os.unlink(tmp)  # a link is removed, not followed
+        return os.open(tmp, flags, 0o600), tmp
+
+
 def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     """Write ``text`` so that readers see the old file or the new one, never a torn one.
     A link or non-regular file in its place is refused, never written through."""
     ensure_dir(path.parent)
     with _writing(path):
         check_regular_or_missing(path)
-        import tempfile  # for writing commands only: validate and status read
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _new_temp(path)
         try:
             # surrogateescape: a path or value that is not UTF-8 is written as the bytes it was
             with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
@@ -298,7 +310,8 @@ def read_jsonl(
     never fatal (nor is a missing file or one that is not a regular file). A line longer
     than ``MAX_LINE`` is skipped without ever being held whole (``on_skip(its length)``)."""
     for record, _ in read_jsonl_from(path, start, on_skip, whole_lines=False):
-        yield record
+        if record is not None:
+            yield record
 
 
 def read_jsonl_from(
@@ -306,10 +319,11 @@ def read_jsonl_from(
     start: int = 0,
     on_skip: Callable[[int], None] | None = None,
     whole_lines: bool = True,
-) -> Iterator[tuple[dict[str, Any], int]]:
-    """Like ``read_jsonl``, with the offset just past each record's line: a reader that
-    follows a growing file goes on from there. With ``whole_lines``, a last line without
-    its newline (still being written) is left for the next read."""
+) -> Iterator[tuple[dict[str, Any] | None, int]]:
+    """Like ``read_jsonl``, with the offset just past each line (None for a line that is no
+    valid object): a reader that follows a growing file goes on from there. With
+    ``whole_lines``, a last line without its newline (still being written) is left for the
+    next read."""
     try:
         fh = open_read(path)
     except OSError:
@@ -324,6 +338,7 @@ def read_jsonl_from(
                 offset += skipped
                 if on_skip is not None:
                     on_skip(skipped)
+                yield None, offset
                 continue
             if whole_lines and not line.endswith(b"\n"):
                 return  # the writer's line is not complete yet
@@ -331,9 +346,8 @@ def read_jsonl_from(
             try:
                 record = parse_json(line.decode("utf-8", "replace"))
             except (ValueError, RecursionError):
-                continue
-            if isinstance(record, dict):
-                yield record, offset
+                record = None
+            yield (record if isinstance(record, dict) else None), offset
 
 
 def _skip_to_newline(fh: Any) -> int:
