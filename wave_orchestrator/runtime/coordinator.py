@@ -407,7 +407,7 @@ def _brief(record: CoordRecord) -> dict[str, Any]:
 class Notifier:
     """The lane's ``notify.command``, run for one question at a time on one worker thread,
     with the request as JSON on stdin. At most ``NOTIFY_QUEUE`` wait; past that they are
-    counted and said in one ``{"coalesced": N, ...}`` notification instead. A notifier that
+    counted and said in one ``{"coalesced": N}`` notification instead. A notifier that
     fails, hangs (ended at ``NOTIFY_TIMEOUT_SECONDS``) or cannot start is only logged: an
     agent that asks a thousand questions costs one thread and one process at a time."""
 
