@@ -76,3 +76,38 @@ def test_an_agent_override_is_located_in_its_wave_file(repo: Repo) -> None:
     with pytest.raises(LaneInvalid) as err:
         load_lane(repo.root, "main")
     assert "wave-1.yaml:2:" in str(err.value) and "agents[0].placement.cpus" in str(err.value)
+
+
+OWNED = [
+    ("--job-name=mine", "--job-name"), ("--job=mine", "--job-name"), ("-J", "--job-name"),
+    ("-Jmine", "--job-name"), ("--output=/tmp/x", "--output"), ("--out=/tmp/x", "--output"),
+    ("-o", "--output"), ("--error=e.log", "--error"), ("--chdir=/", "--chdir"),
+    ("-D", "--chdir"), ("--export=NONE", "--export"), ("--parsable", "--parsable"),
+    ("--wrap=true", "--wrap"), ("--dependency=afterok:1", "--dependency"), ("-d", "--dependency"),
+    ("--time=5", "--time"), ("-t", "--time"), ("--array=1-3", "--array"),
+    ("--nodes=2", "--nodes"), ("--ntasks=4", "--ntasks"), ("--cpus-per-task=8", "--cpus-per-task"),
+    ("--mem=1G", "--mem"), ("--partition=gpu", "--partition"), ("-A", "--account"),
+    ("--qos=high", "--qos"), ("--wait", "--wait"), ("--hold", "--hold"),
+    ("--open-mode=truncate", "--open-mode"), ("--export-file=f", "--export-file"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("arg", "option"), OWNED)
+def test_extra_may_not_set_an_option_wave_sets(repo: Repo, arg: str, option: str) -> None:
+    repo.lane("main", LANE + f"placement: {{kind: slurm, extra: [{arg}]}}\n",
+              {1: "agents:\n" + AGENT})  # fmt: skip
+    with pytest.raises(LaneInvalid) as err:
+        load_lane(repo.root, "main")
+    said = str(err.value)
+    assert "lane.yaml:3:" in said and "placement.extra[0]:" in said, said
+    given = arg.split("=")[0]
+    shown = given if given == option else f"{given} ({option})"
+    assert f"{shown} is set by wave itself (expected " in said, said
+
+
+def test_extra_options_wave_does_not_own_pass(repo: Repo) -> None:
+    kept = ("--constraint=fast", "--gres=gpu:1", "--exclusive", "--mem-per-cpu=1G",
+            "--nodelist=n1", "-w", "--exclude=n2", "--mail-type=END", "--ntasks-per-node=1")  # fmt: skip
+    repo.lane("main", LANE + f"placement: {{kind: slurm, extra: [{', '.join(kept)}]}}\n",
+              {1: "agents:\n" + AGENT})  # fmt: skip
+    assert load_lane(repo.root, "main").placement.extra == kept

@@ -220,3 +220,9 @@ def test_stopping_a_pending_job_cancels_it_at_once(
     monkeypatch.setattr(place, "_run", fake)
     assert place.signal(41, signal.SIGTERM)
     assert [c for c in fake.calls if c[0] == "scancel"] == [["scancel", "41"]]
+
+
+def test_a_percent_in_the_output_path_is_taken_literally(tmp_path: Path) -> None:
+    folder = tmp_path / "100%j-done" / "%u%%x"
+    argv = SlurmPlacement(PlacementSettings(kind="slurm"), "main").command_line(job(folder))
+    assert f"--output={tmp_path}/100%%j-done/%%u%%%%x/output.log" in argv

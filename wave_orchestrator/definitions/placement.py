@@ -48,6 +48,11 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
         for i, arg in enumerate(extra):
             if not arg.startswith("-"):
                 ck.error(("placement", "extra", i), f"not an option: {arg!r}", "--option=value")
+            elif owned := wave_owned_option(arg):
+                option, instead = owned
+                given = arg.split("=", 1)[0]
+                said = f"{given}{f' ({option})' if given != option else ''} is set by wave itself"
+                ck.error(("placement", "extra", i), said, instead)
         out = replace(out, extra=tuple(extra))
     if "tmux" in raw:
         # A tmux server inside each job: a person attaches to a pane, not to `tail -f`.
@@ -57,6 +62,53 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
         for key in slurm_only:
             ck.error(("placement", key), f"{key} is a Slurm setting", "kind: slurm")
     return check_overrides(ck, raw, out, ("placement",))
+
+
+# The sbatch options wave sets on every job (or that would take the job out of its hands), with
+# what to use instead. `placement.extra` may not set them: a job named otherwise cannot be found,
+# an output elsewhere is a log nobody reads, `--wait` blocks the launcher.
+WAVE_OWNED_OPTIONS: dict[str, tuple[str, str]] = {
+    "job-name": ("J", "none: wave names each job after its repository, lane and agent"),
+    "output": ("o", "none: the job writes the agent's output.log"),
+    "error": ("e", "none: stderr goes to the agent's output.log"),
+    "input": ("i", "none: agents read no stdin"),
+    "chdir": ("D", "none: the job starts where the agent works"),
+    "export": ("", "the executor's env: setting"),
+    "export-file": ("", "the executor's env: setting"),
+    "parsable": ("", "none: wave asks for it"),
+    "wrap": ("", "none: wave submits the agent's run.sh"),
+    "dependency": ("d", "depends_on: in the wave file"),
+    "time": ("t", "timeout_minutes: (the job's --time follows the agent's budget)"),
+    "open-mode": ("", "none: wave appends to the agent's log"),
+    "array": ("a", "one agent per job: list the agents in the wave file"),
+    "nodes": ("N", "none: an agent is one task on one node"),
+    "ntasks": ("n", "none: an agent is one task on one node"),
+    "cpus-per-task": ("c", "placement.cpus"),
+    "mem": ("", "placement.mem"),
+    "partition": ("p", "placement.partition"),
+    "account": ("A", "placement.account"),
+    "qos": ("q", "placement.qos"),
+    "wait": ("W", "none: the launcher follows the job itself"),
+    "test-only": ("", "wave launch --dry-run"),
+    "hold": ("H", "none: a held job never starts its agent"),
+}
+
+
+def wave_owned_option(arg: str) -> tuple[str, str] | None:
+    """(``--option``, what to use instead) when ``arg`` sets an option wave owns: by its long
+    name, an abbreviation sbatch would take for it (``--job=x``, ``--out=``), or its short
+    letter (``-J x``, ``-Jx``); else None."""
+    if arg.startswith("--"):
+        given = arg[2:].split("=", 1)[0]
+        for name, (_, instead) in WAVE_OWNED_OPTIONS.items():
+            if given and name.startswith(given):
+                return f"--{name}", instead
+        return None
+    letter = arg[1:2]
+    for name, (short, instead) in WAVE_OWNED_OPTIONS.items():
+        if short and letter == short:
+            return f"--{name}", instead
+    return None
 
 
 def check_overrides(

@@ -50,6 +50,13 @@ NEVER_STARTS = frozenset(
 )
 
 
+def slurm_literal(path: Path) -> str:
+    """A path for an sbatch filename pattern, taken literally: Slurm expands ``%j``, ``%u``,
+    ``%x``, ``%%``... in ``--output``, so a repository under ``100%j-done/`` would send the
+    log to a folder that does not exist."""
+    return str(path).replace("%", "%%")
+
+
 def time_limit(budget_minutes: float) -> int:
     """Slurm's --time in whole minutes: the budget plus a margin."""
     return max(1, math.ceil(budget_minutes)) + TIME_MARGIN_MINUTES
@@ -101,7 +108,7 @@ class SlurmPlacement:
             f"--cpus-per-task={job.cpus}",
             "--nodes=1",
             "--ntasks=1",
-            f"--output={job.output_log}",
+            f"--output={slurm_literal(job.output_log)}",
             "--open-mode=append",
             f"--chdir={job.cwd}",
             f"--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS={limit * 60}"
