@@ -292,9 +292,7 @@ def test_slurm_s_own_time_limit_ends_an_agent_timeout(slurm_repo: Repo) -> None:
 
 def test_a_repository_under_a_percent_folder_gets_its_logs(slurm_repo: Repo) -> None:
     """Slurm expands %j, %u, %x in --output; wave's %% keeps the path as it is."""
-    from helpers import Repo as Checkout
-
-    odd = Checkout(slurm_repo.root.parent / "100%j-%u%x-done" / "repo")
+    odd = Repo(slurm_repo.root.parent / "100%j-%u%x-done" / "repo")
     odd.env = {**slurm_repo.env, "PATH": f"{odd.bin}:{slurm_repo.env['PATH']}"}
     odd.lane("pct", slurm_lane(), {1: "agents:\n" + agent("A", "echo from the job")})
     result = odd.wave("launch", "--lane", "pct", "--no-dashboard", timeout=180)
