@@ -14,6 +14,8 @@ import libtmux
 import pytest
 from helpers import Repo, processes_naming, wait_for
 
+from wave_orchestrator.state.layout import repo_tag
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
 QA_OK = "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=pass"
@@ -36,6 +38,11 @@ def agent(agent_id: str, command: str, role: str = "implementation", more: str =
         f"  - {{id: {agent_id}, role: {role}, prompt: do it{more}, "
         f"executor: {{local: {{command: {json.dumps(command)}}}}}}}\n"
     )
+
+
+def name(repo: Repo, lane: str, session: str) -> str:
+    """The job name wave gives an agent: its checkout's tag, its lane, its session."""
+    return f"wave-{repo_tag(repo.root)}-{lane}-{session}"
 
 
 def job_of(repo: Repo, name: str) -> dict[str, str]:
@@ -77,7 +84,7 @@ def test_six_agents_with_cont_qa_complete_on_both_nodes(slurm_repo: Repo) -> Non
     assert gates == ["implementation", "cont-qa"]
     nodes = {}
     for i in [*ids, "QA"]:
-        job = job_of(slurm_repo, f"wave-six-w1-{i}")
+        job = job_of(slurm_repo, name(slurm_repo, "six", f"w1-{i}"))
         assert job.get("JobState") == "COMPLETED", job
         nodes[i] = job["NodeList"]
         log = (slurm_repo.agent_dir("six", 1, i) / "output.log").read_text()
@@ -100,7 +107,11 @@ def test_an_agent_over_its_budget_ends_timeout_through_scancel(slurm_repo: Repo)
     assert status["outcome"] == "timeout", status
     assert "budget" in status["detail"]
     job = wait_for(
-        lambda: (j := job_of(slurm_repo, "wave-late-w1-A1")) and j["JobState"] != "RUNNING" and j,
+        lambda: (
+            (j := job_of(slurm_repo, name(slurm_repo, "late", "w1-A1")))
+            and j["JobState"] != "RUNNING"
+            and j
+        ),
         30,
         what="the job to end",
     )
@@ -112,7 +123,7 @@ def test_a_job_cancelled_from_outside_ends_cancelled(slurm_repo: Repo) -> None:
     launcher = slurm_repo.spawn("launch", "--lane", "ext", "--no-dashboard")
     try:
         wait_for(lambda: running(slurm_repo, "ext", "A1"), 60, what="A1 to run")
-        job = job_of(slurm_repo, "wave-ext-w1-A1")
+        job = job_of(slurm_repo, name(slurm_repo, "ext", "w1-A1"))
         subprocess.run(["scancel", job["JobId"]], env=slurm_repo.env, check=True)
         launcher.wait(timeout=60)
     finally:
@@ -152,7 +163,7 @@ def test_attach_print_shows_the_srun_command(slurm_repo: Repo) -> None:
     launcher = slurm_repo.spawn("launch", "--lane", "att", "--no-dashboard")
     try:
         wait_for(lambda: running(slurm_repo, "att", "A1"), 60, what="A1 to run")
-        job = job_of(slurm_repo, "wave-att-w1-A1")
+        job = job_of(slurm_repo, name(slurm_repo, "att", "w1-A1"))
         shown = slurm_repo.wave("attach", "--lane", "att", "A1", "--print")
         stop = slurm_repo.wave("stop", "--lane", "att")
         launcher.wait(timeout=60)
@@ -163,7 +174,7 @@ def test_attach_print_shows_the_srun_command(slurm_repo: Repo) -> None:
     assert shown.stdout.strip() == f"srun --jobid={job['JobId']} --overlap --pty tail -f {log}"
     assert stop.returncode == 0, stop.stderr
     wait_for(
-        lambda: job_of(slurm_repo, "wave-att-w1-A1").get("JobState") != "RUNNING",
+        lambda: job_of(slurm_repo, name(slurm_repo, "att", "w1-A1")).get("JobState") != "RUNNING",
         30,
         what="wave stop to end the job",
     )
@@ -198,7 +209,7 @@ def test_a_queued_agent_waits_without_spending_its_budget(slurm_repo: Repo) -> N
         launcher.kill()
     assert launcher.returncode == 0, err  # queued past its 6 s budget, not a timeout
     assert time.monotonic() - started > 6.5
-    job = job_of(slurm_repo, "wave-q-w1-A1")
+    job = job_of(slurm_repo, name(slurm_repo, "q", "w1-A1"))
     assert job["StartTime"] >= job_of(slurm_repo, "hog")["EndTime"], (job, hog)
 
 
@@ -216,7 +227,7 @@ def test_wave_stop_agent_cancels_one_job(slurm_repo: Repo) -> None:
     status = slurm_repo.status("one", 1, "A1")
     assert (status["outcome"], status.get("stopped_by")) == ("cancelled", "person")
     assert slurm_repo.status("one", 1, "A2")["code"] == 0  # the other agent ran on
-    assert job_of(slurm_repo, "wave-one-w1-A1")["JobState"] != "RUNNING"
+    assert job_of(slurm_repo, name(slurm_repo, "one", "w1-A1"))["JobState"] != "RUNNING"
 
 
 def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
@@ -235,7 +246,9 @@ def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
     launcher = slurm_repo.spawn("launch", "--lane", "tm", "--no-dashboard")
     try:
         wait_for(lambda: running(slurm_repo, "tm", "A1", "A2"), 60, what="both to run")
-        one, two = (job_of(slurm_repo, f"wave-tm-w1-{a}")["JobId"] for a in ("A1", "A2"))
+        one, two = (
+            job_of(slurm_repo, name(slurm_repo, "tm", f"w1-{a}"))["JobId"] for a in ("A1", "A2")
+        )
         shown = slurm_repo.wave("attach", "--lane", "tm", "A1", "--print")
         assert shown.returncode == 0, shown.stderr
         argv = shown.stdout.split()
@@ -277,7 +290,7 @@ def test_slurm_s_own_time_limit_ends_an_agent_timeout(slurm_repo: Repo) -> None:
     launcher = slurm_repo.spawn("launch", "--lane", "tl", "--no-dashboard")
     try:
         wait_for(lambda: running(slurm_repo, "tl", "A1"), 60, what="A1 to run")
-        job = job_of(slurm_repo, "wave-tl-w1-A1")
+        job = job_of(slurm_repo, name(slurm_repo, "tl", "w1-A1"))
         assert job["TimeLimit"] == "00:12:00"  # the budget plus the margin
         lower = ["scontrol", "update", f"JobId={job['JobId']}", "TimeLimit=1"]
         subprocess.run(lower, env=slurm_repo.env, check=True, capture_output=True)
@@ -287,7 +300,7 @@ def test_slurm_s_own_time_limit_ends_an_agent_timeout(slurm_repo: Repo) -> None:
     status = slurm_repo.status("tl", 1, "A1")
     assert status["outcome"] == "timeout", status
     assert status["detail"] == "Slurm time limit (1:00) reached", status
-    assert job_of(slurm_repo, "wave-tl-w1-A1")["JobState"] == "TIMEOUT"
+    assert job_of(slurm_repo, name(slurm_repo, "tl", "w1-A1"))["JobState"] == "TIMEOUT"
 
 
 def test_a_repository_under_a_percent_folder_gets_its_logs(slurm_repo: Repo) -> None:
@@ -299,3 +312,28 @@ def test_a_repository_under_a_percent_folder_gets_its_logs(slurm_repo: Repo) -> 
     assert result.returncode == 0, result.stderr
     log = odd.agent_dir("pct", 1, "A") / "output.log"
     assert "from the job" in log.read_text()
+
+
+def test_two_checkouts_with_a_lane_of_the_same_name_leave_each_other_alone(
+    slurm_repo: Repo,
+) -> None:
+    other = Repo(slurm_repo.root.parent / "second-checkout")
+    other.env = {**slurm_repo.env, "PATH": f"{other.bin}:{slurm_repo.env['PATH']}"}
+    slow = 'touch "$WAVE_REPO/started"; sleep 12; echo done-A'
+    slurm_repo.lane("big", slurm_lane(), {1: "agents:\n" + agent("A1", slow)})
+    other.lane("big", slurm_lane(), {1: "agents:\n" + agent("A1", "echo done-B")})
+    first = slurm_repo.spawn("launch", "--lane", "big", "--no-dashboard")
+    try:
+        wait_for(lambda: (slurm_repo.root / "started").exists(), seconds=60, what="A's job")
+        mine = job_of(slurm_repo, name(slurm_repo, "big", "w1-A1"))
+        second = other.wave("launch", "--lane", "big", "--no-dashboard", timeout=120)
+        assert second.returncode == 0, second.stderr  # not refused because of A's job
+        theirs = job_of(other, name(other, "big", "w1-A1"))
+        assert mine["JobName"] != theirs["JobName"]
+        assert job_of(slurm_repo, mine["JobName"])["JobState"] == "RUNNING"  # not cancelled
+        _, err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, err
+    assert "done-A" in (slurm_repo.agent_dir("big", 1, "A1") / "output.log").read_text()

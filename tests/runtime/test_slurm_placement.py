@@ -4,6 +4,7 @@ real runs are in tests/e2e/test_slurm.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import signal
 from collections.abc import Sequence
@@ -16,7 +17,11 @@ from wave_orchestrator.definitions.model import PlacementSettings
 from wave_orchestrator.runtime.placement import slurm
 from wave_orchestrator.runtime.placement.base import AgentJob, ended_state
 from wave_orchestrator.runtime.placement.slurm import SlurmPlacement, time_limit
+from wave_orchestrator.state.layout import repo_tag
 from wave_orchestrator.state.lifecycle import AgentState
+
+REPO = Path("/srv/checkout")
+TAG, UID, USER = repo_tag(REPO), os.getuid(), slurm._user_name(os.getuid())
 
 
 def job(tmp_path: Path, budget: float = 30, mem: str | None = "2G") -> AgentJob:
@@ -59,15 +64,15 @@ def test_the_sbatch_line_carries_name_time_resources_output_and_extras(tmp_path:
     where = PlacementSettings(
         kind="slurm", partition="agents", account="lab", qos="low", extra=("--constraint=x",)
     )
-    argv = SlurmPlacement(where, "main").command_line(job(tmp_path))
+    argv = SlurmPlacement(where, "main", REPO).command_line(job(tmp_path))
     assert argv[:2] == ["sbatch", "--parsable"]
-    assert "--job-name=wave-main-w1-A1" in argv
+    assert f"--job-name=wave-{TAG}-main-w1-A1" in argv
     assert "--time=32" in argv and "--cpus-per-task=2" in argv and "--mem=2G" in argv
     assert f"--output={tmp_path / 'output.log'}" in argv
     assert {"--partition=agents", "--account=lab", "--qos=low"} <= set(argv)
     assert argv[-2:] == ["--constraint=x", str(tmp_path / "run.sh")]
     assert "--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS=1920" in argv
-    assert not any(a.startswith("--mem") for a in SlurmPlacement(where, "m").command_line(
+    assert not any(a.startswith("--mem") for a in SlurmPlacement(where, "m", REPO).command_line(
         job(tmp_path, mem=None)
     ))  # fmt: skip
 
@@ -76,21 +81,19 @@ def test_states_are_read_from_one_squeue_and_one_scontrol(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeSlurm(
-        squeue="41|wave-main-w1-A1|PENDING||Resources\n"
-        "42|wave-main-w1-A2|RUNNING|node2|None\n"
+        squeue=f"41|wave-{TAG}-main-w1-A1|PENDING||Resources\n"
+        f"42|wave-{TAG}-main-w1-A2|RUNNING|node2|None\n"
         "43|wave-other-w1-A1|RUNNING|node1|None\n"
     )
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(place, "_run", fake)
     seen = place.sessions(strict=True)
     assert set(seen) == {"w1-A1", "w1-A2"}  # another lane's job is not ours
     assert seen["w1-A1"].queued and not seen["w1-A2"].queued
     assert (seen["w1-A2"].pid, seen["w1-A2"].host) == (42, "node2")
 
-    fake.squeue = "41|wave-main-w1-A1|RUNNING|node1|None\n"  # A2 vanished
-    fake.scontrol = (
-        "JobId=42 JobName=wave-main-w1-A2 JobState=OUT_OF_MEMORY ExitCode=0:9 NodeList=node2\n"
-    )
+    fake.squeue = f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n"  # A2 vanished
+    fake.scontrol = f"JobId=42 JobName=wave-{TAG}-main-w1-A2 UserId=me({UID}) JobState=OUT_OF_MEMORY ExitCode=0:9 NodeList=node2\n"
     seen = place.sessions(strict=True)
     assert seen["w1-A2"].dead and seen["w1-A2"].ended == "OUT_OF_MEMORY"
     assert seen["w1-A2"].dead_status == 137
@@ -103,35 +106,38 @@ def test_states_are_read_from_one_squeue_and_one_scontrol(
 def test_term_is_sent_to_the_whole_job_and_kill_cancels_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = FakeSlurm(squeue="41|wave-main-w1-A1|RUNNING|node1|None\n")
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    fake = FakeSlurm(squeue=f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(place, "_run", fake)
     assert place.signal(41, signal.SIGTERM)
     assert place.signal(41, signal.SIGKILL)
     cancels = [c for c in fake.calls if c[0] == "scancel"]
-    assert cancels == [["scancel", "--signal=TERM", "--full", "41"], ["scancel", "41"]]
+    assert cancels == [
+        ["scancel", f"--user={USER}", "--signal=TERM", "--full", "41"],
+        ["scancel", f"--user={USER}", "41"],
+    ]
 
 
 def test_with_tmux_the_job_is_told_so_signals_go_to_its_batch_script_and_attach_is_tmux(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    place = SlurmPlacement(PlacementSettings(kind="slurm", tmux=True), "main")
+    place = SlurmPlacement(PlacementSettings(kind="slurm", tmux=True), "main", REPO)
     argv = place.command_line(job(tmp_path))
     assert (
         "--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS=1920,"
         "WAVE_SLURM_TMUX=1,WAVE_SESSION=w1-A1"
     ) in argv
-    fake = FakeSlurm(squeue="41|wave-main-w1-A1|RUNNING|node1|None\n")
+    fake = FakeSlurm(squeue=f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n")
     monkeypatch.setattr(place, "_run", fake)
     assert place.signal(41, signal.SIGTERM)
     assert [c for c in fake.calls if c[0] == "scancel"] == [
-        ["scancel", "--signal=TERM", "--batch", "41"]
+        ["scancel", f"--user={USER}", "--signal=TERM", "--batch", "41"]
     ]  # the batch script hands it to the pane, then ends the job's tmux
     assert place.attach_argv("w1-A1", tmp_path / "output.log") == [
         "srun", "--jobid=41", "--overlap", "--pty",
         "env", "-u", "TMUX", "tmux", "-L", "wave-41", "attach", "-t", "=w1-A1",
     ]  # fmt: skip
-    plain = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    plain = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(plain, "_run", fake)
     assert plain.attach_argv("w1-A1", tmp_path / "output.log")[4:] == [
         "tail",
@@ -144,21 +150,21 @@ def test_a_job_that_cannot_see_its_folder_fails_with_a_shared_filesystem_message
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeSlurm()
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(place, "_run", fake)
     monkeypatch.setattr(slurm, "SHARED_FS_SECONDS", 0.0)
     place.start(job(tmp_path))
-    fake.squeue = "41|wave-main-w1-A1|RUNNING|node1|None\n"
+    fake.squeue = f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n"
     place.sessions()  # first seen running
     seen = place.sessions()["w1-A1"]  # and still no slurm-node file from the job
     assert seen.dead and seen.ended is not None
     assert "filesystem the nodes share" in seen.ended
-    assert ["scancel", "41"] in fake.calls
+    assert ["scancel", f"--user={USER}", "41"] in fake.calls
 
 
 def test_a_missing_slurm_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     with pytest.raises(slurm.SlurmError, match="squeue not found"):
         place.sessions(strict=True)
 
@@ -185,14 +191,16 @@ def test_a_job_that_can_never_start_is_cancelled_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeSlurm()
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(place, "_run", fake)
     place.start(job(tmp_path))
-    fake.squeue = "41|wave-main-w1-A1|PENDING||PartitionTimeLimit\n"
-    fake.scontrol = "JobId=41 JobName=wave-main-w1-A1 JobState=CANCELLED ExitCode=0:0\n"
+    fake.squeue = f"41|wave-{TAG}-main-w1-A1|PENDING||PartitionTimeLimit\n"
+    fake.scontrol = (
+        f"JobId=41 JobName=wave-{TAG}-main-w1-A1 UserId=me({UID}) JobState=CANCELLED ExitCode=0:0\n"
+    )
     seen = place.sessions()["w1-A1"]
     assert seen.dead and seen.ended is not None and "PartitionTimeLimit" in seen.ended
-    assert ["scancel", "41"] in fake.calls
+    assert ["scancel", f"--user={USER}", "41"] in fake.calls
 
 
 def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) -> None:
@@ -215,14 +223,33 @@ def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) 
 def test_stopping_a_pending_job_cancels_it_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = FakeSlurm(squeue="41|wave-main-w1-A1|PENDING||Resources\n")
-    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main")
+    fake = FakeSlurm(squeue=f"41|wave-{TAG}-main-w1-A1|PENDING||Resources\n")
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(place, "_run", fake)
     assert place.signal(41, signal.SIGTERM)
-    assert [c for c in fake.calls if c[0] == "scancel"] == [["scancel", "41"]]
+    assert [c for c in fake.calls if c[0] == "scancel"] == [["scancel", f"--user={USER}", "41"]]
 
 
 def test_a_percent_in_the_output_path_is_taken_literally(tmp_path: Path) -> None:
     folder = tmp_path / "100%j-done" / "%u%%x"
-    argv = SlurmPlacement(PlacementSettings(kind="slurm"), "main").command_line(job(folder))
+    argv = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO).command_line(job(folder))
     assert f"--output={tmp_path}/100%%j-done/%%u%%%%x/output.log" in argv
+
+
+def test_only_this_users_jobs_of_this_checkout_are_asked_about_or_followed(tmp_path: Path) -> None:
+    """squeue is asked for this user's jobs only; a job of the same name that scontrol says
+    another user owns is not taken for ours; another checkout's lane of the same name has
+    another job name."""
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
+    fake = FakeSlurm(squeue=f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n")
+    place._run = fake  # type: ignore[method-assign]
+    place.start(job(tmp_path))
+    assert all(f"--user={USER}" in c for c in fake.calls if c[0] in ("squeue", "scancel"))
+    fake.squeue = ""  # it left the queue; scontrol knows a job of that name, not ours
+    fake.scontrol = (
+        f"JobId=41 JobName=wave-{TAG}-main-w1-A1 UserId=other({UID + 1}) JobState=FAILED "
+        "ExitCode=1:0\n"
+    )
+    assert "w1-A1" not in place.sessions()  # missing, not another user's failure
+    other = SlurmPlacement(PlacementSettings(kind="slurm"), "main", Path("/srv/elsewhere"))
+    assert other.job_name("w1-A1") != place.job_name("w1-A1")

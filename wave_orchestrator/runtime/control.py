@@ -96,7 +96,7 @@ def agent_placement(layout: StateLayout, repo: Path) -> Placement:
         record = read_json(layout.placement_record)
     if isinstance(record, dict) and record.get("kind") == "slurm":
         in_tmux = record.get("tmux") is True  # the jobs run a tmux of their own
-        return SlurmPlacement(PlacementSettings(kind="slurm", tmux=in_tmux), layout.lane)
+        return SlurmPlacement(PlacementSettings(kind="slurm", tmux=in_tmux), layout.lane, repo)
     return LocalPlacement(TmuxServer(socket_name(layout.lane, repo)))
 
 

@@ -105,7 +105,7 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
         agent_dir=live.dir,
         output_log=live.output_log,
     )
-    return shlex.join(SlurmPlacement(lane.placement, lane.name).command_line(job))
+    return shlex.join(SlurmPlacement(lane.placement, lane.name, lane.repo).command_line(job))
 
 
 def worktree(

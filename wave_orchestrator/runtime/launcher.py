@@ -112,7 +112,9 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-                self.placement = placement_for(self.lane.placement, self.lane.name, self.tmux)
+                self.placement = placement_for(
+                    self.lane.placement, self.lane.name, self.lane.repo, self.tmux
+                )
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 if not self.opts.resume:

@@ -28,10 +28,15 @@ def socket_name(lane: str, repo: Path) -> str:
                 f"{SOCKET_NAME_RE.pattern}: tmux keeps it in its own folder, never a path)"
             )
         return override
+    return f"wave-{lane}-{repo_tag(repo)}"
+
+
+def repo_tag(repo: Path) -> str:
+    """``sha1(repo)[:8]``: what tells two checkouts apart in names outside the state dir (the
+    tmux socket, Slurm job names), whatever the lane is called."""
     import hashlib  # OpenSSL's loading costs every command that never names a socket
 
-    digest = hashlib.sha1(os.fsencode(repo.resolve())).hexdigest()[:8]
-    return f"wave-{lane}-{digest}"
+    return hashlib.sha1(os.fsencode(repo.resolve())).hexdigest()[:8]
 
 
 def session_name(wave: int, agent_id: str) -> str:

@@ -13,6 +13,7 @@ failed with a message saying so.
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import signal as signals
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from ...definitions.model import PlacementSettings
 from ...errors import SlurmError
+from ...state.layout import repo_tag
 from .base import AgentJob, PaneInfo
 
 TIME_MARGIN_MINUTES = 2  # --time is the budget plus this: the launcher's own kill comes first
@@ -66,9 +68,13 @@ class SlurmPlacement:
     kind = "slurm"
     queues = True
 
-    def __init__(self, settings: PlacementSettings, lane: str) -> None:
+    def __init__(self, settings: PlacementSettings, lane: str, repo: Path) -> None:
         self.settings = settings
-        self.prefix = f"wave-{lane}-"
+        # wave-<repo tag>-<lane>-w<n>-<agent>: two checkouts with a lane of the same name
+        # never share a job name, and only this user's jobs are ever asked about or touched.
+        self.prefix = f"wave-{repo_tag(repo)}-{lane}-"
+        self.uid = os.getuid()
+        self.user = _user_name(self.uid)
         self.jobs: dict[str, int] = {}  # session -> job id, of every job seen or submitted
         self.dirs: dict[str, Path] = {}  # session -> agent folder, for the shared-fs check
         self.running_since: dict[str, float] = {}  # session -> first seen running (monotonic)
@@ -154,7 +160,8 @@ class SlurmPlacement:
         now = time.monotonic()
         if not force and now - self._at < CACHE_SECONDS:
             return
-        out = self._run(["squeue", "--noheader", "--array", "--format=%i|%j|%T|%N|%r"])
+        out = self._run(["squeue", f"--user={self.user}", "--noheader", "--array",
+                         "--format=%i|%j|%T|%N|%r"])  # fmt: skip
         live: dict[str, PaneInfo] = {}
         never: set[str] = set()
         for line in out.splitlines():
@@ -204,6 +211,8 @@ class SlurmPlacement:
             session = wanted.get(fields.get("JobName", ""))
             if session is None or not fields.get("JobId", "").isdigit():
                 continue
+            if not fields.get("UserId", "").endswith(f"({self.uid})"):
+                continue  # another user's job of that name: never ours to follow
             job_id = int(fields["JobId"])
             if self.jobs.get(session) not in (None, job_id):
                 continue  # an earlier attempt's job of the same name
@@ -242,7 +251,7 @@ class SlurmPlacement:
         return any(n in self._live for n in names)
 
     def _cancel(self, ids: Sequence[int]) -> None:
-        self._run(["scancel", *map(str, ids)], check=False)
+        self._run(["scancel", f"--user={self.user}", *map(str, ids)], check=False)
         self._at = -math.inf
 
     def signal(self, handle: int, signum: int) -> bool:
@@ -258,7 +267,8 @@ class SlurmPlacement:
             # to the wrapper in the pane, then ends the job's tmux server itself.
             name = signals.Signals(signum).name.removeprefix("SIG")
             scope = "--batch" if self.settings.tmux else "--full"
-            self._run(["scancel", f"--signal={name}", scope, str(handle)], check=False)
+            argv = ["scancel", f"--user={self.user}", f"--signal={name}", scope, str(handle)]
+            self._run(argv, check=False)
         return True
 
     def alive(self, handle: int) -> bool:
@@ -283,6 +293,16 @@ class SlurmPlacement:
             tmux = ["tmux", "-L", job_socket(job), "attach", "-t", f"={session}"]
             return [*srun, "env", "-u", "TMUX", *tmux]
         return [*srun, "tail", "-f", str(output_log)]
+
+
+def _user_name(uid: int) -> str:
+    """The login Slurm knows this user by (its commands take names; the uid without one)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def job_socket(job_id: int) -> str:
