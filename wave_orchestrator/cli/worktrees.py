@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         emit_json({"removed": [_row(w) for w in removed], "refused": [_row(w) for w in refused],
                    "branches": [_branch_row(b) for b in branches]})  # fmt: skip
     else:
-        for w in removed:
-            print(f"removed {w.path} (branch {w.branch} kept)")
+        for w in removed:  # with --branches, what becomes of its branch is said below
+            print(f"removed {w.path}" + ("" if args.branches else f" (branch {w.branch} kept)"))
         for w in refused:
             print(f"kept {w.path}: {w.changes} uncommitted change(s); --force removes it")
         for b in branches:
