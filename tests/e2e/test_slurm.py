@@ -146,6 +146,10 @@ def test_resume_after_kill_9_adopts_running_jobs_and_runs_none_twice(slurm_repo:
     finally:
         first.kill()  # SIGKILL: no clean-up of any kind
         first.wait(timeout=10)
+    # With no launcher, status asks squeue (this user's jobs), as a local lane asks tmux.
+    shown = json.loads(slurm_repo.wave("status", "--lane", "res", "--json").stdout)
+    states = {a["id"]: a["state"] for a in shown["waves"][0]["agents"]}
+    assert states == dict.fromkeys(ids, "running (no launcher)"), states
 
     result = slurm_repo.wave("launch", "--lane", "res", "--resume", "--no-dashboard", timeout=120)
 

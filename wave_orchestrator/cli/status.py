@@ -50,7 +50,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         layout = StateLayout(Path(lock["state_dir"]), lane, repo=repo)
     state = RunState(layout.run_state, lane)
     waves = []
-    sessions: set[str] | None = None  # asked of tmux only when a launcher died mid-wave
+    sessions: dict[str, bool] | None = None  # asked only when a launcher died mid-wave
     numbered = {
         int(k): v for k, v in state.data["waves"].items() if k.isdigit() and isinstance(v, dict)
     }
@@ -69,7 +69,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             a["last_event"] = last.get(a.get("id", ""))
             if not alive and a.get("state") not in FINAL and a.get("state") != "pending":
                 if sessions is None:
-                    sessions = _running_sessions(lane, repo)
+                    sessions = _running_sessions(layout, repo)
                 _settle(a, layout, number, sessions)
         waves.append(
             {
@@ -148,7 +148,9 @@ def _print_gate_and_board(wave: dict[str, Any]) -> None:
             print(f"  board: {clean(talk['board'])}")
 
 
-def _settle(agent: dict[str, Any], layout: StateLayout, wave: int, sessions: set[str]) -> None:
+def _settle(
+    agent: dict[str, Any], layout: StateLayout, wave: int, sessions: dict[str, bool]
+) -> None:
     """With no launcher alive, the dashboard's "running" is stale: the status file says how
     the agent ended; without one, an agent whose session still runs is `running (no
     launcher)`, its elapsed time counted to now; one whose session is gone is `orphaned`."""
@@ -161,7 +163,8 @@ def _settle(agent: dict[str, Any], layout: StateLayout, wave: int, sessions: set
     if status is not None:
         agent["state"] = status.state.value
     elif agent.get("session") in sessions:
-        agent["state"] = "running (no launcher)"
+        queued = sessions[agent["session"]]
+        agent["state"] = "queued (no launcher)" if queued else "running (no launcher)"
         launched = read_launch_record(paths.launch_record).launched_at
         if launched is not None:
             agent["elapsed_ms"] = max(0, int((time.time() - launched) * 1000))
@@ -169,10 +172,18 @@ def _settle(agent: dict[str, Any], layout: StateLayout, wave: int, sessions: set
         agent["state"] = "orphaned"
 
 
-def _running_sessions(lane: str, repo: Path) -> set[str]:
+def _running_sessions(layout: StateLayout, repo: Path) -> dict[str, bool]:
+    """The lane's agents that still run where its last launch placed them: session -> queued
+    (a Slurm job waiting for resources). A local lane asks its tmux server; a Slurm lane asks
+    squeue for this user's jobs (a cluster that does not answer: none known)."""
+    from ..runtime.control import agent_placement
     from ..runtime.placement.tmux import running_sessions
 
-    return running_sessions(socket_name(lane, repo))
+    placement = agent_placement(layout, repo)
+    if placement.kind != "slurm":
+        return dict.fromkeys(running_sessions(socket_name(layout.lane, repo)), False)
+    found = placement.sessions()
+    return {name: info.queued for name, info in found.items() if not info.dead}
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
