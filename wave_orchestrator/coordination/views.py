@@ -16,6 +16,7 @@ from .log import PERSON, CoordRecord
 
 SUMMARY_LIMIT = 4000
 INBOX_LIMIT = 8000
+ACTIVITY_LIMIT = 200  # items a board section lists, newest first; `wave coord show` has all
 _NEWEST = operator.attrgetter("updated_at", "created_at")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -66,7 +67,6 @@ def open_requests(records: Iterable[CoordRecord]) -> list[CoordRecord]:
     return [r for r in records if r.kind in kinds and r.is_open]
 
 
-ACTIVITY_LIMIT = 200  # the board's activity section: the newest items; `coord show` has all
 Records = Mapping[str, CoordRecord] | Iterable[CoordRecord]
 
 
@@ -143,7 +143,7 @@ class InboxOwner:
     owns: tuple[str, ...] = ()
 
 
-def touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
+def _touches(artifacts: Iterable[str], owns: Iterable[str]) -> bool:
     owned = [o.rstrip("/") for o in owns if o]
     return any(a == o or a.startswith(o + "/") for a in artifacts for o in owned)
 
@@ -170,7 +170,7 @@ def inbox_items(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> list[C
             owner.agent in r.targets
             or for_everyone(r)
             or (mine and r.is_open)
-            or (not mine and touches(r.artifacts, owner.owns))
+            or (not mine and _touches(r.artifacts, owner.owns))
         ):
             chosen.append(r)
     return chosen
