@@ -183,3 +183,22 @@ def git_init(root: Path) -> str:
     git("add", "--all")
     git("commit", "-qm", "base")
     return git("rev-parse", "HEAD")
+
+
+def sh(cwd: Path, *argv: str) -> str:
+    """Run a command in ``cwd`` (it must succeed); its stdout, stripped."""
+    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def committed_repo(root: Path, files: dict[str, str]) -> Path:
+    """``root`` made a git repository on ``main`` with a person's identity in its config and
+    one commit, "base", holding ``files``: for tests of wave's own git."""
+    root.mkdir(parents=True)
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, "git", "config", "user.email", "me@example.com")
+    sh(root, "git", "config", "user.name", "Me")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    sh(root, "git", "add", "--", *files)
+    sh(root, "git", "commit", "-qm", "base")
+    return root

@@ -10,13 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Repo, local_lane, wait_for
+from helpers import Repo, local_lane, sh, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-def sh(cwd: Path, *argv: str) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def git_repo(repo: Repo, lane_extra: str, agents: list[dict[str, Any]], retries: int = 0) -> str:

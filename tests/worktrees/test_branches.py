@@ -3,10 +3,10 @@ and the agent diff."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import committed_repo, sh
 
 from wave_orchestrator.worktrees.branches import diff, prune_branches, start_fresh
 from wave_orchestrator.worktrees.git import GitError
@@ -14,22 +14,9 @@ from wave_orchestrator.worktrees.integration import integrate
 from wave_orchestrator.worktrees.isolation import Isolation
 
 
-def sh(cwd: Path, *argv: str) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    (root / "a.txt").write_text("one\n")
-    (root / ".gitignore").write_text(".wave/\n")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
-    return root
+    return committed_repo(tmp_path / "repo", {"a.txt": "one\n", ".gitignore": ".wave/\n"})
 
 
 def iso(repo: Path) -> Isolation:

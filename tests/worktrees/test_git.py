@@ -4,12 +4,11 @@ timeout, and a worktree's ``.git`` is checked before wave trusts it. Against rea
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from helpers import alive, wait_for
+from helpers import alive, committed_repo, sh, wait_for
 
 from wave_orchestrator.worktrees import git as git_module
 from wave_orchestrator.worktrees.branches import diff
@@ -17,21 +16,9 @@ from wave_orchestrator.worktrees.git import Git, GitError, WorktreeTampered
 from wave_orchestrator.worktrees.isolation import Isolation
 
 
-def sh(cwd: Path, *argv: str) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    (root / "a.txt").write_text("one\n")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
-    return root
+    return committed_repo(tmp_path / "repo", {"a.txt": "one\n"})
 
 
 def test_filters_and_drivers_from_configuration_never_run(repo: Path, tmp_path: Path) -> None:

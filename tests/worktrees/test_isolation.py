@@ -2,32 +2,22 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import committed_repo, sh
 
 from wave_orchestrator.worktrees.git import GitError, dirty
 from wave_orchestrator.worktrees.integration import finish, integrate
 from wave_orchestrator.worktrees.isolation import Isolation, Setup
 
 
-def sh(cwd: Path, *argv: str) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    (root / "a.txt").write_text("one\ntwo\nthree\n")
-    (root / ".gitignore").write_text(".wave/\n")
-    (root / ".env").write_text("TOKEN=x\n")
-    sh(root, "git", "add", "a.txt", ".gitignore")
-    sh(root, "git", "commit", "-qm", "base")
+    root = committed_repo(
+        tmp_path / "repo", {"a.txt": "one\ntwo\nthree\n", ".gitignore": ".wave/\n"}
+    )
+    (root / ".env").write_text("TOKEN=x\n")  # untracked, for setup.copy
     return root
 
 
