@@ -66,7 +66,6 @@ class Coordinator:
         self.feedback = FeedbackStore(layout.feedback, layout.lane, layout.coordination_log)
         self.wave = 0
         self.owners: dict[str, tuple[str, ...]] = {}
-        self.records: dict[str, CoordRecord] = {}
         self.requests: dict[str, FeedbackRequest] = {}
         self.notifier = Notifier(self.notify, log)
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
@@ -132,6 +131,11 @@ class Coordinator:
             self.log.warning("coordination: cannot archive the old log", error=str(exc))
 
     @property
+    def records(self) -> dict[str, CoordRecord]:
+        """The wave's items as the follower last read them."""
+        return self.follow.records
+
+    @property
     def coord_log(self) -> CoordLog:
         return CoordLog(self.layout.coordination_log(self.wave), self.wave)
 
@@ -158,7 +162,6 @@ class Coordinator:
         self._seen = stamp
         if before is None or before[0] != stamp[0]:
             changed = self.follow.refresh()
-            self.records = self.follow.records
             affected = self._index_changes(None if before is None else changed)
             if changed is None or before is None or changed:
                 self._stale = True
