@@ -209,6 +209,6 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of seconds from 0 to {MAX_SECONDS:g} (a year)"
+            f"{text!r} is not a number of seconds from 0 to {int(MAX_SECONDS)} (a year)"
         )
     return value
