@@ -9,6 +9,8 @@
 #   scripts/slurm-dev-cluster.sh status   # the nodes and their state (sinfo)
 #   scripts/slurm-dev-cluster.sh stop     # ends the daemons; the folder is removed
 #   scripts/slurm-dev-cluster.sh install  # only install the packages when missing (as root)
+#   scripts/slurm-dev-cluster.sh controller stop|start  # slurmctld alone, its state kept:
+#                                         # a controller restart while jobs run
 #
 # Needs Debian's slurmctld, slurmd, slurm-client and munge packages (installed with
 # apt-get when missing and run as root) and root itself: slurmd starts jobs as their user.
@@ -171,10 +173,33 @@ status() {
   SLURM_CONF=$dir/slurm.conf sinfo -N
 }
 
+controller() {
+  [[ -s $dir/slurm.conf ]] || die "not started (no $dir/slurm.conf)"
+  export SLURM_CONF=$dir/slurm.conf
+  local pidfile=$dir/run/slurmctld.pid pid
+  case ${1:-} in
+    stop)
+      pid_alive "$pidfile" || { say "slurmctld is not running"; return 0; }
+      pid=$(cat "$pidfile")
+      kill "$pid"
+      for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && die "slurmctld $pid did not stop"
+      say "slurmctld stopped (jobs keep running on the nodes)" ;;
+    start)
+      pid_alive "$pidfile" && { say "slurmctld already runs"; return 0; }
+      # no -c: the saved state (the jobs, their ids) is recovered, as on a real restart
+      /usr/sbin/slurmctld -f "$SLURM_CONF" </dev/null || die "slurmctld did not start: see $dir/log/slurmctld.log"
+      wait_for 30 ctl scontrol ping || die "slurmctld does not answer: see $dir/log/slurmctld.log"
+      say "slurmctld started" ;;
+    *) die "usage: $0 controller stop|start" ;;
+  esac
+}
+
 case ${1:-} in
   start) start ;;
+  controller) controller "${2:-}" ;;
   stop) stop ;;
   status) status ;;
   install) install_packages ;;
-  *) die "usage: $0 start|stop|status|install" ;;
+  *) die "usage: $0 start|stop|status|install|controller stop|start" ;;
 esac

@@ -6,7 +6,8 @@ import getpass
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import libtmux
@@ -53,7 +54,10 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The two-node dev cluster of scripts/slurm-dev-cluster.sh, for the whole session; its
     slurm.conf is exported as SLURM_CONF meanwhile. A cluster that cannot start fails the
     tests that need it, loudly: deselect them with -m 'not slurm' where there is no root."""
-    folder = tmp_path_factory.mktemp("slurm")
+    # Not under pytest's private temp folder: jobs of another user (`sbatch --uid=nobody`)
+    # run from the nodes' spool folders, which that user must be able to reach.
+    folder = Path(tempfile.mkdtemp(prefix="wave-slurm-"))
+    folder.chmod(0o755)
     env = {**os.environ, "WAVE_SLURM_DIR": str(folder)}
     script = [str(ROOT / "scripts" / "slurm-dev-cluster.sh")]
     started = subprocess.run(
@@ -81,6 +85,22 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = before
+
+
+@pytest.fixture
+def slurm_controller(slurm_cluster: Path) -> Iterator[Callable[[str], None]]:
+    """``controller("stop")`` / ``controller("start")``: slurmctld alone, its state kept (a
+    restart while jobs run); it is running again when the test ends, whatever happened."""
+    env = {**os.environ, "WAVE_SLURM_DIR": str(slurm_cluster)}
+    script = ["bash", str(ROOT / "scripts" / "slurm-dev-cluster.sh"), "controller"]
+
+    def controller(action: str) -> None:
+        subprocess.run([*script, action], env=env, check=True, capture_output=True, timeout=90)
+
+    try:
+        yield controller
+    finally:
+        controller("start")
 
 
 @pytest.fixture

@@ -94,3 +94,18 @@ class SlurmError(PlacementError):
     """A Slurm command (sbatch, squeue, scancel...) failed or is missing."""
 
     exit_code = 1
+
+
+class PlacementRefused(SlurmError):
+    """The scheduler refused a job as submitted (a partition, account or QOS it does not
+    have, an option it rejects): submitting it again cannot help, so it is never retried."""
+
+
+class PlacementUnreachable(SlurmError):
+    """The scheduler's controller does not answer: its jobs are unknown, not gone.
+    ``given_up``: it has not answered for longer than the lane allows."""
+
+    def __init__(self, message: str, since: float, given_up: bool = False) -> None:
+        super().__init__(message)
+        self.since = since  # when it stopped answering, seconds since the epoch
+        self.given_up = given_up

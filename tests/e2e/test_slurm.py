@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Callable
 
 import libtmux
 import pytest
@@ -341,3 +342,182 @@ def test_two_checkouts_with_a_lane_of_the_same_name_leave_each_other_alone(
             first.kill()
     assert first.returncode == 0, err
     assert "done-A" in (slurm_repo.agent_dir("big", 1, "A1") / "output.log").read_text()
+
+
+def submit(repo: Repo, job_name: str, *options: str) -> str:
+    """A job that only looks like an agent's (sleeping, its output thrown away)."""
+    argv = ["sbatch", "--parsable", f"--job-name={job_name}", "--output=/dev/null", "--chdir=/"]
+    done = subprocess.run(
+        [*argv, *options, "--wrap=sleep 300"], env=repo.env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def state_of(repo: Repo, job_id: str) -> str:
+    out = subprocess.run(
+        ["scontrol", "--oneliner", "show", "job", job_id],
+        env=repo.env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return dict(f.split("=", 1) for f in out.split() if "=" in f).get("JobState", "")
+
+
+def test_look_alike_jobs_of_another_user_and_of_no_record_are_left_alone(
+    slurm_repo: Repo,
+) -> None:
+    """Jobs with an agent's very name: one of another user (``nobody``), one of this user
+    that wave never submitted. Neither blocks the launch, is followed, or is cancelled."""
+    job = name(slurm_repo, "look", "w1-A1")
+    theirs = submit(slurm_repo, job, "--uid=nobody", "--gid=nogroup")
+    by_hand = submit(slurm_repo, job)
+    wait_for(
+        lambda: {state_of(slurm_repo, theirs), state_of(slurm_repo, by_hand)} == {"RUNNING"},
+        30,
+        what="the look-alikes to run",
+    )
+    slurm_repo.lane("look", slurm_lane(), {1: "agents:\n" + agent("A1", "echo mine")})
+
+    result = slurm_repo.wave("launch", "--lane", "look", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 0, result.stderr  # not "a launcher died and left 1 agent"
+    assert f"Slurm job {by_hand} ({job}) was not submitted by this lane" in result.stderr
+    assert "mine" in (slurm_repo.agent_dir("look", 1, "A1") / "output.log").read_text()
+    ours = (slurm_repo.agent_dir("look", 1, "A1") / "slurm-job").read_text().strip()
+    assert ours not in (theirs, by_hand)
+    assert state_of(slurm_repo, theirs) == "RUNNING"
+    assert state_of(slurm_repo, by_hand) == "RUNNING"
+
+
+def test_resume_after_kill_9_never_adopts_a_job_it_did_not_submit(slurm_repo: Repo) -> None:
+    """The launcher dies, its job is gone, and a job of the same name and user appears: the
+    resumed launcher runs the agent again rather than wait on (and cancel) the stranger."""
+    command = 'echo ran >> "$WAVE_REPO/runs"; while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.2; done'
+    slurm_repo.lane("rs", slurm_lane(), {1: "agents:\n" + agent("A1", command)})
+    first = slurm_repo.spawn("launch", "--lane", "rs", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "rs", "A1"), 60, what="A1 to run")
+    finally:
+        first.kill()
+        first.wait(timeout=10)
+    mine = (slurm_repo.agent_dir("rs", 1, "A1") / "slurm-job").read_text().strip()
+    subprocess.run(["scancel", mine], env=slurm_repo.env, check=True)
+    wait_for(lambda: state_of(slurm_repo, mine) not in ("RUNNING", "COMPLETING"), 30, what="end")
+    # as if its node had gone down with it: no status written
+    (slurm_repo.agent_dir("rs", 1, "A1") / "status.json").unlink(missing_ok=True)
+    stranger = submit(slurm_repo, name(slurm_repo, "rs", "w1-A1"))
+    wait_for(lambda: state_of(slurm_repo, stranger) == "RUNNING", 30, what="the stranger")
+    (slurm_repo.root / "go").touch()
+
+    result = slurm_repo.wave("launch", "--lane", "rs", "--resume", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    assert (slurm_repo.root / "runs").read_text() == "ran\nran\n"  # run again, not adopted
+    assert not [e for e in slurm_repo.events("rs") if e["event"] == "agent_adopted"]
+    assert state_of(slurm_repo, stranger) == "RUNNING"
+
+
+def test_a_partition_the_cluster_lacks_stops_the_launch_and_shows_in_the_dry_run(
+    slurm_repo: Repo,
+) -> None:
+    slurm_repo.lane(
+        "part", slurm_lane(extra=", partition: nosuch"), {1: "agents:\n" + agent("A1", "true")}
+    )
+    said = "placement.partition 'nosuch' is not a partition of this cluster (sinfo lists: debug)"
+    dry = slurm_repo.wave("launch", "--lane", "part", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"warning: a live launch would stop: {said}" in dry.stdout
+
+    result = slurm_repo.wave("launch", "--lane", "part", "--no-dashboard")
+
+    assert result.returncode == 1 and said in result.stderr, result.stderr
+    assert not (slurm_repo.agent_dir("part", 1, "A1") / "slurm-job").exists()
+
+
+def test_a_job_the_cluster_refuses_is_not_submitted_again(slurm_repo: Repo) -> None:
+    """A constraint no node has: sbatch refuses it. With retries left, it is still not
+    resubmitted: the wave is blocked (exit 4) and sbatch's words are kept for the person."""
+    lane = slurm_lane(extra=", extra: [--constraint=nosuch]").replace(
+        "max_retries_per_wave: 0", "max_retries_per_wave: 2"
+    )
+    slurm_repo.lane("refuse", lane, {1: "agents:\n" + agent("A1", "true")})
+
+    result = slurm_repo.wave("launch", "--lane", "refuse", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 4, result.stderr
+    kept = slurm_repo.agent_dir("refuse", 1, "A1") / "sbatch.err"
+    assert "Invalid feature specification" in kept.read_text()
+    assert "sbatch refused the job: Invalid feature specification" in result.stderr
+    assert str(kept) in result.stderr and "log:" not in result.stderr  # no log to point at
+    seen = [e["event"] for e in slurm_repo.events("refuse")]
+    assert seen.count("agent_finished") == 1 and "wave_retry" not in seen
+
+
+def test_a_controller_restart_mid_wave_is_waited_out(
+    slurm_repo: Repo, slurm_controller: Callable[[str], None]
+) -> None:
+    """slurmctld stops while A1 runs: A1 is kept as it is (status says the cluster is
+    unreachable), finishes meanwhile, A2 (after A1) waits to be submitted, and once the
+    controller is back the wave completes with each agent run once."""
+    waits = 'echo "$WAVE_AGENT_ID" >> "$WAVE_REPO/runs"; '
+    body = (
+        "agents:\n"
+        + agent("A1", waits + 'while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.2; done')
+        + agent("A2", waits, more=", depends_on: [A1]")
+    )
+    slurm_repo.lane("ctl", slurm_lane(budget=5), {1: body})
+    launcher = slurm_repo.spawn("launch", "--lane", "ctl", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "ctl", "A1"), 60, what="A1 to run")
+        slurm_controller("stop")
+        board = slurm_repo.state("ctl") / "waves" / "wave-1" / "dashboard.json"
+
+        def unreachable() -> bool:
+            try:
+                return bool(json.loads(board.read_text()).get("cluster_unreachable_since"))
+            except (OSError, ValueError):
+                return False
+
+        wait_for(unreachable, 40, what="the launcher to see the controller gone")
+        shown = slurm_repo.wave("status", "--lane", "ctl")
+        assert "cluster unreachable since" in shown.stdout, shown.stdout
+        assert "A1" in shown.stdout and "running" in shown.stdout
+        (slurm_repo.root / "go").touch()
+        wait_for(lambda: (slurm_repo.agent_dir("ctl", 1, "A1") / "status.json").exists(), 30,
+                 what="A1 to finish while the controller is away")  # fmt: skip
+        assert not (slurm_repo.agent_dir("ctl", 1, "A2") / "slurm-job").exists()  # held
+        slurm_controller("start")
+        _, err = launcher.communicate(timeout=180)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, err
+    assert (slurm_repo.root / "runs").read_text().split() == ["A1", "A2"]
+    assert "placement not answering" in err and "answers again" in err
+
+
+def test_a_controller_gone_past_the_bound_fails_the_wave_and_resume_picks_up(
+    slurm_repo: Repo, slurm_controller: Callable[[str], None]
+) -> None:
+    command = 'echo ran >> "$WAVE_REPO/runs"; while [ ! -e "$WAVE_REPO/go" ]; do sleep 0.2; done'
+    lane = slurm_lane(budget=5, extra=", unreachable_minutes: 0.2")
+    slurm_repo.lane("gone", lane, {1: "agents:\n" + agent("A1", command)})
+    launcher = slurm_repo.spawn("launch", "--lane", "gone", "--no-dashboard")
+    try:
+        wait_for(lambda: running(slurm_repo, "gone", "A1"), 60, what="A1 to run")
+        slurm_controller("stop")
+        _, err = launcher.communicate(timeout=120)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 1, err  # the wave failed, saying why
+    assert "longer than placement.unreachable_minutes (0.2)" in err
+    assert "wave launch --resume" in err
+    slurm_controller("start")
+    (slurm_repo.root / "go").touch()
+
+    result = slurm_repo.wave("launch", "--lane", "gone", "--resume", "--no-dashboard", timeout=120)
+
+    assert result.returncode == 0, result.stderr
+    assert (slurm_repo.root / "runs").read_text() == "ran\n"  # its job was adopted, not rerun
+    adopted = [e["agent"] for e in slurm_repo.events("gone") if e["event"] == "agent_adopted"]
+    assert adopted == ["A1"]

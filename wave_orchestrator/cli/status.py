@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sanitize import clean_tree
+from ..state.events import local_clock
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
@@ -80,6 +81,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 if entry.get("state") == "running"
                 else [],
                 "gate_failure": _gate_failure(entry, snapshot),
+                "cluster_unreachable_since": snapshot.get("cluster_unreachable_since")
+                if entry.get("state") == "running"
+                else None,
                 "coordination": snapshot.get("coordination")
                 if entry.get("state") == "running"
                 and isinstance(snapshot.get("coordination"), dict)
@@ -228,6 +232,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"wave {wave['wave']}: {state}, attempts {attempts}{reason}")
         if isinstance(wave.get("attempt_reason"), str):
             print(f"  why attempt {attempts}: {wave['attempt_reason']}")
+        if isinstance(wave.get("cluster_unreachable_since"), str):
+            since = local_clock(wave["cluster_unreachable_since"])
+            print(f"  cluster unreachable since {since}: agents kept as they were")
         _print_gate_and_board(wave)
         for a in wave["agents"]:
             code = "-" if a.get("exit_code") is None else a["exit_code"]

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..sanitize import clean_tree, strip_controls
+from ..state.events import local_clock
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.untrusted import read_snapshot
@@ -150,6 +151,8 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 def _attention(data: dict[str, Any]) -> list[Text]:
     """The last failed gate with what to do, open blockers and requests, and the board."""
     out = []
+    if isinstance(since := data.get("cluster_unreachable_since"), str):
+        out.append(Text(f"cluster unreachable since {local_clock(since)}", "bold red"))
     gate = data.get("gate_failure")
     if isinstance(gate, dict) and isinstance(gate.get("status"), str):
         action = gate.get("action") if isinstance(gate.get("action"), str) else ""

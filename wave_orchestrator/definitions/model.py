@@ -138,6 +138,7 @@ class PlacementSettings:
     mem: str | None = None  # Slurm's --mem: 2G, 500M ...
     extra: tuple[str, ...] = ()  # more sbatch arguments, passed as they are
     tmux: bool = False  # attach to a tmux session inside the job instead of `tail -f`
+    unreachable_minutes: float = 10.0  # how long a silent controller is waited for
 
     @property
     def slurm(self) -> bool:

@@ -12,7 +12,17 @@ from .schema import Checker
 from .yaml_source import FieldPath
 
 KINDS = ("local", "slurm")
-LANE_KEYS = ("kind", "partition", "account", "qos", "cpus", "mem", "extra", "tmux")
+LANE_KEYS = (
+    "kind",
+    "partition",
+    "account",
+    "qos",
+    "cpus",
+    "mem",
+    "extra",
+    "tmux",
+    "unreachable_minutes",
+)
 OVERRIDE_KEYS = ("cpus", "mem")  # what a wave or an agent may change
 MEM_RE = re.compile(r"[1-9][0-9]*[KMGT]?")  # sbatch --mem: a size, megabytes without a unit
 SLURM_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")  # partition, account, qos
@@ -57,6 +67,10 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
     if "tmux" in raw:
         # A tmux server inside each job: a person attaches to a pane, not to `tail -f`.
         out = replace(out, tmux=bool(ck.boolean(raw["tmux"], ("placement", "tmux"))))
+    if "unreachable_minutes" in raw:  # a controller that restarts is waited for this long
+        path = ("placement", "unreachable_minutes")
+        minutes = ck.number(raw["unreachable_minutes"], path, positive=True)
+        out = replace(out, unreachable_minutes=float(minutes or out.unreachable_minutes))
     if out.kind == "local":
         slurm_only = [k for k in raw if k not in ("kind", "cpus", "mem")]
         for key in slurm_only:

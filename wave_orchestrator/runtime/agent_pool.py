@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import PlacementError
+from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
 from ..state.events import EventLog
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
@@ -19,7 +19,7 @@ from ..state.status import StatusUnreadable, read_status, write_outcome
 from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
-from .agent_run import describe_budget, drop_foreign_status
+from .agent_run import dependency_state, describe_budget, drop_foreign_status
 from .git_jobs import GIT_DONE, GitJobs, Workspace
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
@@ -77,7 +77,7 @@ class AgentPool:
         # Process groups being ended; shared across a wave's pools, so that a relaunch waits
         # until every process of the agent's previous attempt is gone.
         self.reaping = reaper if reaper is not None else Reaper(placement, keep_sessions)
-        self.unreachable = False  # the tmux server runs but lost its socket
+        self.unreachable = False  # tmux lost its socket, or the scheduler does not answer
         # Sessions left by an earlier attempt or a --keep-sessions run; one call for all.
         self.stale_sessions = set(placement.sessions())
         self.next_launch = 0.0
@@ -168,19 +168,7 @@ class AgentPool:
 
     # -- launching --------------------------------------------------------------------------
     def _deps_state(self, run: AgentRun) -> tuple[bool, str | None]:
-        """(ready, failed dependency) for a pending agent."""
-        for dep in run.launch.agent.depends_on:
-            if dep in self.succeeded_before:
-                continue
-            other = self.by_id.get(dep)
-            if other is None:
-                return False, dep  # not in this pool and never succeeded
-            if other.state is AgentState.COMPLETED:
-                continue
-            if other.state.terminal:
-                return False, dep
-            return False, None
-        return True, None
+        return dependency_state(run, self.by_id, self.succeeded_before)
 
     def _launch_ready(self, now: float) -> None:
         """Launch at most one ready agent per loop turn, so that finish events are noticed
@@ -244,6 +232,7 @@ class AgentPool:
             write_json_atomic(launch.paths.launch_record, run.launch_record())
             run.pid = self.placement.start(launch.job())
         except (PlacementError, OSError) as exc:
+            run.unretryable = isinstance(exc, PlacementRefused)  # submitting again cannot help
             self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
             return
         if self.placement.queues:  # its budget starts once the scheduler runs it
@@ -369,16 +358,7 @@ class AgentPool:
                 self._check_stall(run)
 
     def _check_stall(self, run: AgentRun) -> None:
-        paths = run.launch.paths
-        # The wrapper touches the log when a rate-limit sleep ends, so the sleep is not silence.
-        last = run.launched_wall or time.time()
-        with contextlib.suppress(OSError):
-            last = max(last, paths.output_log.stat().st_mtime)
-        backoff = read_backoff(paths.backoff)
-        if backoff is not None and backoff.until is not None:
-            last = max(last, backoff.until)
-        last = max(last, run.cli.wait_until, run.resumed_wall)  # claude's wait; a person's answer
-        if time.time() - last >= self.stall:
+        if time.time() - run.last_sign_of_life() >= self.stall:
             self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")
 
     def _check_liveness(self) -> None:
@@ -393,9 +373,14 @@ class AgentPool:
             self.unreachable = True
             self._check_liveness_by_pid(active)
             return
+        except PlacementUnreachable as exc:  # agents kept as they are, up to the lane's bound
+            self._placement_silent(active, exc)
+            return
         except PlacementError as exc:  # try again next round rather than fail every agent
             self.log.warning("liveness check skipped", error=str(exc))
             return
+        if self.unreachable:
+            self.log.warning("placement answers again: agents followed as before")
         self.unreachable = False
         for run in active:
             info = panes.get(run.launch.session)
@@ -408,7 +393,8 @@ class AgentPool:
             if self._check_status(run):  # the wrapper writes its status before it exits
                 continue
             if info is not None and info.ended is not None:  # the scheduler ended it
-                detail = f"Slurm job {info.pid} ended {info.ended} without a status file"
+                job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
+                detail = f"{job} ended {info.ended} without a status file"
                 self._finish(run, ended_state(info.ended), code=info.dead_status, detail=detail)
             elif info is None:
                 self._finish(
@@ -423,6 +409,16 @@ class AgentPool:
                     code=info.dead_status,
                     detail=f"wrapper exited {info.dead_status} without writing a status file",
                 )
+
+    def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
+        """The scheduler's controller does not answer: warned once; past the lane's bound
+        every agent still followed fails, and is not retried (nothing could be submitted)."""
+        if not self.unreachable:
+            self.log.warning("placement not answering: agents kept as they are", error=str(exc))
+        self.unreachable = True
+        for run in active if exc.given_up else ():
+            run.unretryable = True
+            self._finish(run, AgentState.FAILED, detail=str(exc))
 
     def _check_liveness_by_pid(self, active: list[AgentRun]) -> None:
         """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
@@ -441,6 +437,8 @@ class AgentPool:
             )
 
     def _check_deadlines(self, now: float) -> None:
+        if self.placement.unreachable_since is not None:
+            return  # no kill can reach a job meanwhile: budgets are enforced once it answers
         for run in self.runs:
             if (
                 run.active

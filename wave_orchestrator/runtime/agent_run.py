@@ -11,6 +11,7 @@ from ..agents.usage import CliRetryFollower
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
+from ..state.untrusted import read_backoff
 from .planner import AgentLaunch
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class AgentRun:
     settling: Future[str] | None = None  # its work being committed; it has ended meanwhile
     ending: tuple[AgentState, int | None, str] | None = None  # how it ended, once committed
     overruled: bool = False  # it succeeded, but its work could not be committed: failed
+    unretryable: bool = False  # it failed in a way no retry can mend (a refused job)
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -79,6 +81,18 @@ class AgentRun:
             return 0
         end = self.finished_wall or time.time()
         return int((end - self.launched_wall) * 1000)
+
+    def last_sign_of_life(self) -> float:
+        """When it last showed it works (wall clock): output, the end of a rate-limit sleep
+        (the wrapper touches the log then), the CLI's own wait, or a person's answer."""
+        paths = self.launch.paths
+        last = self.launched_wall or time.time()
+        with contextlib.suppress(OSError):
+            last = max(last, paths.output_log.stat().st_mtime)
+        backoff = read_backoff(paths.backoff)
+        if backoff is not None and backoff.until is not None:
+            last = max(last, backoff.until)
+        return max(last, self.cli.wait_until, self.resumed_wall)
 
     def wait_on_person(self, now: float) -> None:
         """It asked a person: its budget and stall clocks stop until the answer comes."""
@@ -141,3 +155,22 @@ def drop_foreign_status(run: AgentRun) -> None:
         status = read_status(run.launch.paths.status)
         if status is not None and status.raw.get("attempt") != run.launch.attempt:
             run.launch.paths.status.unlink()
+
+
+def dependency_state(
+    run: AgentRun, runs: dict[str, AgentRun], succeeded_before: set[str]
+) -> tuple[bool, str | None]:
+    """(ready, failed dependency) for a pending agent: ``runs`` are its pool's, by id, and
+    ``succeeded_before`` the agents that succeeded in an earlier pool of the wave."""
+    for dep in run.launch.agent.depends_on:
+        if dep in succeeded_before:
+            continue
+        other = runs.get(dep)
+        if other is None:
+            return False, dep  # not in this pool and never succeeded
+        if other.state is AgentState.COMPLETED:
+            continue
+        if other.state.terminal:
+            return False, dep
+        return False, None
+    return True, None

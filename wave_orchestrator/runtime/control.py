@@ -96,7 +96,8 @@ def agent_placement(layout: StateLayout, repo: Path) -> Placement:
         record = read_json(layout.placement_record)
     if isinstance(record, dict) and record.get("kind") == "slurm":
         in_tmux = record.get("tmux") is True  # the jobs run a tmux of their own
-        return SlurmPlacement(PlacementSettings(kind="slurm", tmux=in_tmux), layout.lane, repo)
+        settings = PlacementSettings(kind="slurm", tmux=in_tmux)
+        return SlurmPlacement(settings, layout.lane, repo, layout)  # only jobs it submitted
     return LocalPlacement(TmuxServer(socket_name(layout.lane, repo)))
 
 

@@ -171,6 +171,11 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 result.warnings += data["warnings"]
             write_preview(layout.launch_preview, json_list(previews))
         result.missing = missing_at_start(lane, waves, path_env)
+        if lane.placement.slurm:  # the partition, account and QOS, as the cluster knows them
+            from .placement.slurm import SlurmPlacement
+
+            problems, notes = SlurmPlacement(lane.placement, lane.name, lane.repo).preflight()
+            result.warnings += [f"a live launch would stop: {p}" for p in problems] + notes
         result.preview_path = str(layout.launch_preview)
         return result
     finally:

@@ -59,7 +59,9 @@ class LaunchResult:
                             "status": r.state.outcome,
                             "code": r.code,
                             "detail": r.detail or None,
-                            "log": str(r.launch.paths.output_log),
+                            "log": str(r.launch.paths.output_log)
+                            if r.launch.paths.output_log.exists()
+                            else None,
                         }
                         for r in o.failures
                     ]
@@ -95,6 +97,13 @@ class Launcher:
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
 
+    def warn(self, message: str) -> None:
+        """A warning before logging is set up goes to stderr, after it to the log too."""
+        if self.log is None:
+            print(f"wave: warning: {message}", file=sys.stderr, flush=True)
+        else:
+            self.log.warning(message)
+
     def check_executors(self, waves: list[WaveDef]) -> None:
         missing = missing_at_start(self.lane, waves, self.path_env)
         if missing:
@@ -112,9 +121,7 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-                self.placement = placement_for(
-                    self.lane.placement, self.lane.name, self.lane.repo, self.tmux
-                )
+                self.placement = placement_for(self.lane, self.layout, self.tmux, self.warn)
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 if not self.opts.resume:
@@ -298,7 +305,8 @@ class Launcher:
                 if run.code not in (None, 0) and run.state is AgentState.FAILED
                 else ""
             )
-            lines.append(f"  - {run.id}: {run.state.outcome}{detail}{code}, log: {shown}")
+            where = f", log: {shown}" if log.exists() else ""  # a job never submitted has none
+            lines.append(f"  - {run.id}: {run.state.outcome}{detail}{code}{where}")
         return "\n".join(lines)
 
     def _coordinator(self) -> Coordinator:

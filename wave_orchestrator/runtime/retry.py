@@ -20,6 +20,7 @@ from ..closure.gates import AgentResult, GateResult
 from ..closure.markers import Marker, readable_lines
 from ..definitions.model import AgentDef, WaveDef
 from ..state.events import EventLog
+from ..state.lifecycle import AgentState
 from ..state.status import last_try_output
 from .agent_pool import AgentRun
 
@@ -163,6 +164,31 @@ def plan_closure_retry(
         f"{stage} gate failed ({gate.code}): rerunning the {stage} stage",
         notes_for(members, latest, next_attempt, text, choice),
     )
+
+
+def plan_failed_retry(
+    failed: Sequence[AgentRun],
+    next_executor: Callable[[AgentRun], str],
+    stopped_by_person: Callable[[AgentDef], bool],
+    latest: Mapping[str, AgentRun],
+    next_attempt: int,
+    first_stage: int,
+) -> RetryPlan | None:
+    """Rerun the implementation agents that did not succeed, but not one a person stopped nor
+    one out of usage quota with no other executor left to try (None: nothing to rerun)."""
+    retry = []
+    for run in failed:
+        agent = run.launch.agent
+        stuck = run.state is AgentState.USAGE_LIMIT and next_executor(run) == run.launch.executor
+        if not stuck and not stopped_by_person(agent):
+            retry.append(agent)
+    if not retry:
+        return None
+    ids = ", ".join(a.id for a in retry)
+    said = "; ".join(f"{r.id} {r.state.outcome} ({why_ended(r)})" for r in failed)
+    choice = f"rerun {ids}, the agents that did not succeed"
+    notes = notes_for(retry, latest, next_attempt, [], choice)
+    return RetryPlan(retry, first_stage, f"{said}: rerunning {ids}", notes)
 
 
 def why_ended(run: AgentRun) -> str:

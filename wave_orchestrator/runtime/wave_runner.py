@@ -17,7 +17,7 @@ from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..errors import WaveError
-from ..state.events import EventLog
+from ..state.events import EventLog, utc_stamp
 from ..state.fsutil import read_jsonl
 from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
@@ -39,7 +39,7 @@ from .retry import (
     gate_lines,
     notes_for,
     plan_closure_retry,
-    why_ended,
+    plan_failed_retry,
 )
 from .snapshot import SnapshotWriter
 from .workspaces import Workspaces
@@ -160,6 +160,7 @@ class WaveRunner:
 
     def refresh(self, force: bool = False, status: str = "running") -> bool:
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
+        placement = self.ctx.placement
         return self.snap.write(
             runs,
             self.ctx.events.recent,
@@ -172,6 +173,7 @@ class WaveRunner:
             attempt_reason=self.attempt_reason or None,
             gate_failure=self.gate_failure,
             coordination=self.ctx.coordinator.open_items(),
+            cluster_unreachable_since=utc_stamp(t) if (t := placement.unreachable_since) else None,
         )
 
     # -- one attempt ------------------------------------------------------------------------
@@ -275,7 +277,10 @@ class WaveRunner:
 
     def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
         """What the next attempt relaunches (SPEC 3.5), and why, or None when nothing is safe
-        to retry: an agent out of usage quota with no untried fallback would only fail again."""
+        to retry: an agent out of usage quota with no untried fallback would only fail again,
+        and a job the scheduler refused (or could not be told about) would be refused again."""
+        if any(r.unretryable for r in self.latest.values()):
+            return None
         if result.failed_stage is not None:
             return self._plan_closure_retry(result)
         next_attempt = self.attempt + 1
@@ -289,28 +294,13 @@ class WaveRunner:
                 f"implementation gate failed ({result.gate.code}): rerunning {ids}",
                 notes_for(result.gate_agents, self.latest, next_attempt, text, choice),
             )
-        retry = []
-        for run in result.failed:
-            agent = run.launch.agent
-            same = (
-                next_executor(
-                    agent, self.executors[agent.id], self.ctx.path_env, self.ctx.lane.repo
-                )
-                == run.launch.executor
-            )
-            stuck = run.state is AgentState.USAGE_LIMIT and same
-            if not stuck and not self._stopped_by_person(agent):
-                retry.append(agent)
-        if not retry:
-            return None
-        ids = ", ".join(a.id for a in retry)
-        failed = "; ".join(f"{r.id} {r.state.outcome} ({why_ended(r)})" for r in result.failed)
-        choice = f"rerun {ids}, the agents that did not succeed"
-        return RetryPlan(
-            retry,
+        return plan_failed_retry(
+            result.failed,
+            lambda run: self._next_executor(run.launch.agent, self.executors[run.id]),
+            self._stopped_by_person,
+            self.latest,
+            next_attempt,
             plan.first_stage,
-            f"{failed}: rerunning {ids}",
-            notes_for(retry, self.latest, next_attempt, [], choice),
         )
 
     def _plan_closure_retry(self, result: AttemptResult) -> RetryPlan | None:

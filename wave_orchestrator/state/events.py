@@ -20,6 +20,15 @@ def utc_stamp(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def local_clock(stamp: str) -> str:
+    """``HH:MM:SS`` on this machine's clock of a ``utc_stamp`` (the stamp itself if odd)."""
+    try:
+        when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return stamp
+    return when.astimezone().strftime("%H:%M:%S")
+
+
 class EventLog:
     """Appends events as the launcher notices facts; keeps the newest 100 for the dashboard."""
 

@@ -100,6 +100,7 @@ SNAPSHOT: dict[str, Any] = {
     "events": Rows(EVENT, items=200),
     "gate_failure": Obj(GATE_FAILURE),
     "coordination": Obj(COORDINATION),
+    "cluster_unreachable_since": Text(40),  # the scheduler's controller stopped answering
 }
 
 

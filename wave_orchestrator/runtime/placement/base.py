@@ -54,6 +54,9 @@ class Placement(Protocol):
 
     kind: str
     queues: bool  # agents may wait (queued) before they run: their budget starts later
+    # When its controller stopped answering (seconds since the epoch), None while it answers:
+    # meanwhile agents keep their states and no budget is enforced on a missing answer.
+    unreachable_since: float | None
 
     def check(self) -> None:
         """Raise PlacementError, before any agent starts, when none could be placed."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
-from ...definitions.model import PlacementSettings
+from ...definitions.model import LaneDef
+from ...state.layout import StateLayout
 from .base import Placement
 from .local import LocalPlacement
 from .slurm import SlurmPlacement
@@ -12,10 +13,10 @@ from .tmux import TmuxServer
 
 
 def placement_for(
-    settings: PlacementSettings, lane: str, repo: Path, tmux: TmuxServer
+    lane: LaneDef, layout: StateLayout, tmux: TmuxServer, warn: Callable[[str], None]
 ) -> Placement:
     """Slurm jobs, or sessions on the lane's tmux server (the launcher's own sessions, the
     dashboard's and a detached launcher's, stay on tmux whatever the placement)."""
-    if settings.slurm:
-        return SlurmPlacement(settings, lane, repo)
+    if lane.placement.slurm:
+        return SlurmPlacement(lane.placement, lane.name, lane.repo, layout, warn)
     return LocalPlacement(tmux)

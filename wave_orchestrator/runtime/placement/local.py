@@ -14,6 +14,7 @@ from .tmux import TmuxServer, process_group_alive, process_running, signal_proce
 class LocalPlacement:
     kind = "local"
     queues = False
+    unreachable_since: float | None = None  # tmux here: the pool handles a lost socket
 
     def __init__(self, tmux: TmuxServer) -> None:
         self.tmux = tmux
