@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from rich.console import Console
 
 from wave_orchestrator.cli import main
 from wave_orchestrator.dashboard.render import elapsed, render
+from wave_orchestrator.state.events import utc_stamp
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "dashboard"
 
@@ -160,3 +162,14 @@ def test_a_failed_gate_open_blockers_and_the_board_show_and_the_frame_still_fits
     data.pop("coordination")
     data.pop("gate_failure")
     assert "board:" not in frame(data, 100, 30)
+
+
+def test_a_silent_cluster_controller_shows_since_when_on_this_machine_s_clock() -> None:
+    data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
+    data["cluster_unreachable_since"] = utc_stamp(1_800_000_000.0)
+    clock = time.strftime("%H:%M:%S", time.localtime(1_800_000_000.0))
+    lines = frame(data, 80, 30).splitlines()
+    assert f"cluster unreachable since {clock}" in lines
+    assert len(lines) <= 30
+    data["cluster_unreachable_since"] = None
+    assert "unreachable" not in frame(data, 80, 30)
