@@ -233,11 +233,10 @@ while (( try < tries )); do
   fi
   wait "$cli"
   code=$?
-  if [[ -n $shower ]]; then
-    # `tail --pid` prints what is left and ends by itself; the status is not held up for it.
-    ( "$bin_sleep" 3; kill "$shower" 2>/dev/null ) >/dev/null 2>&1 &
-    showers+=("$shower")
-  fi
+  # `tail --pid` prints what is left and ends by itself (within its 0.3 s poll); it is
+  # waited for after the status is written, never by a helper process that would outlive
+  # this script as an orphan.
+  [[ -n $shower ]] && showers+=("$shower")
   cli='' shower=
   (( code == 0 )) && break
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then

@@ -27,6 +27,7 @@ from .coordinator import Coordinator
 from .lock import LaneLock
 from .placement.base import Placement
 from .placement.choose import placement_for
+from .placement.processes import become_subreaper
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_at_start
@@ -116,6 +117,9 @@ class Launcher:
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
         self.first_wave = waves[0] if waves else None
+        # Before the first tmux server starts: its agents' orphans come to this process, not
+        # to a PID 1 that may never reap them (a container without --init).
+        self.subreaper = become_subreaper()
         with self._signals():
             lock.acquire()
             try:
@@ -124,6 +128,7 @@ class Launcher:
                 self.placement = placement_for(self.lane, self.layout, self.tmux, self.warn)
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
+                self.reaper.subreaper = self.subreaper
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:

@@ -23,7 +23,7 @@ from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..definitions.repo_paths import normalise_repo_path
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
-from ..state.layout import AgentPaths, StateLayout, session_name, socket_name
+from ..state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 
 if TYPE_CHECKING:
     from .placement.base import AgentJob
@@ -181,6 +181,7 @@ def plan_agent(
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
     paths = layout.agent(wave.number, agent.id)
+    session, socket = session_name(wave.number, agent.id), socket_name(lane.name, lane.repo)
     # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
     own_path = agent.executor.env.get("PATH")
     env = {
@@ -202,6 +203,8 @@ def plan_agent(
         "WAVE_EXECUTOR": executor_id,
         **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
         **command.env,
+        # Inherited by all the agent starts: what it leaves running is found and ended by it.
+        "WAVE_AGENT_TOKEN": agent_token(socket, session),
     }
     budget = agent.executor.budget_minutes
     deadline = (
@@ -216,8 +219,8 @@ def plan_agent(
         command=command,
         env=env,
         paths=paths,
-        session=session_name(wave.number, agent.id),
-        socket=socket_name(lane.name, lane.repo),
+        session=session,
+        socket=socket,
         deadline_minutes=deadline,
         rate_limit=lane.defaults.rate_limit,
         briefing=briefing,

@@ -15,6 +15,12 @@ from .fsutil import UnsafePath, register_state_root
 SOCKET_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
 
+def agent_token(socket: str, session: str) -> str:
+    """``WAVE_AGENT_TOKEN`` of an agent: every process it starts inherits it, so what it left
+    running is found whatever its session or group (``placement/processes.py``)."""
+    return f"{socket}/{session}"
+
+
 def socket_name(lane: str, repo: Path) -> str:
     """``wave-<lane>-<sha1(repo)[:8]>``: one private tmux server per repository and lane.
 

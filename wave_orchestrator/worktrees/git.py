@@ -147,7 +147,7 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
             text=True,
             errors="replace",
             env=_env(),
-            start_new_session=True,
+            process_group=0,  # wave's own session: processes.reap_adopted leaves it alone
         )
     except FileNotFoundError as exc:
         if not cwd.is_dir():

@@ -1,5 +1,8 @@
-"""The local placement: each agent in a detached tmux session on the lane's private socket,
-exactly as before the seam existed (every call goes straight to ``tmux.py``)."""
+"""The local placement: each agent in a detached tmux session on the lane's private socket.
+
+What an agent is, to signal and to wait for: its pane's process group, and every process that
+carries its token (``WAVE_AGENT_TOKEN``) wherever it went (``processes.py``); zombies are not
+alive, whoever is slow to reap them."""
 
 from __future__ import annotations
 
@@ -7,8 +10,10 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...state.layout import agent_token
+from . import processes
 from .base import AgentJob, PaneInfo
-from .tmux import TmuxServer, process_group_alive, process_running, signal_process_group
+from .tmux import TmuxServer, process_running, signal_process_group
 
 
 class LocalPlacement:
@@ -18,24 +23,43 @@ class LocalPlacement:
 
     def __init__(self, tmux: TmuxServer) -> None:
         self.tmux = tmux
+        self.session_of: dict[int, str] = {}  # handle (pane pid) -> session, for its token
 
     def check(self) -> None:
         """Nothing to check: tmux was found by the launcher's own checks."""
 
     def start(self, job: AgentJob) -> int | None:
-        return self.tmux.start_session(job.session, list(job.argv), job.cwd)
+        pid = self.tmux.start_session(job.session, list(job.argv), job.cwd)
+        if pid is not None:
+            self.session_of[pid] = job.session
+        return pid
 
     def sessions(self, strict: bool = False) -> dict[str, PaneInfo]:
-        return self.tmux.panes(strict=strict)
+        panes = self.tmux.panes(strict=strict)
+        for name, info in panes.items():
+            if info.pid is not None:
+                self.session_of[info.pid] = name
+        return panes
 
     def remove(self, names: Iterable[str]) -> None:
         self.tmux.kill_sessions(names)
 
+    def _token(self, handle: int) -> str | None:
+        session = self.session_of.get(handle)
+        return agent_token(self.tmux.socket, session) if session else None
+
     def signal(self, handle: int, signum: int) -> bool:
-        return signal_process_group(handle, signum)
+        sent = signal_process_group(handle, signum)
+        if (token := self._token(handle)) is not None:
+            sent = processes.signal_tagged(token, signum) > 0 or sent
+        processes.forget()
+        return sent
 
     def alive(self, handle: int) -> bool:
-        return process_group_alive(handle)
+        if processes.group_alive(handle):
+            return True
+        token = self._token(handle)
+        return token is not None and bool(processes.tagged(token))
 
     def wrapper_running(self, handle: int) -> bool:
         return process_running(handle)

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from ...state.layout import AGENT_SESSION_RE
+from . import processes
 from .base import Placement
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
@@ -34,6 +35,7 @@ class Reaper:
         self.placement = placement
         self.keep_sessions = keep_sessions
         self.sessions: dict[str, _Ending] = {}
+        self.subreaper = False  # set by the launcher once it is one
 
     def __len__(self) -> int:
         return len(self.sessions)
@@ -65,7 +67,10 @@ class Reaper:
 
     def reap(self, now: float) -> None:
         """Forget every group that is gone, SIGTERMing lingerers and SIGKILLing those past
-        the grace. The placement is asked only about sessions whose pid is unknown."""
+        the grace. The placement is asked only about sessions whose pid is unknown. Orphans
+        reparented to the launcher (a subreaper) are reaped here too."""
+        if self.subreaper:
+            processes.reap_adopted()
         if not self.sessions:
             return
         unknown = any(e.pid is None for e in self.sessions.values())

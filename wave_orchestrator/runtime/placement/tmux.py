@@ -322,14 +322,3 @@ def signal_process_group(pid: int, signum: int) -> bool:
         return False
     except PermissionError:
         return False
-
-
-def process_group_alive(pid: int) -> bool:
-    """Whether any process of the group led by ``pid`` is still there."""
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,0 +1,75 @@
+"""Reading what an agent left running from /proc: zombies are not alive, a token finds a
+process whatever its session, and a subreaper reaps only the orphans that came to it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers import wait_for
+
+from wave_orchestrator.runtime.placement import processes
+
+
+def test_a_group_of_zombies_is_not_alive() -> None:
+    child = subprocess.Popen(["sleep", "0.1"], process_group=0)
+    wait_for(lambda: processes._stat(str(child.pid)) is not None
+             and processes._stat(str(child.pid))[0] == "Z", 10, what="a zombie")  # fmt: skip
+    os.killpg(child.pid, 0)  # the kernel still counts the group: what used to stall a wave
+    processes.forget()
+    assert not processes.group_alive(child.pid)
+    child.wait()
+    assert not processes.group_alive(child.pid)
+    running = subprocess.Popen(["sleep", "30"], process_group=0)
+    try:
+        processes.forget()
+        assert processes.group_alive(running.pid)
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_a_token_finds_a_process_in_another_session_and_ends_it() -> None:
+    token = f"wave-test/{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "WAVE_AGENT_TOKEN": token}
+    escapee = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+    other = subprocess.Popen(["sleep", "30"], env={**env, "WAVE_AGENT_TOKEN": token + "-x"})
+    try:
+        processes.forget()
+        assert processes.tagged(token) == [escapee.pid]
+        assert processes.signal_tagged(token, signal.SIGTERM) == 1
+        assert escapee.wait(timeout=10) == -signal.SIGTERM
+        assert other.poll() is None  # another token: left alone
+    finally:
+        for proc in (escapee, other):
+            proc.kill()
+            proc.wait()
+
+
+ORPHAN = """
+import os, subprocess, sys, time
+from wave_orchestrator.runtime.placement import processes
+assert processes.become_subreaper()
+# An orphan in a session of its own (an agent's leftover): it comes to us and is reaped.
+subprocess.run(["setsid", "-f", "true"], check=True)
+# A child of ours in our own session, not yet waited on by its caller: never reaped here.
+own = subprocess.Popen(["sh", "-c", "exit 3"])
+time.sleep(0.3)
+processes.forget()
+reaped = processes.reap_adopted()
+print(reaped, own.wait())
+"""
+
+
+def test_the_subreaper_reaps_adopted_orphans_and_never_its_own_children() -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.fail("a child subreaper is Linux only")
+    done = subprocess.run(
+        [sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "3"]  # the orphan reaped; its own child's code intact

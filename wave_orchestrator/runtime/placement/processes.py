@@ -1,0 +1,156 @@
+"""What an agent left running, read from /proc: its process group's live members (a zombie has
+finished, whoever reaps it) and every process that carries its token in its environment
+(``WAVE_AGENT_TOKEN``, set by run.sh and inherited by all it starts, whatever their session
+or group: a ``setsid`` daemon, a ``tmux new -d``, a dev server).
+
+One scan of /proc answers every question asked within SNAPSHOT_SECONDS, so ending 200 agents
+at once costs a few scans, not 200. Where there is no /proc, ``killpg(pgid, 0)`` answers for
+the group and no token is found. The launcher also becomes a child subreaper where Linux
+allows it: orphans of its agents are reparented to it instead of to a PID 1 that may never
+reap them, and it reaps them (``reap_adopted``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import time
+from dataclasses import dataclass, field
+
+TOKEN_VAR = b"WAVE_AGENT_TOKEN="
+SNAPSHOT_SECONDS = 0.1
+PR_SET_CHILD_SUBREAPER = 36
+ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
+
+
+@dataclass
+class Snapshot:
+    taken: float
+    groups: dict[int, int] = field(default_factory=dict)  # pgid -> live (not zombie) members
+    tagged: dict[bytes, list[int]] = field(default_factory=dict)  # token -> live pids
+    adopted_zombies: list[int] = field(default_factory=list)  # ours to reap
+
+
+_snapshot: Snapshot | None = None
+
+
+def snapshot(fresh: bool = False) -> Snapshot | None:
+    """The process table as /proc shows it now (or within SNAPSHOT_SECONDS); None when this
+    machine has no /proc."""
+    global _snapshot
+    now = time.monotonic()
+    if not fresh and _snapshot is not None and now - _snapshot.taken < SNAPSHOT_SECONDS:
+        return _snapshot
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    me, my_session = os.getpid(), os.getsid(0)
+    snap = Snapshot(now)
+    for name in names:
+        if not name.isdigit():
+            continue
+        stat = _stat(name)
+        if stat is None:
+            continue
+        state, ppid, pgid, session = stat
+        if state == "Z":
+            if ppid == me and session != my_session:
+                snap.adopted_zombies.append(int(name))
+            continue
+        snap.groups[pgid] = snap.groups.get(pgid, 0) + 1
+        token = _token(name)
+        if token is not None:
+            snap.tagged.setdefault(token, []).append(int(name))
+    _snapshot = snap
+    return snap
+
+
+def forget() -> None:
+    """The next question scans again (after a signal was sent)."""
+    global _snapshot
+    _snapshot = None
+
+
+def _stat(pid: str) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgid, session) of ``pid``: the fields after the command name, which may
+    itself hold spaces and parentheses."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _token(pid: str) -> bytes | None:
+    """The agent token in the environment of ``pid`` (None: none, or not ours to read)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            data = fh.read(ENVIRON_LIMIT)
+    except OSError:
+        return None
+    if data.startswith(TOKEN_VAR):
+        start = len(TOKEN_VAR)
+    else:
+        at = data.find(b"\0" + TOKEN_VAR)
+        if at < 0:
+            return None
+        start = at + 1 + len(TOKEN_VAR)
+    end = data.find(b"\0", start)
+    return data[start : end if end >= 0 else len(data)]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group led by ``pgid`` still runs (zombies do not)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    snap = snapshot()
+    return True if snap is None else snap.groups.get(pgid, 0) > 0
+
+
+def tagged(token: str) -> list[int]:
+    """The live processes that carry ``token``, in whatever session or group."""
+    snap = snapshot()
+    return [] if snap is None else list(snap.tagged.get(token.encode(), ()))
+
+
+def signal_tagged(token: str, signum: int) -> int:
+    """Send ``signum`` to every live process carrying ``token``; how many were signalled."""
+    sent = 0
+    for pid in tagged(token):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+            sent += 1
+    if sent:
+        forget()
+    return sent
+
+
+def become_subreaper() -> bool:
+    """Orphans of what this process starts come to it, not to PID 1 (Linux 3.4+)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_adopted() -> int:
+    """Reap the finished orphans reparented to this subreaper: zombie children of another
+    session (what wave itself starts stays in its own session and is waited on by its
+    caller). Returns how many."""
+    snap = snapshot()
+    reaped = 0
+    for pid in snap.adopted_zombies if snap is not None else ():
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                reaped += 1
+    if snap is not None:
+        snap.adopted_zombies.clear()
+    return reaped
