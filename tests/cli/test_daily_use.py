@@ -82,7 +82,7 @@ def test_debug_info_names_versions_repository_and_lanes(repo: Repo) -> None:
     assert [lane["lane"] for lane in info["lanes"]] == ["alpha", "beta"]
     assert all(lane["socket"] and lane["state_dir"] for lane in info["lanes"])
     text = wave(repo, "debug-info").stdout
-    assert "tmux" in text and "lane        alpha" in text
+    assert "tmux" in text and "lane           alpha" in text
 
 
 def test_wave_lane_is_honoured_by_every_command(repo: Repo) -> None:

@@ -62,6 +62,7 @@ examples:
   wave launch --dry-run                          # preview prompts and commands
   wave launch --detach && wave dashboard         # run in the background and watch
 
+--repo PATH and --lane LANE may also come before the command (`wave --repo ../proj status`).
 environment: WAVE_REPO and WAVE_LANE choose the repository and lane for every command;
 NO_COLOR turns colour off. Docs: docs/cli.md."""
 
@@ -85,6 +86,28 @@ def build_parser(argv: Sequence[str] | None = None) -> WaveParser:
     return parser
 
 
+GLOBAL_OPTIONS = ("--repo", "--lane")  # may come before the command, as `git -C`
+
+
+def hoist_global_options(argv: Sequence[str]) -> list[str]:
+    """``wave --repo PATH status`` as ``wave status --repo PATH``: the options every command
+    shares, given before the command, are moved after it (nothing else changes)."""
+    leading, moved, i = [], [], 0
+    while i < len(argv) and argv[i].startswith("-"):
+        name = argv[i].split("=", 1)[0]
+        if name in GLOBAL_OPTIONS and "=" in argv[i]:
+            moved.append(argv[i])
+        elif name in GLOBAL_OPTIONS and i + 1 < len(argv):
+            moved += argv[i : i + 2]
+            i += 1
+        else:
+            leading.append(argv[i])
+        i += 1
+    if not moved or i >= len(argv):
+        return list(argv)
+    return [*leading, argv[i], *moved, *argv[i + 1 :]]
+
+
 def _command_in(argv: Sequence[str]) -> str | None:
     """The command named on the line: the first word that is not an option (the top level's
     only options, -h and -V, take no value)."""
@@ -99,7 +122,7 @@ def main(
     for stream in (sys.stdout, sys.stderr):  # a path that is not UTF-8 is shown, not fatal
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    raw = list(sys.argv[1:] if argv is None else argv)
+    raw = hoist_global_options(sys.argv[1:] if argv is None else argv)
     if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions: answer and exit
         import argcomplete
 

@@ -61,6 +61,32 @@ def _library(name: str) -> str | None:
         return None
 
 
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE")
+
+
+def _shown_value(name: str, value: str) -> str:
+    """A variable's value as a bug report may show it: a secret's only as its length, and
+    never a control character (a report is pasted into terminals and issue trackers)."""
+    from ..sanitize import strip_controls
+
+    if any(word in name.upper() for word in SECRET_WORDS):
+        return f"<redacted, {len(value)} characters>"
+    return strip_controls(value)
+
+
+def _server_answers(path: str) -> bool:
+    """Whether a tmux server listens on ``path`` (a socket file may outlive its server)."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1.0)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     from ..definitions.repository import find_repository, list_lanes
     from ..state.layout import socket_name
@@ -78,7 +104,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             for name in AGENT_CLIS
         },
         "environment": {
-            k: v for k, v in sorted(os.environ.items()) if k.startswith("WAVE_") or k == "NO_COLOR"
+            k: _shown_value(k, v)
+            for k, v in sorted(os.environ.items())
+            if k.startswith("WAVE_") or k == "NO_COLOR"
         },
         "registry": str(registry_dir()),
         "repository": None,
@@ -99,30 +127,40 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 "state_dir": str(state_layout(repo, lane).root),
                 "socket": socket,
                 "socket_exists": os.path.exists(os.path.join(tmux_dir, socket)),
+                "server_answers": _server_answers(os.path.join(tmux_dir, socket)),
             }
         )
     return info
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..sanitize import strip_controls
+
     info = collect(args)
     if args.json:
         emit_json(info)
         return 0
-    print(f"wave        {info['wave']}")
-    print(f"python      {info['python']}")
-    print(f"platform    {info['platform']}")
-    print(f"tmux        {info['tmux'] or 'NOT FOUND on PATH'}")
+
+    def line(label: str, text: Any) -> None:
+        print(f"{label:<15}{strip_controls(str(text))}")
+
+    line("wave", info["wave"])
+    line("python", info["python"])
+    line("platform", info["platform"])
+    line("tmux", info["tmux"] or "NOT FOUND on PATH")
     for name, version in info["libraries"].items():
-        print(f"{name:<12}{version or 'not installed'}")
+        line(name, version or "not installed")
     for name, cli in info["agent_clis"].items():
-        where = f"{cli['version']} ({cli['path']})" if cli["path"] else "not on PATH"
-        print(f"{name:<12}{where}")
+        line(name, f"{cli['version']} ({cli['path']})" if cli["path"] else "not on PATH")
     for key, value in info["environment"].items():
-        print(f"env         {key}={value}")
-    print(f"registry    {info['registry']}")
-    print(f"repository  {info['repository'] or info.get('repository_problem')}")
+        line("env", f"{key}={value}")
+    line("registry", info["registry"])
+    line("repository", info["repository"] or info.get("repository_problem"))
     for lane in info["lanes"]:
-        live = "socket live" if lane["socket_exists"] else "no server"
-        print(f"lane        {lane['lane']}: state {lane['state_dir']}, {lane['socket']} ({live})")
+        live = (
+            "server running" if lane["server_answers"]
+            else "stale socket, no server" if lane["socket_exists"]
+            else "no server"
+        )  # fmt: skip
+        line("lane", f"{lane['lane']}: state {lane['state_dir']}, {lane['socket']} ({live})")
     return 0

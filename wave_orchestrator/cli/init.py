@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..definitions.scaffold import scaffold, scaffold_demo
+    from ..definitions.scaffold import ignore_state, scaffold, scaffold_demo
 
     repo = Path(args.repo).resolve()
     lane = args.lane or ("demo" if args.demo else "main")
@@ -54,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
     written = scaffold_demo(repo, lane) if args.demo else scaffold(repo, lane, args.executor)
     for path in written:
         print(f"wrote {path.relative_to(repo)}")
+    added, problem = ignore_state(repo)  # after the lane: a .gitignore never stops init
+    if added:
+        print("wrote .gitignore")
+    if problem is not None:
+        print(f"warning: .wave/ not added to .gitignore: {problem}", file=sys.stderr)
     if args.demo:
         print(f"next: wave launch --lane {lane}  (add --dry-run to only preview)")
     else:

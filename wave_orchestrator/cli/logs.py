@@ -17,6 +17,7 @@ from ..state.layout import StateLayout
 from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
 from ._help import add_command
 
+CHUNK_BYTES = 1 << 20  # read and written at a time
 POLL_SECONDS = 0.25
 
 
@@ -160,21 +161,24 @@ _shown: dict[str, TerminalSafe] = {}
 
 
 def _copy(path: Path, offset: int, final: bool = False) -> int:
-    """Write what ``path`` holds past ``offset`` to stdout; returns the new offset. To a
-    terminal, the output is shown without the escapes that would act on the terminal (colours
-    kept); to a pipe or a file, it is the log byte for byte."""
+    """Write what ``path`` holds past ``offset`` to stdout, CHUNK_BYTES at a time (a 500 MB
+    log costs one chunk of memory); returns the new offset. To a terminal, the output is shown
+    without the escapes that would act on the terminal (colours kept); to a pipe or a file,
+    it is the log byte for byte."""
     shown = _shown.setdefault(str(path), TerminalSafe()) if sys.stdout.isatty() else None
+    out = sys.stdout.buffer
     try:
         with open_read(path) as fh:
             fh.seek(offset)
-            chunk = fh.read()
+            while chunk := fh.read(CHUNK_BYTES):
+                out.write(shown.feed(chunk) if shown else chunk)
+                offset += len(chunk)
     except FileNotFoundError:
-        chunk = b""
-    out = sys.stdout.buffer
-    if chunk or (final and shown):
-        out.write(shown.feed(chunk, final=final) if shown else chunk)
-        out.flush()
-    return offset + len(chunk)
+        pass
+    if final and shown:
+        out.write(shown.feed(b"", final=True))
+    out.flush()
+    return offset
 
 
 def _launcher_logs(args: argparse.Namespace, layout: StateLayout) -> int:

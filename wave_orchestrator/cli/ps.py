@@ -35,9 +35,9 @@ def collect() -> list[dict[str, Any]]:
     from ..runtime.lock import live_lock
     from ..state.layout import StateLayout
     from ..state.lifecycle import TERMINAL
-    from ..state.registry import read_entries, unregister_launcher
+    from ..state.registry import process_started, read_entries, unregister_launcher
     from ..state.run_state import RunState
-    from ..state.untrusted import read_snapshot
+    from ..state.untrusted import read_snapshot, text
 
     finished = {s.value for s in TERMINAL}
     rows = []
@@ -47,7 +47,9 @@ def collect() -> list[dict[str, Any]]:
             holder = live_lock(layout.lock)
         except (KeyError, OSError, ValueError):
             holder = None
-        if holder is None or holder.get("pid") != entry["pid"]:
+        started = entry.get("pid_started")
+        same = started is None or started == process_started(entry["pid"])
+        if holder is None or holder.get("pid") != entry["pid"] or not same:
             unregister_launcher(path)
             continue
         waves = RunState(layout.run_state, layout.lane).data["waves"]
@@ -58,14 +60,14 @@ def collect() -> list[dict[str, Any]]:
         rows.append(
             {
                 "pid": entry["pid"],
-                "repo": entry.get("repo"),
-                "lane": entry.get("lane"),
+                "repo": text(entry.get("repo")),
+                "lane": layout.lane,
                 "wave": wave,
                 "agents_running": sum(1 for s in states if s not in finished and s != "pending"),
                 "agents_finished": sum(1 for s in states if s in finished),
                 "agents_total": len(states),
-                "started_at": entry.get("started_at"),
-                "socket": entry.get("socket"),
+                "started_at": text(entry.get("started_at"), 40),
+                "socket": text(entry.get("socket"), 100),
             }
         )
     return rows
@@ -79,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print("no launcher is running")
         return 0
+    from ..sanitize import clean_tree
+
+    rows = clean_tree(rows)  # registry entries are files anyone of this user can write
     print(f"{'PID':>7}  {'LANE':<14} {'WAVE':>4}  {'AGENTS':<14} {'STARTED':<20} REPO / SOCKET")
     for r in rows:
         agents = f"{r['agents_running']} run, {r['agents_finished']} done"

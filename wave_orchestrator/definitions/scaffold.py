@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from ..state.fsutil import UnsafePath, open_regular
 
 LANE_YAML = """\
 # lane.yaml - settings for every wave of this lane. Every key is optional; the values shown
@@ -96,11 +99,11 @@ def scaffold_demo(repo: Path, lane: str = "demo") -> list[Path]:
         target = lane_dir / rel
         target.write_text(source.joinpath(rel).read_text(encoding="utf-8"), encoding="utf-8")
         written.append(target)
-    return [*sorted(written), *_ignore_state(repo)]
+    return sorted(written)
 
 
 def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
-    """Create the lane files and git-ignore `.wave/`; returns the paths written."""
+    """Create the lane files; returns the paths written."""
     lane_dir = repo / "lanes" / lane
     written = []
     (lane_dir / "waves").mkdir(parents=True)
@@ -111,18 +114,30 @@ def scaffold(repo: Path, lane: str, executor: str) -> list[Path]:
     (lane_dir / "lane.yaml").write_text(text)
     (lane_dir / "waves" / "wave-1.yaml").write_text(WAVE_YAML)
     written += [lane_dir / "lane.yaml", lane_dir / "waves" / "wave-1.yaml"]
-    return [*written, *_ignore_state(repo)]
-
-
-def _ignore_state(repo: Path) -> list[Path]:
-    """Add `.wave/` to the repository's .gitignore unless it is there."""
-    written = []
-    ignore = repo / ".gitignore"
-    lines = ignore.read_text().splitlines() if ignore.exists() else []
-    if ".wave/" not in lines and ".wave" not in lines:
-        with ignore.open("a") as fh:
-            if lines and lines[-1] != "":
-                fh.write("\n")
-            fh.write(".wave/\n")
-        written.append(ignore)
     return written
+
+
+def ignore_state(repo: Path) -> tuple[bool, str | None]:
+    """Add `.wave/` to the repository's .gitignore unless a line says so already; returns
+    (added, what stopped it: a .gitignore that is a FIFO, a link, a folder). Read and
+    written as bytes: a .gitignore in another encoding is kept as it is."""
+    ignore = repo / ".gitignore"
+    try:
+        fd = open_regular(ignore)  # never waits on a FIFO, never follows a link
+    except FileNotFoundError:
+        data = b""
+    except (UnsafePath, OSError) as exc:
+        return False, f"{exc}; add .wave/ to it yourself"
+    else:
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+    lines = [line.strip() for line in data.splitlines()]
+    if b".wave/" in lines or b".wave" in lines or b"/.wave/" in lines or b"/.wave" in lines:
+        return False, None
+    try:
+        fd = open_regular(ignore, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW)
+    except (UnsafePath, OSError) as exc:
+        return False, f"{exc}; add .wave/ to it yourself"
+    with os.fdopen(fd, "ab") as fh:
+        fh.write((b"\n" if data and not data.endswith(b"\n") else b"") + b".wave/\n")
+    return True, None

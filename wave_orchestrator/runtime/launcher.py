@@ -21,7 +21,7 @@ from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_jso
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
-from ..state.registry import register_launcher, unregister_launcher
+from ..state.registry import process_started, register_launcher, unregister_launcher
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lock import LaneLock
@@ -202,6 +202,7 @@ class Launcher:
         """What `wave ps` shows of this launcher across repositories."""
         return {
             "pid": os.getpid(),
+            "pid_started": process_started(os.getpid()),  # a reused pid is not this launcher
             "repo": str(self.lane.repo),
             "lane": self.lane.name,
             "state_dir": str(self.layout.root),

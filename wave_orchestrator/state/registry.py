@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from ..errors import WaveError
-from .fsutil import ensure_dir, read_json, write_json_atomic
+from .fsutil import UnsafePath, ensure_dir, parse_json, read_text, write_json_atomic
 
 
 def registry_dir() -> Path:
@@ -39,16 +41,51 @@ def unregister_launcher(path: Path | None) -> None:
             path.unlink()
 
 
+ENTRY_RE = re.compile(r"([1-9][0-9]{0,9})\.json")
+
+
+def process_started(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (/proc/<pid>/stat field 22): with the
+    pid, what names one process for good (None without /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _real_folder(folder: Path) -> bool:
+    """The registry folder and its parent are real folders (not links): wave never lists,
+    nor deletes in, a folder a link points it to."""
+    for path in (folder.parent, folder):
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def read_entries() -> list[tuple[Path, dict[str, Any]]]:
-    """Every readable entry with its file; unreadable files are removed (they help nobody)."""
+    """Every entry wave could have written, with its file: ``<pid>.json``, a regular file
+    whose ``pid`` is that pid. A file of that name that says otherwise is removed (it helps
+    nobody); any other file is left alone, and a folder behind a link is not read at all."""
     found = []
     folder = registry_dir()
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    if not _real_folder(folder):
+        return []
+    for name in sorted(os.listdir(folder)):
+        match = ENTRY_RE.fullmatch(name)
+        if match is None:
+            continue
+        path = folder / name
         try:
-            data = read_json(path)
+            data = parse_json(read_text(path, limit=64 * 1024))  # no link, no FIFO
+        except UnsafePath:
+            continue
         except (OSError, ValueError):
             data = None
-        if isinstance(data, dict) and isinstance(data.get("pid"), int):
+        if isinstance(data, dict) and data.get("pid") == int(match.group(1)):
             found.append((path, data))
         else:
             unregister_launcher(path)
