@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import Repo
 
 from wave_orchestrator import __version__
 from wave_orchestrator.cli import COMMANDS, build_parser
+from wave_orchestrator.cli._help import COMMAND_EXIT_CODES, EXIT_CODES
 
 
 def wave(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
@@ -97,3 +100,44 @@ def test_subcommand_help_shows_examples_and_exit_codes(repo: Repo) -> None:
     assert done.returncode == 0
     for text in ("--start-wave N", "first wave to run", "examples:", "exit codes:", "3 "):
         assert text in done.stdout
+
+
+def _every_parser() -> dict[str, argparse.ArgumentParser]:
+    found = {}
+    for name, parser in subparsers(build_parser()).items():
+        found[name] = parser
+        for action, sub in subparsers(parser).items():
+            found[f"{name} {action}"] = sub
+    return found
+
+
+def test_every_command_and_action_lists_the_exit_codes_of_the_one_table() -> None:
+    """The help of each command and of each action (`wave desk claim`) ends with examples and
+    the codes COMMAND_EXIT_CODES gives it; docs/cli.md's table is the same table."""
+    parsers = _every_parser()
+    assert sorted(parsers) == sorted(COMMAND_EXIT_CODES)
+    for name, parser in parsers.items():
+        epilog = parser.epilog or ""
+        assert "examples:\n  " in epilog and "wave " in epilog.split("exit codes:")[0], name
+        block = epilog.split("exit codes:\n", 1)[1].splitlines()
+        listed = [int(line.split()[0]) for line in itertools.takewhile(str.strip, block)]
+        assert tuple(listed) == COMMAND_EXIT_CODES[name], name
+        assert all(code in EXIT_CODES for code in listed)
+    docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    table = docs.split("<!-- exit codes by command -->\n", 1)[1].split("\n\n", 1)[0]
+    shown = {
+        row.split("`")[1].removeprefix("wave "): tuple(int(c) for c in row.split("|")[2].split(","))
+        for row in table.splitlines()[2:]
+    }
+    assert shown == COMMAND_EXIT_CODES
+
+
+def test_launch_and_stop_list_what_they_can_return(repo: Repo) -> None:
+    assert "  4    blocked" in wave(repo, "launch", "--help").stdout
+    assert "  3    another launcher" in wave(repo, "stop", "--help").stdout
+
+
+def test_descriptions_are_wrapped_for_an_80_column_terminal() -> None:
+    for name, parser in _every_parser().items():
+        for line in (parser.description or "").splitlines():
+            assert len(line) <= 80, (name, line)

@@ -148,7 +148,12 @@ def agent_action(
 ) -> argparse.ArgumentParser:
     """One action of a command agents run bare (`wave coord`, `wave feedback`): repository,
     lane, wave and agent default to the agent's WAVE_* environment; a person passes them."""
-    p: argparse.ArgumentParser = actions.add_parser(name, help=text, description=text)
+    from ._help import action_epilog
+
+    prog = f"{actions._prog_prefix} {name}".removeprefix("Usage: ")
+    p: argparse.ArgumentParser = actions.add_parser(
+        name, help=text, description=text, epilog=action_epilog(prog)
+    )
     p.add_argument(
         "--repo",
         metavar="PATH",

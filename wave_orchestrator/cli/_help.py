@@ -20,8 +20,89 @@ EXIT_CODES = {
     2: "invalid input: a bad flag or value, an unknown lane, wave or agent, an invalid lane",
     3: "another launcher holds the lane (or a dead one left agent sessions running)",
     4: "blocked: nothing was safe to retry, or a question to a person got no answer in time",
-    130: "interrupted by Ctrl-C (143: by SIGTERM, e.g. `wave stop`)",
+    130: "interrupted by Ctrl-C (143: by SIGTERM, e.g. `wave stop`; 129: by SIGHUP)",
 }
+
+
+# The exit codes each command (and each action of one) can return: its help prints them,
+# docs/cli.md lists the meanings, tests/cli/test_help.py holds the two together.
+COMMAND_EXIT_CODES: dict[str, tuple[int, ...]] = {
+    "launch": (0, 1, 2, 3, 4, 130),
+    "validate": (0, 2),
+    "status": (0, 2),
+    "ps": (0,),
+    "attach": (0, 1, 2),
+    "logs": (0, 1, 2),
+    "dashboard": (0, 1, 2),
+    "stop": (0, 1, 2, 3),
+    "metrics": (0, 2),
+    "desk": (0, 1, 2),
+    "coord": (0, 2),
+    "feedback": (0, 2, 4),
+    "comment": (0, 2),
+    "diff": (0, 1, 2),
+    "worktrees": (0, 1, 2),
+    "lanes": (0, 2),
+    "init": (0, 2),
+    "completion": (0, 2),
+    "debug-info": (0,),
+    "desk claim": (0, 2),
+    "desk handover": (0, 2),
+    "desk mine": (0, 2),
+    "desk wait": (0, 1, 2),
+    "desk status": (0, 2),
+    "coord post": (0, 2),
+    "coord show": (0, 2),
+    "coord resolve": (0, 2),
+    "coord inbox": (0, 2),
+    "feedback ask": (0, 2, 4),
+    "feedback list": (0, 2),
+    "feedback show": (0, 2),
+    "feedback respond": (0, 2),
+    "feedback watch": (0, 2, 130),
+    "worktrees list": (0, 2),
+    "worktrees prune": (0, 1, 2),
+}
+# Examples of each action (a command's own are given where it is registered).
+ACTION_EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "desk claim": (("wave desk claim src/app.py --intent 'add the route'", "as an agent"),),
+    "desk handover": (("wave desk handover src/app.py --note 'route added'", ""),),
+    "desk mine": (("wave desk mine", "what you hold and wait for"),),
+    "desk wait": (("wave desk wait src/app.py --timeout 600", "until it is handed to you"),),
+    "desk status": (("wave desk status --lane main --wave 1", "as a person"),),
+    "coord post": (
+        ("wave coord post --kind request --summary 'expose GET /items' --target agent:B", ""),
+        ("wave coord post --kind blocker --summary 'schema undecided' --priority high", ""),
+    ),
+    "coord show": (("wave coord show --lane main --open", "the open items, newest first"),),
+    "coord resolve": (("wave coord resolve c-5ad3e1f2 --lane main", "as a person"),),
+    "coord inbox": (("wave coord inbox", "as an agent: what is for you"),),
+    "feedback ask": (("wave feedback ask --question 'keep v1?' --wait --timeout-seconds 600", ""),),
+    "feedback list": (("wave feedback list --lane main --pending", ""),),
+    "feedback show": (("wave feedback show q-1a2b3c4d --lane main", ""),),
+    "feedback respond": (
+        ("wave feedback respond q-1a2b3c4d --lane main --response 'yes, keep it'", ""),
+    ),
+    "feedback watch": (("wave feedback watch --lane main", "Ctrl-C ends it"),),
+    "worktrees list": (("wave worktrees list --lane main", ""),),
+    "worktrees prune": (
+        ("wave worktrees prune --lane main", "the worktrees of ended waves"),
+        ("wave worktrees prune --lane main --branches", "and the merged wave branches"),
+    ),
+}
+
+
+def examples_text(examples: Sequence[tuple[str, str]]) -> str:
+    width = max(len(cmd) for cmd, _ in examples) if examples else 0
+    lines = ["examples:"]
+    lines += [f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}" for cmd, why in examples]
+    return "\n".join(lines)
+
+
+def action_epilog(prog: str) -> str:
+    """The examples and exit codes of one action (``wave desk claim``), from the tables."""
+    name = prog.removeprefix("wave ")
+    return examples_text(ACTION_EXAMPLES[name]) + "\n\n" + exit_codes_text(COMMAND_EXIT_CODES[name])
 
 
 def _styled() -> bool:
@@ -91,18 +172,22 @@ def add_command(
     summary: str,
     description: str,
     examples: Sequence[tuple[str, str]],
-    exit_codes: Sequence[int] = (0, 1, 2),
     **kwargs: Any,
 ) -> argparse.ArgumentParser:
-    """One subcommand with its one-line summary, its paragraph, examples and exit codes."""
-    width = max(len(cmd) for cmd, _ in examples) if examples else 0
-    lines = ["examples:"]
-    lines += [f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}" for cmd, why in examples]
-    lines += ["", exit_codes_text(exit_codes)]
+    """One subcommand with its one-line summary, its paragraph, examples and exit codes (from
+    COMMAND_EXIT_CODES)."""
+    epilog = examples_text(examples) + "\n\n" + exit_codes_text(COMMAND_EXIT_CODES[name])
     parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=summary, description=description, epilog="\n".join(lines), **kwargs
+        name, help=summary, description=wrap(description), epilog=epilog, **kwargs
     )
     return parser
+
+
+def wrap(text: str, width: int = 78) -> str:
+    """A description as lines a terminal shows whole (the help keeps line breaks as given)."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(part, width) for part in text.split("\n"))
 
 
 def exit_codes_text(codes: Sequence[int]) -> str:

@@ -24,14 +24,15 @@ from ._common import (
     repo_and_lane,
     state_layout,
 )
-from ._help import exit_codes_text
+from ._help import COMMAND_EXIT_CODES, exit_codes_text, wrap
 
 EXAMPLES = """examples:
   wave comment --agent api --text "use the pagination helper in lib/page.py"
   wave comment --wave 2 --text "do not touch the public API this wave"
 """
-EXAMPLES += "\n" + exit_codes_text((0, 2))
+EXAMPLES += "\n" + exit_codes_text(COMMAND_EXIT_CODES["comment"])
 EXAMPLES += """
+
 A comment for --wave N (no --agent) reaches every agent of that wave: their inboxes now, the
 prompts of their later attempts, and agents that start later. An agent id or wave the lane does
 not have is exit 2. Agents cannot comment: in an agent's session ($WAVE_AGENT_ID set) it is
@@ -43,8 +44,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "comment",
         help="leave guidance for a running agent (or every agent of a wave)",
-        description="Guidance from a person, delivered to the agent's inbox and to every later "
-        "attempt's prompt, without stopping anything.",
+        description=wrap(
+            "Guidance from a person, delivered to the agent's inbox and to every later "
+            "attempt's prompt, without stopping anything."
+        ),
         epilog=EXAMPLES,
     )
     add_repo(p)

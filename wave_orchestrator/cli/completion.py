@@ -25,7 +25,6 @@ def register(sub: Any) -> None:
             ('eval "$(wave completion zsh)"', "in ~/.zshrc (after compinit)"),
             ("wave completion fish > ~/.config/fish/completions/wave.fish", ""),
         ],
-        exit_codes=(0, 2),
     )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete for: " + ", ".join(SHELLS))
     p.set_defaults(handler=run)

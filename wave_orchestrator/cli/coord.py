@@ -23,7 +23,7 @@ from ._common import (
     repo_and_lane,
     state_layout,
 )
-from ._help import exit_codes_text
+from ._help import COMMAND_EXIT_CODES, exit_codes_text, wrap
 
 EXAMPLES = """examples:
   wave coord post --kind request --target agent:api --summary "expose GET /items"
@@ -32,16 +32,18 @@ EXAMPLES = """examples:
   wave coord resolve c-1a2b3c4d --note "done in db/schema.sql"
   wave coord inbox
 """
-EXAMPLES += "\n" + exit_codes_text((0, 2))
+EXAMPLES += "\n" + exit_codes_text(COMMAND_EXIT_CODES["coord"])
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "coord",
         help="the wave's coordination log: post, show, resolve, inbox",
-        description="Agents of a wave talk through an append-only coordination log: requests, "
-        "acks, blockers, decisions, evidence, handoffs. The launcher keeps a board, a shared "
-        "summary and one inbox per agent current from it.",
+        description=wrap(
+            "Agents of a wave talk through an append-only coordination log: requests, "
+            "acks, blockers, decisions, evidence, handoffs. The launcher keeps a board, a shared "
+            "summary and one inbox per agent current from it."
+        ),
         epilog=EXAMPLES,
     )
     actions = p.add_subparsers(dest="coord_command", metavar="ACTION", required=True)

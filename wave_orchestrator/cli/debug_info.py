@@ -31,7 +31,6 @@ def register(sub: Any) -> None:
             ("wave debug-info", "paste this into the issue"),
             ("wave debug-info --json", "the same, for a script"),
         ],
-        exit_codes=(0,),
     )
     add_repo(p)
     add_json(p)

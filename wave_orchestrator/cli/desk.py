@@ -25,7 +25,7 @@ from ._common import (
     state_layout,
 )
 from ._complete import wave_agents
-from ._help import add_command
+from ._help import action_epilog, add_command
 
 if TYPE_CHECKING:
     from ..desk.claims import Desk
@@ -62,7 +62,12 @@ def register(sub: Any) -> None:
 
 
 def _action(desk: Any, name: str, text: str, handler: Any, needs_agent: bool = True) -> Any:
-    p = desk.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".")
+    p = desk.add_parser(
+        name,
+        help=text,
+        description=text[:1].upper() + text[1:] + ".",
+        epilog=action_epilog(f"wave desk {name}"),
+    )
     p.add_argument(
         "--repo",
         metavar="PATH",

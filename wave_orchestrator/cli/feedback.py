@@ -25,22 +25,24 @@ from ._common import (
     seconds,
     state_layout,
 )
-from ._help import exit_codes_text
+from ._help import COMMAND_EXIT_CODES, exit_codes_text, wrap
 
 EXAMPLES = """examples:
   wave feedback ask --question "keep the v1 endpoint?" --context "clients X, Y" --wait
   wave feedback list --pending
   wave feedback respond q-1a2b3c4d --response "yes, keep it until March"
 """
-EXAMPLES += "\n" + exit_codes_text((0, 2, 4))
+EXAMPLES += "\n" + exit_codes_text(COMMAND_EXIT_CODES["feedback"])
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "feedback",
         help="questions from agents to a person: ask, list, show, respond, watch",
-        description="An agent that meets an ambiguity asks a person instead of guessing; the "
-        "launcher shows the question and the exact command to answer it.",
+        description=wrap(
+            "An agent that meets an ambiguity asks a person instead of guessing; the "
+            "launcher shows the question and the exact command to answer it."
+        ),
         epilog=EXAMPLES,
     )
     actions = p.add_subparsers(dest="feedback_command", metavar="ACTION", required=True)

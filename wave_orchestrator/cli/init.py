@@ -27,7 +27,6 @@ def register(sub: Any) -> None:
             ("wave init --lane docs --executor claude", "a claude lane named docs"),
             ("wave init --demo && wave launch --lane demo", "try wave in a minute"),
         ],
-        exit_codes=(0, 2),
     )
     p.add_argument("--repo", metavar="PATH", default=".", help="repository folder (default: here)")
     p.add_argument("--lane", metavar="LANE", help="lane name (default: main, or demo with --demo)")

@@ -24,7 +24,6 @@ def register(sub: Any) -> None:
             ("wave ps", "what runs where"),
             ("wave ps --json | jq '.launchers[].lane'", "for scripts"),
         ],
-        exit_codes=(0,),
     )
     add_json(p)
     p.set_defaults(handler=run)

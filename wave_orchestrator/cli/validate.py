@@ -26,7 +26,6 @@ def register(sub: Any) -> None:
             ("wave validate", "the only lane, $WAVE_LANE or default_lane"),
             ("wave validate --lane main --json", "for a script or an editor"),
         ],
-        exit_codes=(0, 2),
     )
     add_repo(p)
     add_lane(p)

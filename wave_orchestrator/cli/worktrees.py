@@ -11,7 +11,7 @@ from ..errors import UsageError, WaveError
 from ..worktrees.git import is_repository
 from ..worktrees.isolation import Isolation
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
-from ._help import exit_codes_text
+from ._help import COMMAND_EXIT_CODES, action_epilog, exit_codes_text, wrap
 
 if TYPE_CHECKING:
     from ..worktrees.branches import PrunedBranch
@@ -22,21 +22,25 @@ EXAMPLES = """examples:
   wave worktrees prune --lane main --force     # also those with uncommitted work
   wave worktrees prune --branches              # and the wave branches already merged
 """
-EXAMPLES += "\n" + exit_codes_text((0, 1, 2))
+EXAMPLES += "\n" + exit_codes_text(COMMAND_EXIT_CODES["worktrees"])
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "worktrees",
         help="list or remove leftover worktrees and wave branches (isolation: worktree)",
-        description="Agent worktrees live in .wave/<lane>/worktrees/ and are removed when their "
-        "wave ends, unless --keep-worktrees or a crash left them. Branches (wave/<lane>/...) "
-        "are kept until `prune --branches` deletes those whose work is merged.",
+        description=wrap(
+            "Agent worktrees live in .wave/<lane>/worktrees/ and are removed when their "
+            "wave ends, unless --keep-worktrees or a crash left them. Branches (wave/<lane>/...) "
+            "are kept until `prune --branches` deletes those whose work is merged."
+        ),
         epilog=EXAMPLES,
     )
     actions = p.add_subparsers(dest="worktrees_command", metavar="ACTION", required=True)
     for name, text in (("list", "the lane's worktrees"), ("prune", "remove them")):
-        action = actions.add_parser(name, help=text, description=text)
+        action = actions.add_parser(
+            name, help=text, description=text, epilog=action_epilog(f"wave worktrees {name}")
+        )
         add_repo(action)
         add_lane(action)
         add_json(action)
