@@ -481,6 +481,7 @@ def test_format_table() -> None:
         "reasoning",
         "runs",
         "success",
+        "accepted",
         "timeouts",
         "avg",
         "p50",
@@ -498,6 +499,7 @@ def test_format_table() -> None:
         "high",
         "2",
         "50%",
+        "—",
         "0",
         "1m",
         "25s",
@@ -510,7 +512,9 @@ def test_format_table() -> None:
         "$0.2500",
         "2.2",
     ]
-    assert lines[2].split() == ["gpt-x", "—", "1", "0%", "0", "—", "—", "—", "1.00"] + ["—"] * 4
+    assert (
+        lines[2].split() == ["gpt-x", "—", "1", "0%", "—", "0", "—", "—", "—", "1.00"] + ["—"] * 4
+    )
     assert len({len(line) for line in lines[:2]}) == 1  # aligned columns
     assert lines[0].index("runs") < lines[0].index("success")
 
@@ -647,7 +651,8 @@ def test_cli_human_table(repo: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert metrics_cli.run(args(repo, lane="main")) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["model", "reasoning", "runs"]
-    assert lines[1].split()[:8] == ["claude-sonnet-5", "high", "2", "50%", "1", "1m", "25s", "45s"]
+    assert lines[1].split()[:9] == ["claude-sonnet-5", "high", "2", "50%", "—", "1", "1m", "25s",
+                                    "45s"]  # fmt: skip
     assert len(lines) == 2
     assert metrics_cli.run(args(repo, by="model-role")) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[2] == "implementation"
@@ -686,3 +691,19 @@ def test_cli_unknown_lane_is_a_usage_error(repo: Path) -> None:
     (repo / "lanes" / "draft").mkdir()  # no lane.yaml: not a lane
     with pytest.raises(UsageError):
         metrics_cli.run(args(repo, lane="draft"))
+
+
+def test_accepted_counts_the_successes_whose_attempt_the_gates_accepted(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 0 is not the work accepted: a wave whose gate failed on attempt 1 and passed on
+    attempt 2 has two successful runs of A1, one accepted."""
+    write(repo, "main", rec(attempt=1), rec(attempt=2), rec(status="failed", attempt=2))
+    write(repo, "main", {"kind": "verdict", "lane": "main", "wave": 1, "attempt": 1,
+                         "verdict": "rejected"},
+          {"kind": "verdict", "lane": "main", "wave": 1, "attempt": 2, "verdict": "accepted"})  # fmt: skip
+    assert metrics_cli.run(args(repo, lane="main", json=True)) == 0
+    group = one(json.loads(capsys.readouterr().out)["groups"])
+    assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (3, 2, 2, 1)
+    assert metrics_cli.run(args(repo, lane="main")) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[3:5] == ["67%", "1/2"]

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
-from ..metrics.report import BY_CHOICES, SORT_CHOICES, aggregate, format_table, read_records
+from ..metrics.report import (
+    BY_CHOICES,
+    SORT_CHOICES,
+    aggregate,
+    format_table,
+    read_records,
+    read_verdicts,
+)
 from ._common import add_json, add_lane, add_repo, emit_json, state_layout, warn_skipped_lanes
 from ._help import add_command
 
@@ -57,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     records = read_records(paths)
     by = getattr(args, "by", "model")
     filter_text = getattr(args, "filter", None)
-    groups = aggregate(records, by=by, sort=getattr(args, "sort", "runs"), filter_text=filter_text)
+    groups = aggregate(
+        records,
+        by=by,
+        sort=getattr(args, "sort", "runs"),
+        filter_text=filter_text,
+        verdicts=read_verdicts(paths),
+    )
     if getattr(args, "json", False):
         emit_json({"groups": groups})
     elif groups:

@@ -38,6 +38,7 @@ def metrics_record(
     rate_limited: int,
     usage: Usage,
     record_id: str | None = None,
+    attempt: int | None = None,
 ) -> dict[str, Any]:
     """The SPEC 9 record of one finished attempt; unknown tokens, cost and ``stalled`` left out.
     A ``record_id`` derived from the launch lets a resumed launcher see what is recorded."""
@@ -59,6 +60,8 @@ def metrics_record(
         "tries": tries,
         "rate_limited": rate_limited,
     }
+    if attempt is not None:  # the wave attempt: its gates' verdict is recorded apart
+        record["attempt"] = attempt
     if usage.input_tokens is not None:
         record["input_tokens"] = usage.input_tokens
     if usage.output_tokens is not None:

@@ -24,6 +24,8 @@ GROUP_KEYS = (
     "roles",
     "runs",
     "successes",
+    "judged",
+    "accepted",
     "timeouts",
     "avg_ms",
     "p50_ms",
@@ -47,6 +49,27 @@ def read_records(paths: Iterable[Path], limit: int = READ_LIMIT) -> list[dict[st
     return records[-limit:] if limit > 0 else []
 
 
+def read_verdicts(paths: Iterable[Path]) -> dict[tuple[str, int, int], bool]:
+    """(lane, wave, attempt) -> whether the wave's gates accepted that attempt's work."""
+    found = {}
+    for path in paths:
+        for r in read_jsonl(path):
+            if r.get("kind") == "verdict" and isinstance(r.get("lane"), str):
+                wave, attempt = _count(r.get("wave")), _count(r.get("attempt"))
+                if wave is not None and attempt is not None:
+                    found[(r["lane"], wave, attempt)] = r.get("verdict") == "accepted"
+    return found
+
+
+def _verdict(record: dict[str, Any], verdicts: dict[tuple[str, int, int], bool]) -> bool | None:
+    """Whether a run's work was accepted (None: its attempt was never judged, or is older
+    than verdicts)."""
+    wave, attempt = _count(record.get("wave")), _count(record.get("attempt"))
+    if not isinstance(record.get("lane"), str) or wave is None or attempt is None:
+        return None
+    return verdicts.get((record["lane"], wave, attempt))
+
+
 def _valid(record: dict[str, Any]) -> bool:
     return isinstance(record.get("status"), str) and _number(record.get("duration_ms")) is not None
 
@@ -66,8 +89,10 @@ def aggregate(
     by: str = "model",
     sort: str = "runs",
     filter_text: str | None = None,
+    verdicts: dict[tuple[str, int, int], bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """Group the records per model and reasoning (and role with ``model-role``), sorted."""
+    """Group the records per model and reasoning (and role with ``model-role``), sorted;
+    ``verdicts`` (``read_verdicts``) say which runs' work the gates accepted."""
     if by not in BY_CHOICES:
         raise ValueError(f"--by must be one of {', '.join(BY_CHOICES)}, not {by!r}")
     if sort not in SORT_CHOICES:
@@ -84,7 +109,7 @@ def aggregate(
         if by == "model-role":
             key = (*key, _display(record.get("role")))
         groups.setdefault(key, []).append(record)
-    result = [_summary(key, members) for key, members in groups.items()]
+    result = [_summary(key, members, verdicts or {}) for key, members in groups.items()]
     result.sort(
         key=lambda g: (
             g["model"].casefold(),
@@ -103,8 +128,14 @@ def _matches(record: dict[str, Any], needle: str) -> bool:
     return any(isinstance(f, str) and needle in f.casefold() for f in fields)
 
 
-def _summary(key: tuple[str, ...], records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _summary(
+    key: tuple[str, ...],
+    records: Sequence[dict[str, Any]],
+    verdicts: dict[tuple[str, int, int], bool],
+) -> dict[str, Any]:
     runs = len(records)
+    judged = [v for r in records if r.get("status") == "success"
+              if (v := _verdict(r, verdicts)) is not None]  # fmt: skip
     timed = [
         (r, ms)
         for r in records
@@ -124,6 +155,8 @@ def _summary(key: tuple[str, ...], records: Sequence[dict[str, Any]]) -> dict[st
         "roles": [name for name, _ in sorted(roles.items(), key=lambda kv: (-kv[1], kv[0]))],
         "runs": runs,
         "successes": sum(1 for r in records if r.get("status") == "success"),
+        "judged": len(judged),  # successful runs whose attempt the gates judged
+        "accepted": sum(judged),  # ... and whose work they accepted
         "timeouts": sum(
             1 for r in records if r.get("status") == "timeout" or r.get("stalled") is True
         ),
@@ -209,7 +242,7 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
     header = ["model", "reasoning"]
     if by == "model-role":
         header.append("role")
-    header += ["runs", "success", "timeouts", "avg", "p50", "p90", "tries", "tokens"]
+    header += ["runs", "success", "accepted", "timeouts", "avg", "p50", "p90", "tries", "tokens"]
     header += ["avg cost", "total cost", "tok/s"]
     numeric_from = 3 if by == "model-role" else 2
     rows = [header]
@@ -222,6 +255,7 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
         row += [
             str(g["runs"]),
             f"{_round_half_up(100 * _success_rate(g))}%",
+            f"{g['accepted']}/{g['judged']}" if g["judged"] else NO_VALUE,
             str(g["timeouts"]),
             format_duration(g["avg_ms"]) if timed else NO_VALUE,
             format_duration(g["p50_ms"]) if timed else NO_VALUE,

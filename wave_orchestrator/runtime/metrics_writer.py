@@ -15,7 +15,7 @@ from ..agents.executors import reasoning_for
 from ..agents.usage import read_usage_file
 from ..errors import WaveError
 from ..metrics.records import metrics_record
-from ..state.events import utc_stamp
+from ..state.events import utc_now, utc_stamp
 from ..state.fsutil import append_jsonl
 from .agent_run import AgentRun
 
@@ -50,6 +50,7 @@ class MetricsWriter:
             "tries": max(run.tries, run.seen_backoff_try + 1),
             "rate_limited": max(run.rate_limited, run.seen_backoff_try),
             "record_id": record_id,
+            "attempt": launch.attempt,
         }
         settings = launch.agent.executor.settings_for(launch.executor)
         args = (launch.executor, settings, launch.paths.output_log, launch.model, fields)
@@ -81,6 +82,17 @@ class MetricsWriter:
             self._write(*args)
         except (OSError, WaveError) as exc:
             self.log.warning("metrics record failed", agent=args[4]["agent"], error=str(exc))
+
+    def verdict(self, attempt: int, accepted: bool) -> None:
+        """What the wave's gates made of an attempt: its runs' exit 0 is not yet the work
+        accepted (`wave metrics` shows both)."""
+        record = {"id": f"{self.lane}:{self.wave}:{attempt}:verdict", "kind": "verdict",
+                  "lane": self.lane, "wave": self.wave, "attempt": attempt,
+                  "verdict": "accepted" if accepted else "rejected", "at": utc_now()}  # fmt: skip
+        try:
+            append_jsonl(self.path, record)
+        except OSError as exc:  # a full disk loses one verdict, not the wave
+            self.log.warning("metrics verdict not written", error=str(exc))
 
     def wait(self) -> None:
         """Until every record asked for is written (a wave ends with its metrics complete)."""

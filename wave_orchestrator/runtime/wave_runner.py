@@ -137,6 +137,8 @@ class WaveRunner:
                 announce_retry(self.ctx.events, self.ctx.log, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt_reason)
             result = self._attempt(plan)
+            if not self.ctx.stop.is_set():  # a stopped attempt was never judged
+                self.metrics.verdict(attempt, result.ok)
             self.adopting = False
             self.refresh(force=True)
             if self.ctx.stop.is_set() or result.ok:
