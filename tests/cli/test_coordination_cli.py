@@ -157,3 +157,12 @@ def test_durations_that_never_end_are_refused(repo: Repo) -> None:
         assert repo.wave("desk", "wait", "x.txt", f"--timeout={value}").returncode == 2
         assert repo.wave("stop", f"--timeout={value}").returncode == 2
     assert not (repo.state("main") / "feedback.jsonl").exists()  # nothing was asked
+
+
+def test_feedback_watch_to_a_pipe_prints_changes_not_the_list_again(repo: Repo) -> None:
+    _repo(repo, WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    rid = repo.wave("feedback", "ask", "--question", "keep v1?").stdout.strip()
+    watch = repo.wave("feedback", "watch", "--count", "5", "--interval", "0.05")
+    assert watch.returncode == 0, watch.stderr
+    assert watch.stdout.count(rid) == 2  # once listed, once in its answer command
+    assert watch.stdout.count("pending question(s)") == 1

@@ -552,3 +552,20 @@ def test_a_finished_agents_pane_still_shows_its_last_output(
 
     wait_for(shown, 5, what="the pane to show the last line")
     assert "FINAL-LINE" in (tmux_repo.agent_dir("main", 1, "A1") / "output.log").read_text()
+
+
+def test_stop_says_it_removed_the_sessions_kept_for_inspection(tmux_repo: Repo) -> None:
+    tmux_repo.lane(
+        "main",
+        FAST_LANE.format(retries=0),
+        {1: "agents:\n  - {id: A1, prompt: p, executor: {local: {command: 'true'}}}\n"},
+    )
+    assert tmux_repo.wave("launch", "--lane", "main", "--keep-sessions").returncode == 0
+    assert "w1-A1" in _sessions(tmux_repo)
+    stop = tmux_repo.wave("stop", "--lane", "main")
+    assert stop.returncode == 0, stop.stderr
+    assert "no launcher is running on lane main" in stop.stdout
+    assert "removed 1 ended agent session(s) kept for inspection (--keep-sessions): w1-A1" in (
+        stop.stdout
+    )
+    assert "w1-A1" not in _sessions(tmux_repo)

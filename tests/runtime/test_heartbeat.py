@@ -26,6 +26,13 @@ def test_the_line_names_counts_and_the_longest_runner() -> None:
     assert heartbeat_text(runs, 1000.0) == "3 running, 2 done, 1 waiting, longest A4 4m12s"
 
 
+def test_agents_finished_before_this_pool_count_as_done() -> None:
+    """After --resume, agents that finished while no launcher ran are adopted finished and
+    never join the pool: still done, not forgotten."""
+    runs = [run("A1", AgentState.RUNNING, 990.0)]
+    assert heartbeat_text(runs, 1000.0, done_before=3) == "1 running, 3 done, longest A1 0m10s"
+
+
 def test_nothing_to_say_when_nothing_runs() -> None:
     assert heartbeat_text([run("A", AgentState.COMPLETED, 1.0)], 10.0) is None
 

@@ -48,3 +48,13 @@ def test_last_phase_is_read_inside_json_output_but_not_from_tool_output() -> Non
     }
     text = "\n".join(json.dumps(e) for e in (said, quoted)) + "\n"
     assert last_phase(text) == "validating"
+
+
+def test_a_marker_as_the_last_line_is_shown_as_what_it_says() -> None:
+    gate = "[wave-gate] architecture=pass integration=pass durability=pass live=pass docs=concerns"
+    assert last_line(f"work\n{gate} detail=two pages left\n") == (
+        "gate: architecture pass, integration pass, durability pass, live pass, docs concerns "
+        "(two pages left)"
+    )
+    assert last_line("work\n[wave-verdict] pass\n") == "verdict: pass"
+    assert last_line("[wave-phase] nonsense\n") == "[wave-phase] nonsense"  # invalid: as it is

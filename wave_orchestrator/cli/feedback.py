@@ -160,15 +160,31 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _watch_loop(store: FeedbackStore, args: argparse.Namespace) -> None:
-    shown = 0
+    """On a terminal, the pending list redrawn each interval; to a pipe or a file, one line
+    per change only (a question that came, one that was answered), never the list again."""
+    rounds = 0
+    before_ids: dict[str, FeedbackRequest] | None = None
+    redraw = sys.stdout.isatty()
     while True:
         pending = sorted(store.pending(), key=lambda r: r.created_at)
-        clear = "\x1b[2J\x1b[H" if sys.stdout.isatty() else ""  # a pipe gets plain lines
-        print(f"{clear}{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
-        for r in pending:
-            print(_describe(r))
-            print(f"    answer: {answer_command(r.id, store.lane)}")
-        shown += 1
-        if args.count and shown >= args.count:
+        if redraw:
+            print(f"\x1b[2J\x1b[H{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
+            for r in pending:
+                print(_describe(r))
+                print(f"    answer: {answer_command(r.id, store.lane)}")
+        else:
+            now = {r.id: r for r in pending}
+            if before_ids is None:
+                print(f"{len(pending)} pending question(s) ({time.strftime('%H:%M:%S')})")
+            seen: dict[str, FeedbackRequest] = before_ids or {}
+            for r in pending if before_ids is None else [r for r in pending if r.id not in seen]:
+                print(f"pending {_describe(r)}")
+                print(f"    answer: {answer_command(r.id, store.lane)}")
+            for gone in [i for i in seen if i not in now]:
+                print(f"no longer pending {clean(gone)}")
+            before_ids = now
+            sys.stdout.flush()
+        rounds += 1
+        if args.count and rounds >= args.count:
             return
         time.sleep(args.interval)

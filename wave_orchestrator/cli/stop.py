@@ -54,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             print(f"no launcher is running on lane {lane}")
+        if report.removed:  # ended agents whose sessions were kept for reading
+            print(
+                f"removed {len(report.removed)} ended agent session(s) kept for inspection "
+                "(--keep-sessions): " + ", ".join(report.removed)
+            )
         return 0
     if not report.stopped:
         raise WaveError(f"launcher pid {report.launcher_pid} did not stop within {args.timeout:g}s")

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,8 @@ def agent_placement(layout: StateLayout, repo: Path) -> Placement:
 class StopReport:
     launcher_pid: int | None
     stopped: bool
-    orphans: list[str]
+    orphans: list[str]  # agent sessions still running that a dead launcher left
+    removed: list[str] = field(default_factory=list)  # ended ones kept (--keep-sessions)
 
 
 def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopReport:
@@ -159,6 +160,7 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
         _stop_session(placement, name)  # a finished agent's leftover processes too
     leftovers = [n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n) or n == DASHBOARD_SESSION]
     tmux.kill_sessions(leftovers)
+    removed = sorted(n for n in leftovers if n not in orphans and n != DASHBOARD_SESSION)
     state = RunState(layout.run_state, layout.lane)
     for key, entry in list(state.data["waves"].items()):
         if isinstance(entry, dict) and entry.get("state") == "running":
@@ -166,7 +168,7 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
                 int(key), "cancelled", "stopped by `wave stop` after the launcher died"
             )
             EventLog(layout.events).emit("wave_cancelled", int(key), reason="wave stop")
-    return StopReport(None, True, orphans)
+    return StopReport(None, True, orphans, removed)
 
 
 def _stop_session(placement: Placement, name: str) -> None:

@@ -21,12 +21,13 @@ def interval() -> float:
         return DEFAULT_SECONDS
 
 
-def heartbeat_text(runs: Sequence[AgentRun], now_wall: float) -> str | None:
-    """The line for these runs, or None when none runs (nothing to report)."""
+def heartbeat_text(runs: Sequence[AgentRun], now_wall: float, done_before: int = 0) -> str | None:
+    """The line for these runs, or None when none runs (nothing to report). ``done_before``:
+    agents of the wave that finished outside these runs (adopted finished by --resume)."""
     active = [r for r in runs if r.active and r.launched_wall is not None]
     if not active:
         return None
-    done = sum(1 for r in runs if r.state.terminal)
+    done = done_before + sum(1 for r in runs if r.state.terminal)
     waiting = sum(1 for r in runs if r.launched_wall is None and not r.state.terminal)
     longest = min(active, key=lambda r: r.launched_wall or now_wall)
     seconds = int(now_wall - (longest.launched_wall or now_wall))
@@ -43,12 +44,13 @@ class Heartbeat:
         self.log = log
         self.every = interval() if every is None else every
         self.next = time.monotonic() + self.every
+        self.done_before = 0  # finished agents of the wave not among the runs it is given
 
     def beat(self, runs: Sequence[AgentRun], wave: int) -> None:
         now = time.monotonic()
         if now < self.next:
             return
         self.next = now + self.every
-        text = heartbeat_text(runs, time.time())
+        text = heartbeat_text(runs, time.time(), self.done_before)
         if text:
             self.log.info(f"wave {wave}: {text}")

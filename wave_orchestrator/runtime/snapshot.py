@@ -30,10 +30,27 @@ def tail_text(path: Path, limit: int = 4096) -> str:
 
 
 def last_line(text: str) -> str:
-    """The last non-empty line a person would read (prose only, for JSON output)."""
+    """The last non-empty line a person would read (prose only, for JSON output); a marker
+    line is shown as what it says (`verdict: pass`), not as its syntax."""
     plain = ANSI_RE.sub("", text).replace("\r", "\n")
     lines = [ln.strip() for ln in readable_lines(plain) if ln.strip()]
-    return lines[-1][:200] if lines else ""
+    return marker_meaning(lines[-1])[:200] if lines else ""
+
+
+def marker_meaning(line: str) -> str:
+    """``[wave-gate] architecture=pass docs=fail detail=...`` as ``gate: architecture pass,
+    docs fail (...)``; any other line as it is."""
+    marker = parse_line(line)
+    if not isinstance(marker, Marker):
+        return line
+    said = ", ".join(
+        f"{key} {','.join(value) if isinstance(value, tuple) else value}"
+        for key, value in marker.values.items()
+    )
+    if marker.kind in ("verdict", "phase") and len(marker.values) == 1:
+        said = str(next(iter(marker.values.values())))
+    kind = marker.kind.replace("-", " ")
+    return f"{kind}: {said}" + (f" ({marker.detail})" if marker.detail else "")
 
 
 def last_phase(text: str) -> str | None:

@@ -366,7 +366,7 @@ class WaveRunner:
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
             runs.append(run)
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
-        AgentPool(
+        pool = AgentPool(
             runs,
             ctx.placement,
             ctx.events,
@@ -382,7 +382,9 @@ class WaveRunner:
             coordinator=ctx.coordinator,
             reaper=self.reaper,
             workspace=self.spaces,
-        ).run()
+        )
+        pool.heartbeat.done_before = sum(1 for r in self.latest.values() if r.state.terminal)
+        pool.run()
 
     def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
         """Carry on with what a dead launcher left of this agent (None: launch it)."""
