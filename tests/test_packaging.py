@@ -28,6 +28,8 @@ def test_the_wheel_installs_and_runs_the_demo_outside_the_checkout(tmp_path: Pat
     for rel in ("lane.yaml", "waves/wave-1.yaml", "waves/wave-2.yaml"):
         assert f"wave_orchestrator/definitions/demo_lane/{rel}" in names
     assert any(n.endswith("entry_points.txt") for n in names)
+    shipped = {Path(n).name for n in names if n.startswith("wave_orchestrator/docs/")}
+    assert shipped == {p.name for p in (ROOT / "docs").glob("*.md")}  # `wave docs` after pipx
 
     # Installed as a plain (non-editable) package, used from a folder that is no checkout.
     site = tmp_path / "site"
@@ -79,6 +81,9 @@ def test_the_wheel_installs_and_runs_the_demo_outside_the_checkout(tmp_path: Pat
     dry = wave("launch", "--lane", "demo", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert wave("--version").stdout.startswith("wave ")
+    lanes = wave("docs", "lanes")
+    assert lanes.returncode == 0 and lanes.stdout.startswith("# Lanes and waves"), lanes.stderr
+    assert "site" in wave("docs").stdout.splitlines()[-1]  # the package's copy, not a checkout
 
 
 def test_pipx_install_gives_a_wave_on_its_own(tmp_path: Path) -> None:

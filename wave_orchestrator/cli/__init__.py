@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "init": "scaffold lanes/main/ and add .wave/ to .gitignore",
     "completion": "print the shell completion script (bash, zsh, fish)",
     "debug-info": "print versions, repository, lanes, sockets and state dirs for a bug report",
+    "docs": "print the user documentation (the pages shipped with wave)",
 }
 
 
@@ -64,7 +65,7 @@ examples:
 
 --repo PATH and --lane LANE may also come before the command (`wave --repo ../proj status`).
 environment: WAVE_REPO and WAVE_LANE choose the repository and lane for every command;
-NO_COLOR turns colour off. Docs: docs/cli.md."""
+NO_COLOR turns colour off. Docs: `wave docs` (every page; `wave docs cli` for the commands)."""
 
 
 def build_parser(argv: Sequence[str] | None = None) -> WaveParser:

@@ -46,6 +46,7 @@ COMMAND_EXIT_CODES: dict[str, tuple[int, ...]] = {
     "init": (0, 2),
     "completion": (0, 2),
     "debug-info": (0,),
+    "docs": (0, 2),
     "desk claim": (0, 2),
     "desk handover": (0, 2),
     "desk mine": (0, 2),

@@ -114,7 +114,10 @@ FINAL = {s.value for s in TERMINAL}
 
 
 def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, str] | None:
-    """The wave's last failed gate (run state once it ended, the dashboard while it runs)."""
+    """The wave's last failed gate (run state once it ended, the dashboard while it runs);
+    none for a completed wave: a gate that failed on an earlier attempt passed since."""
+    if entry.get("state") == "completed":
+        return None
     found = entry.get("gate_failure") or snapshot.get("gate_failure")
     if not isinstance(found, dict):
         return None
@@ -200,6 +203,12 @@ def _event_text(event: Any) -> str:
     return f"{event['event']} at {str(event.get('at', ''))[11:23]}Z"
 
 
+def _state_text(agent: dict[str, Any]) -> str:
+    limited = agent.get("state") == "rate-limited" and agent.get("state_note")
+    note = f" ({agent['state_note']})" if limited else ""
+    return f"{agent.get('state', '?')}{note}"
+
+
 def _elapsed(ms: Any) -> str:
     if not isinstance(ms, int):
         return "-"
@@ -236,14 +245,13 @@ def run(args: argparse.Namespace) -> int:
             since = local_clock(wave["cluster_unreachable_since"])
             print(f"  cluster unreachable since {since}: agents kept as they were")
         _print_gate_and_board(wave)
-        for a in wave["agents"]:
+        states = [_state_text(a) for a in wave["agents"]]
+        width = max([16, *(len(st) + 1 for st in states)])  # `running (no launcher)` fits
+        for a, state in zip(wave["agents"], states, strict=True):
             code = "-" if a.get("exit_code") is None else a["exit_code"]
             elapsed = _elapsed(a.get("elapsed_ms"))
-            limited = a.get("state") == "rate-limited" and a.get("state_note")
-            note = f" ({a['state_note']})" if limited else ""
-            state = f"{a.get('state', '?')}{note}"
             print(
-                f"  {a['id']:<12} {state:<16} "
+                f"  {a['id']:<12} {state:<{width}} "
                 f"attempt {a.get('attempt', '?')}  tries {a.get('tries', '?')}  "
                 f"elapsed {elapsed}  exit {code}  session {a.get('session', '?')}  "
                 f"last event {_event_text(a.get('last_event'))}"

@@ -9,7 +9,7 @@ from ..state.fsutil import UnsafePath, open_regular
 
 LANE_YAML = """\
 # lane.yaml - settings for every wave of this lane. Every key is optional; the values shown
-# are the defaults. Reference: docs/lanes.md in the wave repository
+# are the defaults. Reference: `wave docs lanes`
 description: "{description}"
 # state_dir: null                # default <repository>/.wave/<lane>
 # shared_files: false            # true: agents of a wave may own the same paths
@@ -43,7 +43,7 @@ executors:
 """
 
 WAVE_YAML = """\
-# wave-1.yaml - the agents of wave 1 run in parallel (docs/lanes.md in the wave repository)
+# wave-1.yaml - the agents of wave 1 run in parallel (`wave docs lanes`)
 wave: 1
 title: First wave
 agents:
