@@ -172,3 +172,20 @@ def test_a_dry_run_starts_no_tmux_watcher_or_logging(lane_repo: Repo) -> None:
     assert result["code"] == 0
     # it writes (tempfile); the run state only matters to --resume and --auto-next
     assert set(result["heavy"]) <= {"tempfile"}, result["heavy"]  # type: ignore[arg-type]
+
+
+def test_a_launch_loads_structlog_without_rich(tmux_repo: Repo) -> None:
+    """structlog probes for rich at import (~40 ms); the launcher never renders with it."""
+    from helpers import local_agent, local_lane
+
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['wave', 'launch', '--lane', 'main', '--no-dashboard', '--repo', sys.argv[1]]\n"
+        "try:\n    runpy.run_module('wave_orchestrator', run_name='__main__')\n"
+        "except SystemExit as exc:\n    code = exc.code\n"
+        "print('RESULT', code, 'structlog' in sys.modules, 'rich' in sys.modules, file=sys.__stderr__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(tmux_repo.root)], env=tmux_repo.env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "RESULT 0 True False" in done.stderr, done.stderr

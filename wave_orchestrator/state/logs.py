@@ -45,10 +45,33 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
     return strip_controls(f"{prefix}{event}" + (f" ({tail})" if tail else ""))
 
 
+# Optional renderers structlog probes for when it is imported (its ConsoleRenderer's colours
+# and exception formatting): wave renders its own lines (``_human``) and never uses them, and
+# importing rich alone costs a launch ~40 ms (docs/performance.md).
+STRUCTLOG_EXTRAS = ("rich", "better_exceptions", "colorama")
+
+
+def _structlog() -> Any:
+    """structlog, imported without the optional renderers it would probe for."""
+    if "structlog" in sys.modules:
+        return sys.modules["structlog"]
+    hidden = [name for name in STRUCTLOG_EXTRAS if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # `import name` fails, as absent
+    try:
+        import structlog
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]  # importable again by whoever wants it
+    return structlog
+
+
 def _skip_empty_factory(stream: Any) -> Any:
     """structlog (loaded here, on first use: dry runs and read-only commands skip it) with a
     logger that prints human lines; a debug event renders to "" and is left out of stderr."""
-    import structlog
+    _structlog()
+    import structlog  # already loaded, as _structlog wants it
 
     class SkipEmptyLogger(structlog.PrintLogger):
         def msg(self, message: str) -> None:
@@ -67,7 +90,7 @@ def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None
     _FILE = log_file
     if log_file is not None:
         ensure_dir(log_file.parent)
-    import structlog
+    structlog = _structlog()
 
     stream = open(os.devnull, "w") if quiet else sys.stderr  # noqa: SIM115 - lives for the process
     structlog.contextvars.clear_contextvars()
@@ -79,13 +102,13 @@ def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None
 
 
 def get_logger(**bound: Any) -> Any:
-    import structlog
+    structlog = _structlog()
 
     return structlog.get_logger().bind(**bound)
 
 
 def bind_wave(number: int) -> None:
     """Every later log line of this thread names the wave."""
-    import structlog
+    structlog = _structlog()
 
     structlog.contextvars.bind_contextvars(wave=number)

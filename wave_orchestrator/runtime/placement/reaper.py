@@ -17,7 +17,8 @@ from . import processes
 from .base import Placement
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
-LINGER_SECONDS = 5.0  # a finished wrapper's own wind-down (showing the last output) before TERM
+LINGER_SECONDS = 5.0
+DRAIN_POLL_SECONDS = 0.01  # a wave's end looks this often whether its agents are gone  # a finished wrapper's own wind-down (showing the last output) before TERM
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Reaper:
         """Forget every group that is gone, SIGTERMing lingerers and SIGKILLing those past
         the grace. The placement is asked only about sessions whose pid is unknown. Orphans
         reparented to the launcher (a subreaper) are reaped here too."""
+        processes.forget()  # one /proc scan for this round, shared by every session in it
         if self.subreaper:
             processes.reap_adopted()
         if not self.sessions:
@@ -101,10 +103,13 @@ class Reaper:
     def drain(self, timeout: float = LINGER_SECONDS + KILL_GRACE_SECONDS + 5) -> None:
         """Block until every group is ended (a wave's end: nothing it started outlives it)."""
         deadline = time.monotonic() + timeout
+        if not self.keep_sessions:  # their panes are gone: no last output to linger for
+            for ending in self.sessions.values():
+                ending.linger_until = min(ending.linger_until, time.monotonic())
         while self.sessions and time.monotonic() < deadline:
             self.reap(time.monotonic())
             if self.sessions:
-                time.sleep(0.05)
+                time.sleep(DRAIN_POLL_SECONDS)
 
 
 def stop_agent_sessions(placement: Placement, grace: float = KILL_GRACE_SECONDS) -> int:
