@@ -17,8 +17,8 @@ from . import processes
 from .base import Placement
 
 KILL_GRACE_SECONDS = 10.0  # SIGTERM, then SIGKILL this long after
-LINGER_SECONDS = 5.0
-DRAIN_POLL_SECONDS = 0.01  # a wave's end looks this often whether its agents are gone  # a finished wrapper's own wind-down (showing the last output) before TERM
+LINGER_SECONDS = 5.0  # a finished wrapper's own wind-down (showing the last output) before TERM
+DRAIN_POLL_SECONDS = 0.01  # a wave's end looks this often whether its agents are gone
 
 
 @dataclass
