@@ -19,10 +19,10 @@ def test_a_wave_whose_gate_failed_shows_success_but_nothing_accepted(tmux_repo: 
     assert launch.returncode == 1, launch.stderr
     verdicts = [
         json.loads(line)
-        for line in (tmux_repo.state("main") / "metrics.jsonl").read_text().splitlines()
-        if '"verdict"' in line
+        for line in (tmux_repo.state("main") / "verdicts.jsonl").read_text().splitlines()
     ]
     assert [(v["wave"], v["attempt"], v["verdict"]) for v in verdicts] == [(1, 1, "rejected")]
     shown = json.loads(tmux_repo.wave("metrics", "--lane", "main", "--json").stdout)
+    assert '"verdict"' not in (tmux_repo.state("main") / "metrics.jsonl").read_text()
     group = shown["groups"][0]
     assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (2, 2, 2, 0)

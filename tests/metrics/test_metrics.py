@@ -699,9 +699,9 @@ def test_accepted_counts_the_successes_whose_attempt_the_gates_accepted(
     """Exit 0 is not the work accepted: a wave whose gate failed on attempt 1 and passed on
     attempt 2 has two successful runs of A1, one accepted."""
     write(repo, "main", rec(attempt=1), rec(attempt=2), rec(status="failed", attempt=2))
-    write(repo, "main", {"kind": "verdict", "lane": "main", "wave": 1, "attempt": 1,
-                         "verdict": "rejected"},
-          {"kind": "verdict", "lane": "main", "wave": 1, "attempt": 2, "verdict": "accepted"})  # fmt: skip
+    for attempt, verdict in ((1, "rejected"), (2, "accepted")):
+        append_jsonl(repo / ".wave" / "main" / "verdicts.jsonl", {"kind": "verdict", "lane": "main",
+                     "wave": 1, "attempt": attempt, "verdict": verdict})  # fmt: skip
     assert metrics_cli.run(args(repo, lane="main", json=True)) == 0
     group = one(json.loads(capsys.readouterr().out)["groups"])
     assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (3, 2, 2, 1)

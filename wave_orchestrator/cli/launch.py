@@ -145,8 +145,11 @@ def run(args: argparse.Namespace) -> int:
     if args.detach:
         return _detach(args, repo, lane.name, human)
     from ..runtime.launcher import Launcher  # the main loop: not loaded for a dry run
+    from ..runtime.placement.processes import become_subreaper
 
-    launched = Launcher(lane, opts).run()
+    launcher = Launcher(lane, opts)
+    launcher.subreaper = become_subreaper()  # the launcher is this process: it reaps for it
+    launched = launcher.run()
     color = use_color(args.color, human)
     if not launched.outcomes:
         print(f"lane {lane.name}: every selected wave is already completed", file=human)

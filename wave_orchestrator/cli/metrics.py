@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
@@ -60,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     lane = getattr(args, "lane", None) or os.environ.get("WAVE_LANE") or None
     lanes = [resolve_lane_name(repo, lane)] if lane is not None else list_lanes(repo)
     # WAVE_STATE_DIR can point every lane at one folder: read each file once
-    paths = list(dict.fromkeys(_metrics_path(repo, name) for name in lanes))
+    layouts = {(lay := state_layout(repo, name)).metrics.resolve(): lay for name in lanes}
+    paths = list(layouts)
     records = read_records(paths)
     by = getattr(args, "by", "model")
     filter_text = getattr(args, "filter", None)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         by=by,
         sort=getattr(args, "sort", "runs"),
         filter_text=filter_text,
-        verdicts=read_verdicts(paths),
+        verdicts=read_verdicts(layout.verdicts for layout in layouts.values()),
     )
     if getattr(args, "json", False):
         emit_json({"groups": groups})
@@ -80,7 +80,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("no runs recorded yet")
     return 0
-
-
-def _metrics_path(repo: Path, lane: str) -> Path:
-    return state_layout(repo, lane).metrics.resolve()

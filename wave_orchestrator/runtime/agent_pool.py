@@ -13,10 +13,9 @@ from typing import Any
 
 from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
 from ..state.events import EventLog
-from ..state.fsutil import write_json_atomic
+from ..state.fsutil import ensure_dir, write_json_atomic
 from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, read_status, write_outcome
-from ..state.untrusted import read_backoff
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
 from .agent_run import dependency_state, describe_budget, drop_foreign_status
@@ -27,12 +26,14 @@ from .placement.base import Placement, ended_state
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
 from .planner import materialize
+from .rate_limits import follow_backoff, follow_cli_retries
 from .watcher import AgentFolderWatcher
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
 SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
+LAUNCH_BATCH = 8  # ready agents started by one placement call when there is no stagger
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
 TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
@@ -91,13 +92,15 @@ class AgentPool:
         if not self.runs:
             return
         wave = self.runs[0].launch.wave.number
+        for run in self.runs:  # watched from the start: a folder made later is watched late,
+            ensure_dir(run.launch.paths.dir)  # and a fast agent's status.json goes unseen
         watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         if not watcher.start():
             self.log.warning("file events unavailable (inotify limit?): polling only")
         self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
         next_poll = next_live = next_refresh = next_talk = time.monotonic()
         try:
-            while any(not r.state.terminal for r in self.runs) or self.reaping.stopping:
+            while self._going():
                 if self.stop.is_set():
                     self._cancel_all()
                 self._collect_git()
@@ -123,6 +126,8 @@ class AgentPool:
                 ):
                     self._changed()
                     next_refresh = now + REFRESH_SECONDS
+                if not self._going():  # the last ones ended this turn: no wait for a timer
+                    break
                 wake = min([next_poll, next_live, next_talk, *self._timers()])
                 got = watcher.get(min(1.0, wake - time.monotonic()))
                 if got is not None:
@@ -132,6 +137,10 @@ class AgentPool:
             self.git.close()
             self.talk.flush()  # the board and inboxes as the agents left them
         self.log.debug("pool finished", wave=wave)
+
+    def _going(self) -> bool:
+        """An agent has not ended, or the launcher is still stopping one."""
+        return any(not r.state.terminal for r in self.runs) or bool(self.reaping.stopping)
 
     def _follow_questions(self, now: float) -> bool:
         """An agent waiting on a person's answer: its budget and stall clocks are paused, and
@@ -171,8 +180,11 @@ class AgentPool:
         return dependency_state(run, self.by_id, self.succeeded_before)
 
     def _launch_ready(self, now: float) -> None:
-        """Launch at most one ready agent per loop turn, so that finish events are noticed
-        between launches instead of after a whole burst."""
+        """Launch the ready agents: one per turn with a stagger; without one, up to
+        LAUNCH_BATCH together (one tmux call), so that finish events are still noticed
+        between bursts rather than after all of them."""
+        batch: list[AgentRun] = []
+        limit = LAUNCH_BATCH if self.stagger <= 0 else 1
         for run in self.runs:
             if run.state is not AgentState.PENDING:
                 continue
@@ -185,11 +197,20 @@ class AgentPool:
                 continue
             if not ready or self._preparing(run) or self._held(run):
                 continue
-            if time.monotonic() < self.next_launch or self._full():
-                return
-            self._launch(run)
+            if time.monotonic() < self.next_launch or self._full(len(batch)):
+                break
+            if (
+                run.launch.executor == "opencode"
+                and self.first_opencode is None
+                and any(r.launch.executor == "opencode" for r in batch)
+            ):
+                break  # the first opencode agent starts alone (_held)
+            batch.append(run)
+            if len(batch) >= limit:
+                break
+        if batch:
+            self._launch(batch)
             self.next_launch = time.monotonic() + self.stagger
-            return
 
     def _preparing(self, run: AgentRun) -> bool:
         """True while the agent's worktree is not ready (its making is started here)."""
@@ -214,31 +235,43 @@ class AgentPool:
             return starting and first.launch.paths.output_log.stat().st_size == 0
         return starting
 
-    def _full(self) -> bool:
+    def _full(self, starting: int = 0) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
         server near its descriptor limit hangs; later agents wait for a free place."""
-        return sum(1 for r in self.runs if r.active) + self.reaping.stopping >= self.max_running
+        active = sum(1 for r in self.runs if r.active) + self.reaping.stopping + starting
+        return active >= self.max_running
 
-    def _launch(self, run: AgentRun) -> None:
-        # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
-        launch = run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
-        run.to(AgentState.LAUNCHING)
-        try:
-            materialize(launch)
-            if launch.session in self.stale_sessions:  # a previous attempt's dead pane
-                self.placement.remove([launch.session])
-            run.launched_wall = time.time()
-            run.launched_mono = time.monotonic()
-            write_json_atomic(launch.paths.launch_record, run.launch_record())
-            run.pid = self.placement.start(launch.job())
-        except (PlacementError, OSError) as exc:
-            run.unretryable = isinstance(exc, PlacementRefused)  # submitting again cannot help
-            self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
-            return
+    def _launch(self, runs: list[AgentRun]) -> None:
+        prepared = []
+        for run in runs:
+            # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
+            launch = run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
+            run.to(AgentState.LAUNCHING)
+            try:
+                materialize(launch)
+                if launch.session in self.stale_sessions:  # a previous attempt's dead pane
+                    self.placement.remove([launch.session])
+                run.launched_wall, run.launched_mono = time.time(), time.monotonic()
+                write_json_atomic(launch.paths.launch_record, run.launch_record())
+            except (PlacementError, OSError) as exc:
+                self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
+                continue
+            prepared.append(run)
+        started = self.placement.start_many([r.launch.job() for r in prepared])
+        for run, handle in zip(prepared, started, strict=True):
+            if isinstance(handle, Exception):
+                run.unretryable = isinstance(handle, PlacementRefused)  # resubmitting cannot help
+                self._finish(run, AgentState.FAILED, detail=f"could not start: {handle}")
+            else:
+                run.pid = handle
+                self._launched(run)
+
+    def _launched(self, run: AgentRun) -> None:
+        launch = run.launch
         if self.placement.queues:  # its budget starts once the scheduler runs it
             run.to(AgentState.QUEUED)
         else:
-            self._started(run, run.launched_mono)
+            self._started(run, run.launched_mono or time.monotonic())
         if launch.executor == "opencode" and self.first_opencode is None:
             self.first_opencode = run
         self.events.emit(
@@ -301,52 +334,13 @@ class AgentPool:
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
 
-    def _settle_rate_limited(self, run: AgentRun) -> bool:
-        """Rate-limited while the wrapper or the CLI waits on a rate limit, else running."""
-        waiting = run.backing_off or (run.cli.current is not None and run.cli.current.rate_limit)
-        target = AgentState.RATE_LIMITED if waiting else AgentState.RUNNING
-        if not run.active or run.state in (target, AgentState.WAITING_HUMAN, AgentState.QUEUED):
-            return False
-        run.to(target)
-        return True
-
     def _check_backoff(self, run: AgentRun) -> None:
-        info = read_backoff(run.launch.paths.backoff)
-        if info is None:
-            run.backing_off = False
-            if self._settle_rate_limited(run):
-                self._changed()
-            return
-        if info.try_number <= run.seen_backoff_try:
-            return
-        run.seen_backoff_try = info.try_number
-        run.backing_off, run.cli.current = True, None  # the CLI's try is over
-        self._settle_rate_limited(run)
-        tries = info.tries
-        self.events.emit(
-            "agent_rate_limited",
-            run.launch.wave.number,
-            run.id,
-            attempt=run.launch.attempt,
-            **{"try": run.seen_backoff_try},
-            tries=tries,
-            delay_ms=info.delay_ms,
-        )
-        self.log.info(
-            f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{tries}", agent=run.id
-        )
-        self._changed()
+        if follow_backoff(run, self.events, self.log):
+            self._changed()
 
     def _check_cli_retry(self, run: AgentRun) -> None:
-        """Follow the retries claude makes on its own before it gives up (``api_retry`` lines
-        in stream-json, ~3 minutes of them): the agent shows as rate-limited meanwhile."""
-        if not run.cli.poll():
-            return
-        wave, attempt = run.launch.wave.number, run.launch.attempt
-        for retry in (r for r in run.cli.announced if r.rate_limit):
-            self.events.emit("agent_rate_limited", wave, run.id, attempt=attempt, **retry.fields())
-        self._settle_rate_limited(run)
-        self._changed()
+        if follow_cli_retries(run, self.events):
+            self._changed()
 
     def _poll(self) -> None:
         for run in self.runs:

@@ -27,7 +27,6 @@ from .coordinator import Coordinator
 from .lock import LaneLock
 from .placement.base import Placement
 from .placement.choose import placement_for
-from .placement.processes import become_subreaper
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_at_start
@@ -97,6 +96,9 @@ class Launcher:
         self.reaper: Reaper | None = None
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
+        # Set by `wave launch` (whose process it is) before the first tmux server starts: the
+        # agents' orphans then come to this process, not to a PID 1 that may never reap them.
+        self.subreaper = False
 
     def warn(self, message: str) -> None:
         """A warning before logging is set up goes to stderr, after it to the log too."""
@@ -117,9 +119,6 @@ class Launcher:
         run_state = RunState(self.layout.run_state, self.lane.name)
         waves = select_waves(self.lane, self.opts, run_state)
         self.first_wave = waves[0] if waves else None
-        # Before the first tmux server starts: its agents' orphans come to this process, not
-        # to a PID 1 that may never reap them (a container without --init).
-        self.subreaper = become_subreaper()
         with self._signals():
             lock.acquire()
             try:

@@ -17,6 +17,7 @@ from ..errors import WaveError
 from ..metrics.records import metrics_record
 from ..state.events import utc_now, utc_stamp
 from ..state.fsutil import append_jsonl
+from ..state.layout import StateLayout
 from .agent_run import AgentRun
 
 INLINE_BYTES = 4 * 1024 * 1024  # a log up to this size is read at once, on the main loop
@@ -25,8 +26,9 @@ INLINE_BYTES = 4 * 1024 * 1024  # a log up to this size is read at once, on the 
 class MetricsWriter:
     """Appends one record per finished attempt to ``metrics.jsonl``; ``wait`` at a wave's end."""
 
-    def __init__(self, path: Path, lane: str, wave: int, log: Any) -> None:
-        self.path = path
+    def __init__(self, layout: StateLayout, lane: str, wave: int, log: Any) -> None:
+        self.path = layout.metrics
+        self.verdicts = layout.verdicts
         self.lane = lane
         self.wave = wave
         self.log = log
@@ -90,7 +92,7 @@ class MetricsWriter:
                   "lane": self.lane, "wave": self.wave, "attempt": attempt,
                   "verdict": "accepted" if accepted else "rejected", "at": utc_now()}  # fmt: skip
         try:
-            append_jsonl(self.path, record)
+            append_jsonl(self.verdicts, record)
         except OSError as exc:  # a full disk loses one verdict, not the wave
             self.log.warning("metrics verdict not written", error=str(exc))
 

@@ -108,7 +108,7 @@ class WaveRunner:
         self.adopting = False
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
-        self.metrics = MetricsWriter(ctx.layout.metrics, ctx.lane.name, wave.number, ctx.log)
+        self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, ctx.log)
         self.reaper = (
             ctx.reaper if ctx.reaper is not None else Reaper(ctx.placement, ctx.keep_sessions)
         )

@@ -178,6 +178,12 @@ class StateLayout:
         return self.root / "metrics.jsonl"
 
     @property
+    def verdicts(self) -> Path:
+        """What the gates made of each wave attempt (`wave metrics`: accepted beside success);
+        apart from metrics.jsonl, whose lines stay one record per agent attempt."""
+        return self.root / "verdicts.jsonl"
+
+    @property
     def placement_record(self) -> Path:
         """Where the last launch placed its agents (``{"kind": "slurm"}``), for `wave stop`
         and `wave attach`, which must find them without the lane's files."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ...errors import PlacementError
 from ...state.lifecycle import AgentState
 
 
@@ -66,6 +67,11 @@ class Placement(Protocol):
         """Start the agent; returns its handle (None when unknown)."""
         ...
 
+    def start_many(self, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        """Start several agents at once (a burst of ready agents), in order: each one's
+        handle, or the error that kept it from starting (PlacementError, OSError)."""
+        ...
+
     def sessions(self, strict: bool = False) -> dict[str, PaneInfo]:
         """Every agent of the lane this placement knows of, in one call. With ``strict``, a
         failed call raises PlacementError rather than answer "none"."""
@@ -94,6 +100,17 @@ class Placement(Protocol):
     def command_line(self, job: AgentJob) -> list[str]:
         """The command a launch runs for ``job`` (what a dry run shows)."""
         ...
+
+
+def start_each(placement: Placement, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+    """``start_many`` as one ``start`` per job: where a burst costs no less than its parts."""
+    started: list[int | Exception | None] = []
+    for job in jobs:
+        try:
+            started.append(placement.start(job))
+        except (PlacementError, OSError) as exc:
+            started.append(exc)
+    return started
 
 
 # How Slurm's final job states read as agent outcomes when the wrapper wrote no status.

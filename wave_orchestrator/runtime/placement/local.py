@@ -7,12 +7,13 @@ alive, whoever is slow to reap them."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ...errors import PlacementError
 from ...state.layout import agent_token
 from . import processes
-from .base import AgentJob, PaneInfo
+from .base import AgentJob, PaneInfo, start_each
 from .tmux import TmuxServer, process_running, signal_process_group
 
 
@@ -33,6 +34,20 @@ class LocalPlacement:
         if pid is not None:
             self.session_of[pid] = job.session
         return pid
+
+    def start_many(self, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        """One tmux invocation for the whole burst; what it did not start (tmux stops at a
+        failing session) is started one by one, each failure its own."""
+        if len(jobs) < 2:
+            return start_each(self, jobs)
+        try:
+            pids = self.tmux.start_sessions([(j.session, list(j.argv), j.cwd) for j in jobs])
+        except (PlacementError, OSError):
+            pids = []  # nothing started: one by one says why for each
+        for job, pid in zip(jobs, pids, strict=False):
+            if pid is not None:
+                self.session_of[pid] = job.session
+        return [*pids, *start_each(self, jobs[len(pids) :])]
 
     def sessions(self, strict: bool = False) -> dict[str, PaneInfo]:
         panes = self.tmux.panes(strict=strict)

@@ -31,7 +31,7 @@ from ...definitions.model import PlacementSettings
 from ...errors import PlacementRefused, PlacementUnreachable, SlurmError
 from ...state.fsutil import read_text, write_atomic
 from ...state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
-from .base import AgentJob, PaneInfo
+from .base import AgentJob, PaneInfo, start_each
 from .slurm_commands import ControllerSilent, controller_up, preflight, run_slurm, submit_error
 
 TIME_MARGIN_MINUTES = 2  # --time is the budget plus this: the launcher's own kill comes first
@@ -200,6 +200,9 @@ class SlurmPlacement:
             self.held[job.session] = job
             self._live[job.session] = PaneInfo(job.session, False, None, None, queued=True)
             return None
+
+    def start_many(self, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        return start_each(self, jobs)  # one sbatch per job: Slurm has no cheaper burst
 
     def _submit(self, job: AgentJob) -> int:
         if self.unreachable_since is not None and not self._controller_back():

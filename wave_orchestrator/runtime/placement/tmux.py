@@ -41,6 +41,12 @@ def literal(text: str) -> str:
     return text.replace("#", "##")
 
 
+def _new_session(name: str, cwd: str, command: Sequence[str]) -> list[str]:
+    """A detached session printing its server's and pane's pids; name and folder literal."""
+    return ["new-session", "-d", "-P", "-F", "#{pid}\t#{pane_pid}", "-s", literal(name),
+            "-x", "200", "-y", "50", "-c", literal(cwd), *command]  # fmt: skip
+
+
 def process_running(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie has finished, whoever reaps it)."""
     try:
@@ -187,14 +193,31 @@ class TmuxServer:
         read them; the launcher's and dashboard's panes go away with their process. The name
         and folder are formats to tmux; ``argv`` and ``-e`` values are passed as they are.
         """
+        extra_env = [arg for k, v in (env or {}).items() for arg in ("-e", f"{k}={v}")]
+        args = _new_session(name, cwd, [*extra_env, *argv])
+        if not keep_pane:
+            args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
+        out = self._run(*self._server_options(), ";", *args)
+        return self._pane_pids(out)[-1] if out else None
+
+    def start_sessions(
+        self, sessions: Sequence[tuple[str, Sequence[str], str]]
+    ) -> list[int | None]:
+        """Agent sessions ``(name, argv, cwd)`` started by one tmux invocation (one client
+        process for a whole burst, not one each); the pane pids of those tmux started, in
+        order. tmux stops at the first that fails: the list is then shorter, and the caller
+        starts the rest one by one to learn each one's error."""
+        args = [a for name, argv, cwd in sessions for a in (";", *_new_session(name, cwd, argv))]
+        return self._pane_pids(self._run(*self._server_options(), *args, check=False))
+
+    def _server_options(self) -> list[str]:
         raise_fd_limit()
         if self.server_alive() and not self.recover_socket():
             # Starting a second server beside the first would run agents twice.
             raise TmuxUnreachable(
                 f"the tmux server (pid {self.server_pid}) lost its socket {self.socket_path}"
             )
-        extra_env = [arg for k, v in (env or {}).items() for arg in ("-e", f"{k}={v}")]
-        args = [
+        return [
             "start-server",
             ";",
             *forget_secrets_args(),
@@ -207,30 +230,17 @@ class TmuxServer:
             "-g",
             "history-limit",
             str(HISTORY_LIMIT),
-            ";",
-            "new-session",
-            "-d",
-            "-P",
-            "-F",
-            "#{pid}\t#{pane_pid}",
-            "-s",
-            literal(name),
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-c",
-            literal(cwd),
-            *extra_env,
-            *argv,
         ]
-        if not keep_pane:
-            args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
-        out = self._run(*args)
-        server_pid, _, pane_pid = (out[-1] if out else "").partition("\t")
-        if server_pid.isdigit():
-            self.server_pid = int(server_pid)
-        return int(pane_pid) if pane_pid.isdigit() else None
+
+    def _pane_pids(self, lines: Sequence[str]) -> list[int | None]:
+        """What each new-session printed (``#{pid}<tab>#{pane_pid}``); the server's pid kept."""
+        pids: list[int | None] = []
+        for line in lines:
+            server_pid, _, pane_pid = line.partition("\t")
+            if server_pid.isdigit():
+                self.server_pid = int(server_pid)
+            pids.append(int(pane_pid) if pane_pid.isdigit() else None)
+        return pids
 
     def panes(self, strict: bool = False) -> dict[str, PaneInfo]:
         """Every session's first pane, in one cheap ``list-panes`` call; {} when no server runs.

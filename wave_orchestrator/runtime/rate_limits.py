@@ -1,0 +1,60 @@
+"""Following an agent's waits on a rate limit: the wrapper's own backoff (``backoff.json``,
+one sleep per limited try) and the retries a CLI makes by itself (claude's ``api_retry``).
+Meanwhile the agent shows as ``rate-limited``, and each wait is an ``agent_rate_limited``
+event; the pool asks here and redraws when something changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..state.events import EventLog
+from ..state.lifecycle import AgentState
+from ..state.untrusted import read_backoff
+from .agent_run import AgentRun
+
+
+def settle_rate_limited(run: AgentRun) -> bool:
+    """Rate-limited while the wrapper or the CLI waits on a rate limit, else running."""
+    waiting = run.backing_off or (run.cli.current is not None and run.cli.current.rate_limit)
+    target = AgentState.RATE_LIMITED if waiting else AgentState.RUNNING
+    if not run.active or run.state in (target, AgentState.WAITING_HUMAN, AgentState.QUEUED):
+        return False
+    run.to(target)
+    return True
+
+
+def follow_backoff(run: AgentRun, events: EventLog, log: Any) -> bool:
+    """A new backoff of the wrapper (or the end of one); True when the agent's state or a new
+    event changed what the views show."""
+    info = read_backoff(run.launch.paths.backoff)
+    if info is None:
+        run.backing_off = False
+        return settle_rate_limited(run)
+    if info.try_number <= run.seen_backoff_try:
+        return False
+    run.seen_backoff_try = info.try_number
+    run.backing_off, run.cli.current = True, None  # the CLI's try is over
+    settle_rate_limited(run)
+    events.emit(
+        "agent_rate_limited",
+        run.launch.wave.number,
+        run.id,
+        attempt=run.launch.attempt,
+        **{"try": run.seen_backoff_try},
+        tries=info.tries,
+        delay_ms=info.delay_ms,
+    )
+    log.info(f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{info.tries}", agent=run.id)
+    return True
+
+
+def follow_cli_retries(run: AgentRun, events: EventLog) -> bool:
+    """The retries claude makes on its own before it gives up (``api_retry`` lines in
+    stream-json, ~3 minutes of them): the agent shows as rate-limited meanwhile."""
+    if not run.cli.poll():
+        return False
+    wave, attempt = run.launch.wave.number, run.launch.attempt
+    for retry in (r for r in run.cli.announced if r.rate_limit):
+        events.emit("agent_rate_limited", wave, run.id, attempt=attempt, **retry.fields())
+    settle_rate_limited(run)
+    return True
