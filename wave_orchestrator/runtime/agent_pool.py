@@ -33,7 +33,8 @@ POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is ne
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
 SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
-LAUNCH_BATCH = 8  # ready agents started by one placement call when there is no stagger
+LAUNCH_BATCH = 4  # ready agents started by one placement call when there is no stagger: a burst
+# delays noticing finishes by its length (~7 ms of tmux server work per session), so it is short
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
 TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at

@@ -144,7 +144,12 @@ def become_subreaper() -> bool:
 def reap_adopted() -> int:
     """Reap the finished orphans reparented to this subreaper: zombie children of another
     session (what wave itself starts stays in its own session and is waited on by its
-    caller). Returns how many."""
+    caller). Returns how many. A ``waitid`` peek first: with no child finished, no scan."""
+    try:
+        if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            return 0
+    except ChildProcessError:
+        return 0  # no child at all
     snap = snapshot()
     reaped = 0
     for pid in snap.adopted_zombies if snap is not None else ():

@@ -70,7 +70,6 @@ class Reaper:
         """Forget every group that is gone, SIGTERMing lingerers and SIGKILLing those past
         the grace. The placement is asked only about sessions whose pid is unknown. Orphans
         reparented to the launcher (a subreaper) are reaped here too."""
-        processes.forget()  # one /proc scan for this round, shared by every session in it
         if self.subreaper:
             processes.reap_adopted()
         if not self.sessions:
@@ -107,6 +106,7 @@ class Reaper:
             for ending in self.sessions.values():
                 ending.linger_until = min(ending.linger_until, time.monotonic())
         while self.sessions and time.monotonic() < deadline:
+            processes.forget()  # a wave's end asks /proc afresh each round, not 0.1 s late
             self.reap(time.monotonic())
             if self.sessions:
                 time.sleep(DRAIN_POLL_SECONDS)
