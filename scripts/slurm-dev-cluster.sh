@@ -154,7 +154,17 @@ start() {
 print_env() { printf 'export SLURM_CONF=%q\n' "$dir/slurm.conf"; }
 
 stop() {
-  local f
+  local f jobs
+  # Every job first, whoever's: a slurmstepd outlives its slurmd, and with it the job.
+  if [[ -s $dir/slurm.conf ]] && pid_alive "$dir/run/slurmctld.pid"; then
+    export SLURM_CONF=$dir/slurm.conf
+    jobs=$(squeue -h -o %i 2>/dev/null || true)
+    if [[ -n $jobs ]]; then
+      # shellcheck disable=SC2086
+      scancel $jobs 2>/dev/null || true
+      wait_for 20 jobs-gone bash -c '[[ -z $(squeue -h -o %i 2>/dev/null) ]]' || true
+    fi
+  fi
   for f in "$dir"/run/slurmd-*.pid "$dir/run/slurmctld.pid" "$dir/munge/munged.pid"; do
     [[ -s $f ]] || continue
     kill "$(cat "$f")" 2>/dev/null || true

@@ -371,6 +371,13 @@ def test_look_alike_jobs_of_another_user_and_of_no_record_are_left_alone(
     that wave never submitted. Neither blocks the launch, is followed, or is cancelled."""
     job = name(slurm_repo, "look", "w1-A1")
     theirs = submit(slurm_repo, job, "--uid=nobody", "--gid=nogroup")
+    try:
+        _look_alikes_left_alone(slurm_repo, job, theirs)
+    finally:  # the fixture cancels this user's jobs; nobody's is the test's to end
+        subprocess.run(["scancel", theirs], env=slurm_repo.env, check=False)
+
+
+def _look_alikes_left_alone(slurm_repo: Repo, job: str, theirs: str) -> None:
     by_hand = submit(slurm_repo, job)
     wait_for(
         lambda: {state_of(slurm_repo, theirs), state_of(slurm_repo, by_hand)} == {"RUNNING"},
