@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launch import at, events, kill_server, pct, wave_cmd  # noqa: E402
+from launch import at, events, kill_server, pct, wave_cmd
 
 LANE = """
 closure: {required_roles: []}
@@ -107,9 +107,11 @@ def bench_wave(n: int) -> None:
         finally:
             launcher.kill()
             kill_server(socket)
-        finished = {e["agent"]: at(e["at"]) for e in events(root) if e["event"] == "agent_finished"}
+        evs = events(root)
+        finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
         since_release = [(t - released) * 1000 for t in finished.values()]
-        detection = [(t - float((root / "exit" / a).read_text())) * 1000 for a, t in finished.items()]
+        exits = {a: float((root / "exit" / a).read_text()) for a in finished}
+        detection = [(t - exits[a]) * 1000 for a, t in finished.items()]
         print(
             f"N={n:<4} wave   release -> recorded  p50 {pct(since_release, 0.5):7.1f} ms  "
             f"p99 {pct(since_release, 0.99):7.1f} ms   (exit -> recorded p50 "
