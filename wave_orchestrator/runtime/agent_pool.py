@@ -93,8 +93,8 @@ class AgentPool:
         if not self.runs:
             return
         wave = self.runs[0].launch.wave.number
-        for run in self.runs:  # watched from the start: a folder made later is watched late,
-            ensure_dir(run.launch.paths.dir)  # and a fast agent's status.json goes unseen
+        for run in self.runs:  # watched from the start: in a folder made later, a fast agent's
+            ensure_dir(run.launch.paths.dir)  # status.json may beat the watch (then: the poll)
         watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         if not watcher.start():
             self.log.warning("file events unavailable (inotify limit?): polling only")
