@@ -58,3 +58,19 @@ def test_a_marker_as_the_last_line_is_shown_as_what_it_says() -> None:
     )
     assert last_line("work\n[wave-verdict] pass\n") == "verdict: pass"
     assert last_line("[wave-phase] nonsense\n") == "[wave-phase] nonsense"  # invalid: as it is
+
+
+def test_an_ended_agents_log_is_not_looked_at_again(tmp_path: Path) -> None:
+    """A burst of 500 finishes redraws the picture; logs of agents that ended are read once
+    more after their end, then taken from the cache (no stat for each of 500 files)."""
+    from wave_orchestrator.runtime.snapshot import OutputCache
+
+    log = tmp_path / "output.log"
+    log.write_text("working\n")
+    cache = OutputCache()
+    assert cache.read(log)[0] == "working"
+    log.write_text("working\nlast words\n")
+    assert cache.read(log, final=True)[0] == "last words"  # the look after the end
+    log.write_text("working\nlast words\nwritten by a leftover\n")
+    assert cache.read(log, final=True)[0] == "last words"  # then never again
+    assert cache.read(log)[0] == "written by a leftover"  # a running agent's: always

@@ -70,8 +70,15 @@ class OutputCache:
 
     def __init__(self) -> None:
         self._seen: dict[Path, tuple[tuple[int, int], str, str | None]] = {}
+        self._final: set[Path] = set()  # logs of ended agents, read once since they ended
 
-    def read(self, path: Path) -> tuple[str, str | None]:
+    def read(self, path: Path, final: bool = False) -> tuple[str, str | None]:
+        """``final``: the agent has ended, its log no longer changes once read after that."""
+        if final and path in self._final:
+            _, line, phase = self._seen[path]
+            return line, phase
+        if final and path in self._seen:
+            self._final.add(path)  # one more look below, then never again
         try:
             st = path.stat()
         except OSError:
@@ -87,7 +94,8 @@ class OutputCache:
 
 def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     launch = run.launch
-    line, phase = cache.read(launch.paths.output_log) if run.launched_wall else ("", None)
+    final = run.state.terminal
+    line, phase = cache.read(launch.paths.output_log, final) if run.launched_wall else ("", None)
     state = run.state.value
     if run.state is AgentState.RUNNING:
         state = phase or state
@@ -114,8 +122,20 @@ class SnapshotWriter:
         self.header = header
         self.started_at = utc_now()
         self._last = 0.0
+        self._cost = 0.0  # seconds the last frame took to build and write
         self._outputs = OutputCache()
         self.failed: OSError | None = None
+
+    def deferred(self) -> bool:
+        """Whether a frame asked for now would wait (written too recently): asked first, so
+        a burst of 200 finishes does not build 200 frames only to throw them away."""
+        return time.monotonic() - self._last < self._interval
+
+    @property
+    def _interval(self) -> float:
+        """MIN_INTERVAL, or four times what the last frame cost when that is more: a wave of
+        500 agents spends at most a fifth of its loop drawing the picture."""
+        return max(MIN_INTERVAL, 4 * self._cost)
 
     def write(
         self,
@@ -127,7 +147,7 @@ class SnapshotWriter:
     ) -> bool:
         """Write the frame; returns True when it was deferred (written too recently)."""
         now = time.monotonic()
-        if not force and now - self._last < MIN_INTERVAL:
+        if not force and now - self._last < self._interval:
             return True
         self._last = now
         data = {
@@ -144,4 +164,5 @@ class SnapshotWriter:
             write_json_atomic(self.path, data)
         except OSError as exc:  # best effort: the picture, not the record (disk full)
             self.failed = self.failed or exc
+        self._cost = time.monotonic() - now
         return False

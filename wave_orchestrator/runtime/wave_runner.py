@@ -161,6 +161,8 @@ class WaveRunner:
         return outcome
 
     def refresh(self, force: bool = False, status: str = "running") -> bool:
+        if not force and self.snap.deferred():
+            return True
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
         placement = self.ctx.placement
         return self.snap.write(
