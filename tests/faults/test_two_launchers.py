@@ -200,3 +200,26 @@ def test_stop_racing_a_resume_never_leaves_an_adopted_agent_dead_under_a_live_la
     assert tmux_repo.run_state("main")["waves"]["1"]["state"] in ("cancelled", "completed")
     assert not any(alive(p) for p in pids(tmux_repo).values())
     wait_for(lambda: not server.sessions, 15, what="no session left")
+
+
+def test_a_resume_stopped_before_its_wave_began_ends_what_the_dead_launcher_left(
+    tmux_repo: Repo, server: libtmux.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above, made certain: `wave stop` reaches a resumed launcher after it took the
+    lane but before its wave began. The dead launcher's agents are stopped and its wave is
+    recorded cancelled, not left running with nobody following it."""
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+
+    lane(tmux_repo, AGENT.format(seconds=60))
+    first = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    wait_for(lambda: len(pids(tmux_repo)) == 2, 20, what="both agents running")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, tmux_repo.env[key])
+    opts = LaunchOptions(lane="main", resume=True, no_dashboard=True, quiet=True)
+    launcher = Launcher(prepare_lane(tmux_repo.root, opts), opts)
+    launcher.stop.set()  # the signal came before the first wave
+    launcher.run()
+    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "cancelled"
+    wait_for(lambda: not any(alive(p) for p in pids(tmux_repo).values()), 15, what="agents ended")

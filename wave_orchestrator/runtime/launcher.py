@@ -167,6 +167,8 @@ class Launcher:
                 result.outcomes.append(self.run_wave(wave, run_state))
                 if result.outcomes[-1].state != "completed":
                     break
+            if self.stop.is_set() and not result.outcomes:
+                self._stopped_before_start(run_state)
             self._conclude(result)
             return result
         except (StateWriteFailed, UnsafePath) as exc:
@@ -210,11 +212,19 @@ class Launcher:
             "waves": [w.number for w in waves],
         }
 
-    def _record_failed(self, run_state: RunState, reason: str) -> None:
+    def _record_failed(self, run_state: RunState, reason: str, state: str = "failed") -> None:
         """Best effort after a failed write: a running wave is recorded failed, not running."""
         for key, entry in list(run_state.data["waves"].items()):
             if isinstance(entry, dict) and entry.get("state") == "running":
-                run_state.transition(int(key), "failed", reason)
+                run_state.transition(int(key), state, reason)
+
+    def _stopped_before_start(self, run_state: RunState) -> None:
+        """Stopped (`wave stop`, a signal) before its first wave began, for instance while
+        resuming: this launcher holds the lane, so a wave recorded running and the agents
+        still running are a dead launcher's; they end as `wave stop` would end them."""
+        if self.placement is not None:
+            stop_agent_sessions(self.placement)
+        self._record_failed(run_state, "stopped by a signal", state="cancelled")
 
     def _start_dashboard(self) -> None:
         """The `dashboard` session shows the lane live for whoever attaches to it."""
