@@ -4,7 +4,6 @@ docs/, or the copy a wheel ships), so a pipx user has the same pages as a clone.
 from __future__ import annotations
 
 import argparse
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.topic.removesuffix(".md")
     matches = [n for n in found if n == name] or [n for n in found if n.startswith(name)]
     if len(matches) != 1:
+        import difflib  # only to name the closest pages of a wrong topic
+
         close = difflib.get_close_matches(name, found, n=3) or matches
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UsageError(f"no page {args.topic!r}{hint} (pages: {', '.join(found)})")

@@ -177,7 +177,7 @@ class Launcher:
             stopped = stop_agent_sessions(self.placement)
             result.code, result.message = 1, f"{exc}; stopped {stopped} agent session(s)"
             with contextlib.suppress(OSError):
-                self._record_failed(run_state, str(exc))
+                self._record_running_as(run_state, "failed", str(exc))
             return result
         except Exception:
             # A launcher that can still act does not leave its agents to nobody.
@@ -212,8 +212,9 @@ class Launcher:
             "waves": [w.number for w in waves],
         }
 
-    def _record_failed(self, run_state: RunState, reason: str, state: str = "failed") -> None:
-        """Best effort after a failed write: a running wave is recorded failed, not running."""
+    def _record_running_as(self, run_state: RunState, state: str, reason: str) -> None:
+        """A wave still recorded running, when no launcher will go on with it: recorded
+        ``state`` (failed after a write failed, cancelled when stopped before it began)."""
         for key, entry in list(run_state.data["waves"].items()):
             if isinstance(entry, dict) and entry.get("state") == "running":
                 run_state.transition(int(key), state, reason)
@@ -224,7 +225,7 @@ class Launcher:
         still running are a dead launcher's; they end as `wave stop` would end them."""
         if self.placement is not None:
             stop_agent_sessions(self.placement)
-        self._record_failed(run_state, "stopped by a signal", state="cancelled")
+        self._record_running_as(run_state, "cancelled", "stopped by a signal")
 
     def _start_dashboard(self) -> None:
         """The `dashboard` session shows the lane live for whoever attaches to it."""

@@ -28,8 +28,20 @@ ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
 class Snapshot:
     taken: float
     groups: dict[int, int] = field(default_factory=dict)  # pgid -> live (not zombie) members
-    tagged: dict[bytes, list[int]] = field(default_factory=dict)  # token -> live pids
+    live: list[int] = field(default_factory=list)  # every live pid
     adopted_zombies: list[int] = field(default_factory=list)  # ours to reap
+    _tagged: dict[bytes, list[int]] | None = None
+
+    @property
+    def tagged(self) -> dict[bytes, list[int]]:
+        """token -> live pids; the environments are read on the first question only (most
+        rounds ask about groups alone)."""
+        if self._tagged is None:
+            self._tagged = {}
+            for pid in self.live:
+                if (token := _token(str(pid))) is not None:
+                    self._tagged.setdefault(token, []).append(pid)
+        return self._tagged
 
 
 _snapshot: Snapshot | None = None
@@ -60,9 +72,7 @@ def snapshot(fresh: bool = False) -> Snapshot | None:
                 snap.adopted_zombies.append(int(name))
             continue
         snap.groups[pgid] = snap.groups.get(pgid, 0) + 1
-        token = _token(name)
-        if token is not None:
-            snap.tagged.setdefault(token, []).append(int(name))
+        snap.live.append(int(name))
     _snapshot = snap
     return snap
 

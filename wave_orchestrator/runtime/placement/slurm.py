@@ -32,7 +32,14 @@ from ...errors import PlacementRefused, PlacementUnreachable, SlurmError
 from ...state.fsutil import read_text, write_atomic
 from ...state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
-from .slurm_commands import ControllerSilent, controller_up, preflight, run_slurm, submit_error
+from .slurm_commands import (
+    Answer,
+    ControllerSilent,
+    controller_up,
+    preflight,
+    run_slurm,
+    submit_error,
+)
 
 TIME_MARGIN_MINUTES = 2  # --time is the budget plus this: the launcher's own kill comes first
 CACHE_SECONDS = 1.0  # one squeue answers every question asked within this long
@@ -108,12 +115,15 @@ class SlurmPlacement:
 
     # -- commands -----------------------------------------------------------------------
     def _run(self, argv: Sequence[str], check: bool = True) -> str:
+        return self._ask(argv, check).out
+
+    def _ask(self, argv: Sequence[str], check: bool = True) -> Answer:
         """One Slurm command. While the controller is known to be silent, a ping (which fails
         at once) stands in for the command (which would wait ~MessageTimeout first)."""
         if self.unreachable_since is not None and not self._controller_back():
             raise self._unreachable()
         try:
-            return run_slurm(argv, check=check).out
+            return run_slurm(argv, check=check)
         except ControllerSilent as exc:
             self.unreachable_since = self.unreachable_since or time.time()
             self._pinged = time.monotonic()
@@ -205,13 +215,7 @@ class SlurmPlacement:
         return start_each(self, jobs)  # one sbatch per job: Slurm has no cheaper burst
 
     def _submit(self, job: AgentJob) -> int:
-        if self.unreachable_since is not None and not self._controller_back():
-            raise self._unreachable()
-        try:
-            answer = run_slurm(self.command_line(job), check=False)
-        except ControllerSilent as exc:
-            self.unreachable_since = self.unreachable_since or time.time()
-            raise self._unreachable(str(exc)) from exc
+        answer = self._ask(self.command_line(job), check=False)
         if answer.code != 0:  # sbatch's own words kept: the agent's log never existed
             kept = job.agent_dir / SBATCH_ANSWER
             write_atomic(kept, answer.err + answer.out)
