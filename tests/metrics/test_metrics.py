@@ -693,17 +693,17 @@ def test_cli_unknown_lane_is_a_usage_error(repo: Path) -> None:
         metrics_cli.run(args(repo, lane="draft"))
 
 
-def test_accepted_counts_the_successes_whose_attempt_the_gates_accepted(
+def test_accepted_counts_the_successes_whose_work_the_gates_kept(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Exit 0 is not the work accepted: a wave whose gate failed on attempt 1 and passed on
-    attempt 2 has two successful runs of A1, one accepted."""
-    write(repo, "main", rec(attempt=1), rec(attempt=2), rec(status="failed", attempt=2))
-    for attempt, verdict in ((1, "rejected"), (2, "accepted")):
-        append_jsonl(repo / ".wave" / "main" / "verdicts.jsonl", {"kind": "verdict", "lane": "main",
-                     "wave": 1, "attempt": attempt, "verdict": verdict})  # fmt: skip
+    """Exit 0 is not the work accepted: a wave whose gate failed once and passed on a retry
+    of A1 has two successful runs of A1, the second one's work accepted; a run no verdict
+    names was never judged."""
+    write(repo, "main", rec(id="r1"), rec(id="r2"), rec(id="r3", status="failed"), rec(id="r4"))
+    append_jsonl(repo / ".wave" / "main" / "verdicts.jsonl", {"kind": "verdict", "lane": "main",
+                 "wave": 1, "judged": ["r1", "r2", "r3"], "accepted": ["r2"]})  # fmt: skip
     assert metrics_cli.run(args(repo, lane="main", json=True)) == 0
     group = one(json.loads(capsys.readouterr().out)["groups"])
-    assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (3, 2, 2, 1)
+    assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (4, 3, 2, 1)
     assert metrics_cli.run(args(repo, lane="main")) == 0
-    assert capsys.readouterr().out.splitlines()[1].split()[3:5] == ["67%", "1/2"]
+    assert capsys.readouterr().out.splitlines()[1].split()[3:5] == ["75%", "1/2"]

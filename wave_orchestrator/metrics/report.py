@@ -49,25 +49,26 @@ def read_records(paths: Iterable[Path], limit: int = READ_LIMIT) -> list[dict[st
     return records[-limit:] if limit > 0 else []
 
 
-def read_verdicts(paths: Iterable[Path]) -> dict[tuple[str, int, int], bool]:
-    """(lane, wave, attempt) -> whether the wave's gates accepted that attempt's work."""
-    found = {}
+Verdicts = dict[str, bool]  # record id -> whether the gates accepted that run's work
+
+
+def read_verdicts(paths: Iterable[Path]) -> Verdicts:
+    """Every judged run's record id, and whether its work was accepted (verdicts.jsonl)."""
+    found: Verdicts = {}
     for path in paths:
         for r in read_jsonl(path):
-            if r.get("kind") == "verdict" and isinstance(r.get("lane"), str):
-                wave, attempt = _count(r.get("wave")), _count(r.get("attempt"))
-                if wave is not None and attempt is not None:
-                    found[(r["lane"], wave, attempt)] = r.get("verdict") == "accepted"
+            judged, accepted = r.get("judged"), r.get("accepted")
+            if r.get("kind") != "verdict" or not isinstance(judged, list):
+                continue
+            kept = set(accepted) & set(judged) if isinstance(accepted, list) else set()
+            found.update({i: i in kept for i in judged if isinstance(i, str)})
     return found
 
 
-def _verdict(record: dict[str, Any], verdicts: dict[tuple[str, int, int], bool]) -> bool | None:
-    """Whether a run's work was accepted (None: its attempt was never judged, or is older
-    than verdicts)."""
-    wave, attempt = _count(record.get("wave")), _count(record.get("attempt"))
-    if not isinstance(record.get("lane"), str) or wave is None or attempt is None:
-        return None
-    return verdicts.get((record["lane"], wave, attempt))
+def _verdict(record: dict[str, Any], verdicts: Verdicts) -> bool | None:
+    """Whether a run's work was accepted (None: it was never judged, or is older than
+    verdicts)."""
+    return verdicts.get(record["id"]) if isinstance(record.get("id"), str) else None
 
 
 def _valid(record: dict[str, Any]) -> bool:
@@ -89,7 +90,7 @@ def aggregate(
     by: str = "model",
     sort: str = "runs",
     filter_text: str | None = None,
-    verdicts: dict[tuple[str, int, int], bool] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> list[dict[str, Any]]:
     """Group the records per model and reasoning (and role with ``model-role``), sorted;
     ``verdicts`` (``read_verdicts``) say which runs' work the gates accepted."""
@@ -131,7 +132,7 @@ def _matches(record: dict[str, Any], needle: str) -> bool:
 def _summary(
     key: tuple[str, ...],
     records: Sequence[dict[str, Any]],
-    verdicts: dict[tuple[str, int, int], bool],
+    verdicts: Verdicts,
 ) -> dict[str, Any]:
     runs = len(records)
     judged = [v for r in records if r.get("status") == "success"

@@ -7,6 +7,7 @@ meanwhile (issue 10: an agent that printed 100 MB once held the launcher for 30 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ class MetricsWriter:
     def __init__(self, layout: StateLayout, lane: str, wave: int, log: Any) -> None:
         self.path = layout.metrics
         self.verdicts = layout.verdicts
+        self.recorded: list[str] = []  # ids of the records this wave run wrote
         self.lane = lane
         self.wave = wave
         self.log = log
@@ -37,6 +39,7 @@ class MetricsWriter:
 
     def record(self, run: AgentRun, record_id: str) -> None:
         """Write ``run``'s record now, or soon when its log is big."""
+        self.recorded.append(record_id)
         launch = run.launch
         assert run.launched_wall is not None
         fields = {  # taken now: the run is not read again from the worker thread
@@ -85,12 +88,20 @@ class MetricsWriter:
         except (OSError, WaveError) as exc:
             self.log.warning("metrics record failed", agent=args[4]["agent"], error=str(exc))
 
-    def verdict(self, attempt: int, accepted: bool) -> None:
-        """What the wave's gates made of an attempt: its runs' exit 0 is not yet the work
-        accepted (`wave metrics` shows both)."""
-        record = {"id": f"{self.lane}:{self.wave}:{attempt}:verdict", "kind": "verdict",
-                  "lane": self.lane, "wave": self.wave, "attempt": attempt,
-                  "verdict": "accepted" if accepted else "rejected", "at": utc_now()}  # fmt: skip
+    def record_id(self, run: AgentRun) -> str:
+        """``<lane>:<wave>:<agent>:<attempt>:<launch ms>``: one per launched attempt."""
+        launched_ms = int((run.launched_wall or 0) * 1000)
+        return f"{self.lane}:{self.wave}:{run.id}:{run.launch.attempt}:{launched_ms}"
+
+    def verdict(self, completed: bool, final_runs: Iterable[AgentRun]) -> None:
+        """What the wave's gates made of the runs it recorded: exit 0 is not yet the work
+        accepted (`wave metrics` shows both). Accepted are the runs whose work the completed
+        wave kept (each agent's last); an earlier attempt's run of an agent that ran again,
+        and every run of a failed wave, was not."""
+        accepted = [self.record_id(r) for r in final_runs if completed and r.launched_wall]
+        record = {"id": f"{self.lane}:{self.wave}:verdict:{utc_now()}", "kind": "verdict",
+                  "lane": self.lane, "wave": self.wave, "judged": self.recorded,
+                  "accepted": [i for i in accepted if i in self.recorded]}  # fmt: skip
         try:
             append_jsonl(self.verdicts, record)
         except OSError as exc:  # a full disk loses one verdict, not the wave

@@ -137,8 +137,6 @@ class WaveRunner:
                 announce_retry(self.ctx.events, self.ctx.log, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt_reason)
             result = self._attempt(plan)
-            if not self.ctx.stop.is_set():  # a stopped attempt was never judged
-                self.metrics.verdict(attempt, result.ok)
             self.adopting = False
             self.refresh(force=True)
             if self.ctx.stop.is_set() or result.ok:
@@ -431,10 +429,7 @@ class WaveRunner:
 
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
-        launch = run.launch
-        record_id = f"{self.ctx.lane.name}:{self.wave.number}:{run.id}:{launch.attempt}:" + (
-            f"{int((run.launched_wall or 0) * 1000)}"
-        )
+        record_id = self.metrics.record_id(run)
         if run.launched_wall is not None and (recorded is None or record_id not in recorded):
             try:
                 self.metrics.record(run, record_id)
@@ -480,6 +475,8 @@ class WaveRunner:
             ctx.placement.remove(r.launch.session for r in self.latest.values())
         self.reaper.drain()
         self.metrics.wait()
+        if outcome.state != "cancelled":  # the gates' verdict on every run this wave recorded
+            self.metrics.verdict(outcome.state == "completed", self.latest.values())
         failed_gate = self.gate_failure if outcome.state == "failed" else None
         if failed_gate is not None:  # the report outlives its worktree
             failed_gate["report"] = self.spaces.keep_report(failed_gate.get("report"))
