@@ -3,6 +3,8 @@ real runs are in tests/e2e/test_slurm.py)."""
 
 from __future__ import annotations
 
+import math
+
 import json
 import os
 import shlex
@@ -317,6 +319,27 @@ def test_a_silent_controller_keeps_agents_as_they_are_and_holds_submissions(
     assert place.unreachable_since is None
     assert [c[0] for c in fake.calls[calls:]] == ["squeue", "sbatch"]
     assert seen["w1-A2"].queued and (later / "slurm-job").read_text() == "41\n"  # fake's id
+
+
+def test_the_silence_is_told_once_whichever_command_meets_it_and_so_is_the_return(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A liveness probe that swallows errors (``alive``) may be the first to meet a silent
+    controller: the person is told all the same, once, and told when it answers again."""
+    fake = silent_slurm(monkeypatch, squeue=f"41|wave-{TAG}-main-w1-A1|RUNNING|node1|None\n")
+    told: list[str] = []
+    place = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO, warn=told.append)
+    place.start(job(tmp_path))
+    fake.down = True
+    place._at = -math.inf  # the cache of the last squeue is past
+    assert place.alive(41)
+    with pytest.raises(PlacementUnreachable):
+        place.sessions(strict=True)
+    assert [t.split(":")[0] for t in told] == ["placement not answering"], told
+    assert "Unable to contact slurm controller" in told[0]
+    fake.down = False
+    place.sessions(strict=True)
+    assert told[1:] == ["placement answers again: agents followed as before"]
 
 
 def test_a_controller_silent_past_the_bound_is_given_up_on(

@@ -79,7 +79,7 @@ class AgentPool:
         # Process groups being ended; shared across a wave's pools, so that a relaunch waits
         # until every process of the agent's previous attempt is gone.
         self.reaping = reaper if reaper is not None else Reaper(placement, keep_sessions)
-        self.unreachable = False  # tmux lost its socket, or the scheduler does not answer
+        self.unreachable = False  # tmux lost its socket: agents followed by pid meanwhile
         # Sessions left by an earlier attempt or a --keep-sessions run; one call for all.
         self.stale_sessions = set(placement.sessions())
         self.next_launch = 0.0
@@ -375,7 +375,7 @@ class AgentPool:
             self.log.warning("liveness check skipped", error=str(exc))
             return
         if self.unreachable:
-            self.log.warning("placement answers again: agents followed as before")
+            self.log.warning("tmux answers again: agents followed as before")
         self.unreachable = False
         for run in active:
             info = panes.get(run.launch.session)
@@ -406,11 +406,9 @@ class AgentPool:
                 )
 
     def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
-        """The scheduler's controller does not answer: warned once; past the lane's bound
-        every agent still followed fails, and is not retried (nothing could be submitted)."""
-        if not self.unreachable:
-            self.log.warning("placement not answering: agents kept as they are", error=str(exc))
-        self.unreachable = True
+        """The scheduler's controller does not answer (the placement warns of it, and of its
+        return): past the lane's bound every agent still followed fails, and is not retried
+        (nothing could be submitted)."""
         for run in active if exc.given_up else ():
             run.unretryable = True
             self._finish(run, AgentState.FAILED, detail=str(exc))

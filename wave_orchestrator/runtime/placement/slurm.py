@@ -125,7 +125,9 @@ class SlurmPlacement:
         try:
             return run_slurm(argv, check=check)
         except ControllerSilent as exc:
-            self.unreachable_since = self.unreachable_since or time.time()
+            if self.unreachable_since is None:  # told once, whichever command met it first
+                self.unreachable_since = time.time()
+                self.warn(f"placement not answering: agents kept as they are ({exc})")
             self._pinged = time.monotonic()
             raise self._unreachable(str(exc)) from exc
 
@@ -136,6 +138,7 @@ class SlurmPlacement:
         self._pinged = now
         if controller_up():
             self.unreachable_since = None
+            self.warn("placement answers again: agents followed as before")
             return True
         return False
 
