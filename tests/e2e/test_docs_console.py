@@ -67,23 +67,27 @@ def console_commands(page: str) -> Iterator[Shown]:
             output.append(text)
 
 
+INIT_COMMANDS = {"wave init", "wave validate --lane main", "wave launch --lane main --dry-run"}
+
+
+def in_scenario(scenario: str, shown: Shown) -> bool:
+    if scenario == "demo":  # lanes.md's demo block shows a lane broken on purpose
+        return "--lane demo" in shown.command and shown.page != "lanes.md"
+    # worktrees.md's `--lane main` is a worktree lane of its own, not what init writes
+    return shown.command in INIT_COMMANDS and shown.page != "worktrees.md"
+
+
 def blocks_of(scenario: str) -> list[Shown]:
-    """The commands of every page that belong to ``scenario``: the demo lane, or a fresh
-    `wave init` (lanes.md's demo block shows a lane broken on purpose: not the demo as shipped)."""
+    """The commands of every page that belong to ``scenario`` (the demo lane, or a fresh
+    `wave init`), each followed by the `echo $?` that reads its exit code; getting-started
+    first, since it is where the demo is launched."""
     found = []
     pages = sorted(p.name for p in DOCS.glob("*.md"))
-    for page in sorted(pages, key=lambda name: name != "getting-started.md"):  # it launches
+    for page in sorted(pages, key=lambda name: name != "getting-started.md"):
         commands = list(console_commands(page))
         for index, shown in enumerate(commands):
-            if scenario == "demo" and "--lane demo" in shown.command and page != "lanes.md":
-                found.append(shown)
-            elif scenario == "init" and (
-                shown.command == "wave init"
-                or (shown.command.endswith("--lane main") and "validate" in shown.command)
-                or shown.command == "wave launch --lane main --dry-run" and page == "getting-started.md"
-            ):
-                found.append(shown)
-            elif shown.command == "echo $?" and found and found[-1] == commands[index - 1]:
+            after = shown.command == "echo $?" and found and found[-1] == commands[index - 1]
+            if in_scenario(scenario, shown) or after:
                 found.append(shown)
     return found
 
@@ -141,9 +145,9 @@ def test_every_demo_block_shows_what_the_demo_prints(tmux_repo: Repo) -> None:
 def test_every_init_block_shows_what_a_fresh_init_prints(repo: Repo) -> None:
     """As a newcomer without any agent CLI installed: init, validate, the dry run."""
     repo.env["PATH"] = ":".join(
-        p for p in repo.env["PATH"].split(":") if not any(
-            (Path(p) / cli).exists() for cli in ("codex", "claude", "opencode")
-        )
+        p
+        for p in repo.env["PATH"].split(":")
+        if not any((Path(p) / cli).exists() for cli in ("codex", "claude", "opencode"))
     )
     commands = blocks_of("init")
     assert len({c.page for c in commands if c.command == "wave init"}) == 2, commands
@@ -151,9 +155,10 @@ def test_every_init_block_shows_what_a_fresh_init_prints(repo: Repo) -> None:
     for page in sorted({c.page for c in commands}):
         shutil.rmtree(repo.root / "lanes", ignore_errors=True)
         (repo.root / ".gitignore").unlink(missing_ok=True)
-        init, rest = [c for c in commands if c.page == page and c.command == "wave init"], [
-            c for c in commands if c.page == page and c.command != "wave init"
-        ]
+        init, rest = (
+            [c for c in commands if c.page == page and c.command == "wave init"],
+            [c for c in commands if c.page == page and c.command != "wave init"],
+        )
         seen += run_blocks(repo, init)
         for name, body in files_to_write(page).items():  # what the reader edits after init
             (repo.root / name).write_text(body)

@@ -3,9 +3,8 @@ real runs are in tests/e2e/test_slurm.py)."""
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 import os
 import shlex
 import signal
