@@ -270,7 +270,8 @@ def test_a_new_run_of_a_wave_starts_a_fresh_log_keeping_a_persons_open_guidance(
         "--question",
         "left over?",
     )
-    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    relaunch = ("launch", "--lane", "main", "--no-dashboard", "--fresh")  # A runs again
+    assert tmux_repo.wave(*relaunch).returncode == 0
     shown = json.loads(
         tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
     )

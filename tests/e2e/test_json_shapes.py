@@ -84,7 +84,8 @@ def test_every_json_document_matches_docs_cli_md(tmux_repo: Repo) -> None:
         interval=0.2,
         what="the launcher to finish",
     )
-    real["wave launch"] = run_json(tmux_repo, "launch", "--lane", "main", "--no-dashboard")
+    launch = ("launch", "--lane", "main", "--no-dashboard", "--fresh")  # A and B run again
+    real["wave launch"] = run_json(tmux_repo, *launch)
     real["wave status"] = run_json(tmux_repo, "status", "--lane", "main")
     real["wave lanes"] = run_json(tmux_repo, "lanes")
     real["wave metrics"] = run_json(tmux_repo, "metrics", "--lane", "main")

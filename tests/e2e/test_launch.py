@@ -525,8 +525,8 @@ def test_agents_get_this_launchers_environment_not_the_tmux_servers(tmux_repo: R
     tmux_repo.env["FOO"] = "old"
     assert tmux_repo.wave("launch", "--lane", "main", "--keep-sessions").returncode == 0
     assert _sessions(tmux_repo)  # the tmux server, started with FOO=old, is still running
-    tmux_repo.env["FOO"] = "new"
-    assert tmux_repo.wave("launch", "--lane", "main").returncode == 0
+    tmux_repo.env["FOO"] = "new"  # not part of A1's definition: --fresh, or A1 is reused
+    assert tmux_repo.wave("launch", "--lane", "main", "--fresh").returncode == 0
     assert (tmux_repo.root / "foo").read_text() == "old\nnew\n"
     env_file = tmux_repo.state("main") / "agent-env.sh"
     assert env_file.stat().st_mode & 0o077 == 0  # owner-only: it holds the launcher's secrets

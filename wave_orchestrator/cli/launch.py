@@ -74,6 +74,11 @@ def register(sub: Any) -> None:
         action="store_true",
         help="adopt a dead launcher's live sessions and finished agents",
     )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every agent again: reuse no earlier run's finished work",
+    )
     p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard session")
     p.add_argument(
         "--keep-sessions", action="store_true", help="keep finished agents' tmux sessions"
@@ -125,7 +130,13 @@ def run(args: argparse.Namespace) -> int:
         executor=args.executor,
         overrides=_check_overrides(args),
         resume=args.resume,
+        fresh=args.fresh,
     )
+    if opts.fresh and opts.resume:
+        raise UsageError(
+            "--fresh and --resume contradict each other: --resume carries on with what a dead "
+            "launcher left, --fresh starts every agent anew"
+        )
     lane = prepare_lane(repo, opts)
     human = sys.stderr if args.json else sys.stdout
     if opts.dry_run:

@@ -56,7 +56,9 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         int(k): v for k, v in state.data["waves"].items() if k.isdigit() and isinstance(v, dict)
     }
     for number in sorted(numbered):
-        entry = dict(numbered[number])
+        # What the next run reads (the retry plan, the agents a gate rejected) stays in
+        # run-state.json: launcher bookkeeping, not the wave's state.
+        entry = {k: v for k, v in numbered[number].items() if k not in ("plan", "rejected_agents")}
         snapshot = read_snapshot(layout.dashboard(number)) or {}
         agents = [dict(a) for a in snapshot.get("agents", [])]
         last: dict[str, dict[str, Any]] = {}
@@ -110,7 +112,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-FINAL = {s.value for s in TERMINAL}
+FINAL = {s.value for s in TERMINAL} | {"reused"}  # reused: an earlier run's success stands
 
 
 def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, str] | None:

@@ -77,6 +77,11 @@ class GateResult:
         return self.failures[0].code if self.failures else None
 
     @property
+    def agents(self) -> list[str]:
+        """The agents its failures name, sorted."""
+        return sorted({f.agent for f in self.failures if f.agent})
+
+    @property
     def detail(self) -> str:
         return "; ".join(f"{f.agent}: {f.detail}" if f.agent else f.detail for f in self.failures)
 

@@ -32,6 +32,7 @@ STATE_STYLES = {
     "rate-limited": "yellow",
     "waiting-human": "magenta",
     "completed": "green",
+    "reused": "green",
     "failed": "bold red",
     "timeout": "red",
     "stalled": "red",
@@ -137,6 +138,7 @@ def _order(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         "usage-limit": 0,
         "status-unreadable": 0,
         "completed": 3,
+        "reused": 3,
         "pending": 2,
         "cancelled": 3,
     }

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agents.usage import CliRetryFollower
+from ..definitions.model import AgentDef, WaveDef
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
@@ -47,6 +49,7 @@ class AgentRun:
     ending: tuple[AgentState, int | None, str] | None = None  # how it ended, once committed
     overruled: bool = False  # it succeeded, but its work could not be committed: failed
     unretryable: bool = False  # it failed in a way no retry can mend (a refused job)
+    reused: bool = False  # its earlier run's success stands: not launched in this run
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -110,7 +113,8 @@ class AgentRun:
         """launch.json: what a resumed launcher needs to know of this attempt."""
         launch = self.launch
         return {"attempt": launch.attempt, "executor": launch.executor,
-                "session": launch.session, "launched_at": self.launched_wall}  # fmt: skip
+                "session": launch.session, "launched_at": self.launched_wall,
+                "fingerprint": launch.fingerprint or None}  # fmt: skip
 
     def finished_fields(self) -> dict[str, Any]:
         """The fields of its ``agent_finished`` event (SPEC 3.9)."""
@@ -174,3 +178,26 @@ def dependency_state(
             return False, dep
         return False, None
     return True, None
+
+
+def briefing_rows(wave: WaveDef, latest: Mapping[str, AgentRun]) -> list[dict[str, Any]]:
+    """Every agent of the wave and its latest result, as a closure agent's briefing lists
+    them (a reused agent's success is its earlier run's, and says so)."""
+    rows = []
+    for agent in wave.agents:
+        run = latest.get(agent.id)
+        status = run.state.outcome if run else "not run"
+        rows.append({"agent": agent,
+                     "status": f"{status} (reused from an earlier run)" if run and run.reused
+                     else status,
+                     "code": run.code if run else None,
+                     "log": str(run.launch.paths.output_log) if run else ""})  # fmt: skip
+    return rows
+
+
+def stopped_by_person(wave: WaveDef, latest: Mapping[str, AgentRun], agent: AgentDef) -> bool:
+    """Cancelled by `wave stop --agent`, or waiting on an agent that was: not retried."""
+    run = latest.get(agent.id)
+    if run is not None and run.state is AgentState.CANCELLED:
+        return True
+    return any(stopped_by_person(wave, latest, wave.agent(dep)) for dep in agent.depends_on)

@@ -350,6 +350,7 @@ class Launcher:
             self.opts.keep_sessions,
             self._coordinator(),
             resume=self.opts.resume and wave is self.first_wave,
+            fresh=self.opts.fresh,
             keep_worktrees=self.opts.keep_worktrees,
             reaper=self.reaper,
         )

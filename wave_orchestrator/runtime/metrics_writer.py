@@ -93,6 +93,10 @@ class MetricsWriter:
         launched_ms = int((run.launched_wall or 0) * 1000)
         return f"{self.lane}:{self.wave}:{run.id}:{run.launch.attempt}:{launched_ms}"
 
+    def reused(self, run: AgentRun) -> None:
+        """A run of an earlier wave run whose work this one reuses: judged again with it."""
+        self.recorded.append(self.record_id(run))
+
     def verdict(self, completed: bool, final_runs: Iterable[AgentRun]) -> None:
         """What the wave's gates made of the runs it recorded: exit 0 is not yet the work
         accepted (`wave metrics` shows both). Accepted are the runs whose work the completed

@@ -116,6 +116,7 @@ class AgentLaunch:
     retry_context: str = ""  # on a retry: why this agent runs again
     coordination: str = ""  # at launch: the agent's inbox and the wave's shared summary
     workdir: Path | None = None  # its own git worktree (isolation: worktree), else the repo
+    fingerprint: str = ""  # what shapes its work, recorded in launch.json (runtime.reuse)
 
     @property
     def cwd(self) -> Path:
@@ -177,6 +178,7 @@ def plan_agent(
     briefing: str = "",
     retry_context: str = "",
     workdir: Path | None = None,
+    fingerprint: str = "",
 ) -> AgentLaunch:
     executor_id = executor or agent.executor.id
     command = build_command(agent.executor, executor_id, agent.id)
@@ -228,6 +230,7 @@ def plan_agent(
         env_file=None if layout.dry_run else layout.agent_env,
         bin_dir=layout.agent_bin,
         workdir=workdir,
+        fingerprint=fingerprint,
     )
 
 

@@ -28,6 +28,7 @@ class Leftover:
     executor: str | None
     launched_at: float | None
     status: StatusFile | None
+    reused: bool = False  # copied from an earlier run of the wave (runtime.reuse)
 
 
 def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
@@ -46,6 +47,7 @@ def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
         executor=record.executor if record.executor in EXECUTOR_IDS else None,
         launched_at=record.launched_at,
         status=status,
+        reused=record.reused,
     )
 
 
@@ -82,6 +84,17 @@ def adopt(
             run.deadline = started_mono + launch.deadline_minutes * 60
         return run
     return None
+
+
+def reused_run(launch: AgentLaunch, attempt: int) -> AgentRun | None:
+    """The run of an agent whose earlier success a new run reuses (runtime.reuse): its copied
+    folder adopted, not launched. None when that folder no longer says it succeeded: it is
+    launched after all."""
+    run = adopt(launch, read_leftover(launch.paths, attempt), attempt, None)
+    if run is None or run.state is not AgentState.COMPLETED:
+        return None
+    run.reused = True
+    return run
 
 
 def _epoch(stamp: str | None) -> float | None:

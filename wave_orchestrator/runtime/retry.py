@@ -22,10 +22,12 @@ from ..definitions.model import AgentDef, WaveDef
 from ..state.events import EventLog
 from ..state.lifecycle import AgentState
 from ..state.status import last_try_output
+from ..state.untrusted import TEXT_LIMIT
 from .agent_pool import AgentRun
 
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 TAIL_LINES = 20
+NOTE_LIMIT = 50_000  # a restored "why you run again" longer than this is cut
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,34 @@ class RetryPlan:
     first_stage: int
     reason: str = ""  # one line: why this attempt runs (status, dashboard, events)
     notes: dict[str, str] = field(default_factory=dict)  # agent id -> "why you run again"
+
+    def saved(self) -> dict[str, Any]:
+        """The plan as run-state.json keeps it, so that `--resume` after a launcher died
+        mid-retry carries on with the same targets, not with a fresh plan."""
+        return {"agents": [a.id for a in self.agents], "first_stage": self.first_stage,
+                "reason": self.reason, "notes": dict(self.notes)}  # fmt: skip
+
+    @classmethod
+    def restored(cls, saved: Any, wave: WaveDef) -> RetryPlan | None:
+        """The plan run-state.json kept, every field checked against the wave (a hand-edited
+        or foreign value gives None: the resumed attempt then plans anew)."""
+        if not isinstance(saved, dict):
+            return None
+        ids, stage = saved.get("agents"), saved.get("first_stage")
+        known = {a.id: a for a in wave.implementation_agents}
+        stages = len(wave.closure_stages())
+        if not isinstance(ids, list) or not all(isinstance(i, str) and i in known for i in ids):
+            return None
+        if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage <= stages:
+            return None
+        reason, notes = saved.get("reason"), saved.get("notes")
+        kept = {
+            k: v[:NOTE_LIMIT]
+            for k, v in (notes.items() if isinstance(notes, dict) else ())
+            if k in known and isinstance(v, str)
+        }
+        agents = [a for a in wave.implementation_agents if a.id in ids]
+        return cls(agents, stage, reason[:TEXT_LIMIT] if isinstance(reason, str) else "", kept)
 
 
 def named_agents(

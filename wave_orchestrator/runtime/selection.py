@@ -29,6 +29,7 @@ class LaunchOptions:
     keep_worktrees: bool = False
     no_dashboard: bool = False
     resume: bool = False
+    fresh: bool = False  # a new run reuses no earlier run's finished work
     executor: str | None = None
     quiet: bool = False
     overrides: dict[str, Any] = field(default_factory=dict)

@@ -96,7 +96,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     launch = run.launch
     final = run.state.terminal
     line, phase = cache.read(launch.paths.output_log, final) if run.launched_wall else ("", None)
-    state = run.state.value
+    state = "reused" if run.reused else run.state.value  # its earlier run's success stands
     if run.state is AgentState.RUNNING:
         state = phase or state
     return {

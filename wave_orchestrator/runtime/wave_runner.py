@@ -25,13 +25,14 @@ from ..state.logs import bind_wave
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
+from .agent_run import briefing_rows, stopped_by_person
 from .coordinator import Coordinator
 from .metrics_writer import MetricsWriter
 from .placement.base import PaneInfo, Placement
 from .placement.reaper import Reaper
 from .planner import next_executor, plan_agent
 from .recorder import open_desk, release_files
-from .resume import adopt, read_leftover
+from .resume import adopt, read_leftover, reused_run
 from .retry import (
     RetryPlan,
     announce_retry,
@@ -41,6 +42,7 @@ from .retry import (
     plan_closure_retry,
     plan_failed_retry,
 )
+from .reuse import carry_over, earlier_attempt, fingerprint, reusable_agents
 from .snapshot import SnapshotWriter
 from .workspaces import Workspaces
 
@@ -82,6 +84,7 @@ class WaveContext:
     keep_sessions: bool
     coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
+    fresh: bool = False  # a new run reuses no finished work of an earlier one (runtime.reuse)
     keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
     reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
 
@@ -90,7 +93,8 @@ class WaveRunner:
     def __init__(self, ctx: WaveContext, wave: WaveDef) -> None:
         self.ctx = ctx
         self.wave = wave
-        self.latest: dict[str, AgentRun] = {}
+        self.latest: dict[str, AgentRun] = {}  # filled in place, never replaced
+        self._stopped_by_person = functools.partial(stopped_by_person, wave, self.latest)
         self.executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
         self.max_attempts = ctx.lane.defaults.max_retries_per_wave + 1
         self.snap = SnapshotWriter(
@@ -106,6 +110,7 @@ class WaveRunner:
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
+        self.reused: list[str] = []  # implementation agents whose earlier success stands
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
         self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, ctx.log)
@@ -120,7 +125,7 @@ class WaveRunner:
         }
 
     def run(self, run_state: RunState) -> WaveOutcome:
-        first = self._start(run_state)
+        first, plan = self._start(run_state)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
         try:
             self.spaces.begin(resume=self.adopting)
@@ -128,14 +133,13 @@ class WaveRunner:
             run_state.transition(self.wave.number, "failed", str(exc))
             self.ctx.events.emit("wave_failed", self.wave.number, attempts=0, reason=str(exc))
             raise
-        plan = RetryPlan(list(self.wave.implementation_agents), 0)
         outcome = WaveOutcome(self.wave.number, "failed", 0)
         for attempt in range(first, self.max_attempts + 1):
             self.attempt = outcome.attempts = attempt
             if attempt > first:  # a resumed attempt is not a retry
                 self.attempt_reason, self.retry_notes = plan.reason, plan.notes
                 announce_retry(self.ctx.events, self.ctx.log, self.wave, attempt, plan)
-            run_state.set_attempts(self.wave.number, attempt, self.attempt_reason)
+            run_state.set_attempts(self.wave.number, attempt, self.attempt_reason, plan.saved())
             result = self._attempt(plan)
             self.adopting = False
             self.refresh(force=True)
@@ -189,9 +193,8 @@ class WaveRunner:
             impl = self.wave.implementation_agents
             gate = self._judge("implementation", self._implementation_gate, impl)
             if not gate.passed:
-                named = {f.agent for f in gate.failures}
-                impl = self.wave.implementation_agents
-                return AttemptResult(gate=gate, gate_agents=[a for a in impl if a.id in named])
+                named = [a for a in impl if a.id in gate.agents]
+                return AttemptResult(gate=gate, gate_agents=named)
         return self._closure(plan.first_stage)
 
     def _closure(self, first_stage: int) -> AttemptResult:
@@ -200,7 +203,8 @@ class WaveRunner:
             if index < first_stage:
                 continue
             self.stages[role] = "running"
-            self._run_agents(list(members), briefing=closure_briefing(self.wave, self._rows()))
+            rows = briefing_rows(self.wave, self.latest)
+            self._run_agents(list(members), briefing=closure_briefing(self.wave, rows))
             if self.ctx.stop.is_set():
                 return AttemptResult(failed=self._failed(members), failed_stage=index)
             gate = self._judge(role, functools.partial(judge_stage, role), members)
@@ -259,23 +263,9 @@ class WaveRunner:
             launched_at=run.launched_wall,
         )
 
-    def _rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for agent in self.wave.agents:
-            run = self.latest.get(agent.id)
-            rows.append(
-                {
-                    "agent": agent,
-                    "status": run.state.outcome if run else "not run",
-                    "code": run.code if run else None,
-                    "log": str(run.launch.paths.output_log) if run else "",
-                }
-            )
-        return rows
-
     def _failed(self, agents: tuple[AgentDef, ...]) -> list[AgentRun]:
-        runs = (self.latest.get(a.id) for a in agents)
-        return [r for r in runs if r is not None and r.state is not AgentState.COMPLETED]
+        runs = (self.latest[a.id] for a in agents if a.id in self.latest)
+        return [r for r in runs if r.state is not AgentState.COMPLETED]
 
     def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
         """What the next attempt relaunches (SPEC 3.5), and why, or None when nothing is safe
@@ -339,6 +329,10 @@ class WaveRunner:
                     if (pane := panes.get(adopted.launch.session)) is not None:  # and its leftovers
                         self.reaper.settle(adopted.launch.session, pane.pid, time.monotonic())
                 continue
+            reusing = agent.id in self.reused and agent.id not in self.latest
+            if reusing and (reused := self._reuse(agent)) is not None:
+                self.latest[agent.id] = reused
+                continue
             previous = self.latest.get(agent.id)
             history = self.executors[agent.id]
             ran = previous is not None and previous.launched_wall is not None
@@ -356,6 +350,7 @@ class WaveRunner:
                 briefing,
                 self.retry_notes.get(agent.id, ""),
                 workdir=self.spaces.workdir_path(agent),
+                fingerprint=fingerprint(agent, executor, self.spaces.base),
             )
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
@@ -398,6 +393,7 @@ class WaveRunner:
         )
         run = adopt(launch, left, self.attempt, panes.get(launch.session))
         if run is not None:
+            run.reused = left.reused
             ctx.events.emit(
                 "agent_adopted",
                 self.wave.number,
@@ -409,15 +405,19 @@ class WaveRunner:
             ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
         return run
 
+    def _reuse(self, agent: AgentDef) -> AgentRun | None:
+        """Its earlier run's success stands (runtime.reuse): told, and judged again."""
+        ctx, attempt = self.ctx, earlier_attempt(self.ctx.layout.agent(self.wave.number, agent.id))
+        launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, agent.executor.id,
+                            ctx.path_env)  # fmt: skip
+        if (run := reused_run(launch, attempt)) is not None:
+            self.metrics.reused(run)
+            ctx.events.emit("agent_reused", self.wave.number, agent.id, attempt=attempt)
+            ctx.log.info("agent reused", agent=agent.id)
+        return run
+
     def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
         return next_executor(agent, history, self.ctx.path_env, self.ctx.lane.repo)
-
-    def _stopped_by_person(self, agent: AgentDef) -> bool:
-        """Cancelled by `wave stop --agent`, or waiting on an agent that was: not retried."""
-        run = self.latest.get(agent.id)
-        if run is not None and run.state is AgentState.CANCELLED:
-            return True
-        return any(self._stopped_by_person(self.wave.agent(dep)) for dep in agent.depends_on)
 
     def _on_finish(self, run: AgentRun) -> None:
         """What a finished agent leaves behind: a metrics record, and the files it held.
@@ -439,9 +439,11 @@ class WaveRunner:
             release_files(run, self.desk, self.ctx.events, self.wave.number)
 
     # -- start and end ----------------------------------------------------------------------
-    def _start(self, run_state: RunState) -> int:
-        """Begin (or, resuming, rejoin) the wave; returns the number of its first attempt."""
+    def _start(self, run_state: RunState) -> tuple[int, RetryPlan]:
+        """Begin (or, resuming, rejoin) the wave: its first attempt's number, and what that
+        attempt runs (resuming: what the dead launcher's plan said, a retry's targets only)."""
         wave, ctx = self.wave, self.ctx
+        everyone = RetryPlan(list(wave.implementation_agents), 0)
         bind_wave(wave.number)
         previous, wave_dir = run_state.wave(wave.number), ctx.layout.wave_dir(wave.number)
         if ctx.resume and wave_dir.exists() and previous.get("state") != "completed":
@@ -450,16 +452,18 @@ class WaveRunner:
             run_state.transition(wave.number, "running", "resumed", attempts=first)
             ctx.events.emit("wave_resumed", wave.number, attempt=first)
             ctx.log.info("wave resumed", attempt=first)
-            return first
+            return first, RetryPlan.restored(previous.get("plan"), wave) or everyone
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous)
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
             ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
+            self.reused = carry_over(ctx.layout, wave.number, suffix, reusable)
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:
             self.desk.reset()
         ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
         ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
-        return 1
+        return 1, everyone
 
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:
         ctx, wave = self.ctx, self.wave
@@ -480,7 +484,10 @@ class WaveRunner:
         failed_gate = self.gate_failure if outcome.state == "failed" else None
         if failed_gate is not None:  # the report outlives its worktree
             failed_gate["report"] = self.spaces.keep_report(failed_gate.get("report"))
-        run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate)
+        gate = outcome.gate if outcome.state == "failed" else None  # what a new run redoes:
+        rejected = gate.agents if gate and gate.stage == "implementation" else []
+        run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate,
+                             rejected_agents=rejected)  # fmt: skip
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
         )

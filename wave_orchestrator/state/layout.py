@@ -128,6 +128,18 @@ class AgentPaths:
 
 
 @dataclass(frozen=True)
+class WaveFolder:
+    """One run's folder of a wave (the current one, or an earlier run set aside)."""
+
+    dir: Path
+
+    def agent(self, agent_id: str) -> AgentPaths:
+        if not AGENT_ID_RE.fullmatch(agent_id):
+            raise ValueError(f"invalid agent id {agent_id!r}")
+        return AgentPaths(self.dir / "agents" / agent_id)
+
+
+@dataclass(frozen=True)
 class StateLayout:
     """Paths under one lane's state dir; ``dry_run`` selects the ``dry-run/`` mirror.
     ``repo`` places the live lock in ``<repo>/.wave/<lane>`` whatever the state dir."""
@@ -225,6 +237,11 @@ class StateLayout:
         folder.rename(folder.with_name(f"{folder.name}.{suffix}"))
         return suffix
 
+    def earlier_run(self, wave: int, suffix: str) -> WaveFolder:
+        """The folder ``set_aside_wave`` moved an earlier run of ``wave`` to."""
+        folder = self.wave_dir(wave)
+        return WaveFolder(folder.with_name(f"{folder.name}.{suffix}"))
+
     def dashboard(self, wave: int) -> Path:
         return self.wave_dir(wave) / "dashboard.json"
 
@@ -232,9 +249,7 @@ class StateLayout:
         return self.wave_dir(wave) / "agents"
 
     def agent(self, wave: int, agent_id: str) -> AgentPaths:
-        if not AGENT_ID_RE.fullmatch(agent_id):
-            raise ValueError(f"invalid agent id {agent_id!r}")
-        return AgentPaths(self.agents_dir(wave) / agent_id)
+        return WaveFolder(self.wave_dir(wave)).agent(agent_id)
 
     @property
     def worktrees(self) -> Path:

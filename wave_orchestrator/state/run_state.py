@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..names import AGENT_ID_RE
 from .events import utc_now
 from .fsutil import read_json, write_json_atomic
 from .snapshot_schema import GATE_FIELDS
@@ -31,6 +32,13 @@ def clean_entry(raw: Any) -> dict[str, Any] | None:
         entry["gate_failure"] = {
             k: gate[k][:2000] for k in GATE_FIELDS if isinstance(gate.get(k), str)
         }
+    if isinstance(raw.get("plan"), dict):  # checked against the wave by RetryPlan.restored
+        entry["plan"] = raw["plan"]
+    rejected = raw.get("rejected_agents")
+    if isinstance(rejected, list):
+        entry["rejected_agents"] = [
+            a for a in rejected[:1000] if isinstance(a, str) and AGENT_ID_RE.fullmatch(a)
+        ]
     return entry
 
 
@@ -77,7 +85,8 @@ class RunState:
             entry["started_at"] = now
             entry.pop("finished_at", None)
             entry.pop("reason", None)
-            entry.pop("gate_failure", None)
+            for done_with in ("gate_failure", "rejected_agents", "plan"):  # read before, if wanted
+                entry.pop(done_with, None)
         if to in ("completed", "failed", "cancelled"):
             entry["finished_at"] = now
         if reason:
@@ -90,14 +99,21 @@ class RunState:
         del self.data["history"][:-HISTORY_LIMIT]
         self.save()
 
-    def set_attempts(self, number: int, attempts: int, reason: str = "") -> None:
-        """Record the attempt now running and why it runs (empty for a first attempt)."""
+    def set_attempts(
+        self, number: int, attempts: int, reason: str = "", plan: dict[str, Any] | None = None
+    ) -> None:
+        """Record the attempt now running, why it runs (empty for a first attempt) and what
+        it relaunches (``plan``: what `--resume` carries on with)."""
         entry = dict(self.wave(number))
         entry["attempts"] = attempts
         if reason:
             entry["attempt_reason"] = reason
         else:
             entry.pop("attempt_reason", None)
+        if plan is not None:
+            entry["plan"] = plan
+        else:
+            entry.pop("plan", None)
         self.data["waves"][str(number)] = entry
         self.save()
 

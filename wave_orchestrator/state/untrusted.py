@@ -9,6 +9,7 @@ their own modules; every file is read by ``fsutil.read_json`` (strict: no NaN, n
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ..names import AGENT_ID_RE
 from .fsutil import read_json
 from .snapshot_schema import SNAPSHOT, check_fields
 
+HEX_DIGEST_RE = re.compile(r"[0-9a-f]{64}")  # a sha256, as runtime.reuse writes it
 MAX_COUNT = 1_000_000  # attempts, tries, retries: far beyond any real run, far below overflow
 TEXT_LIMIT = 2000  # a detail or a last line longer than this is cut, not shown whole
 
@@ -58,16 +60,21 @@ class LaunchRecord:
     executor: str | None
     session: str | None
     launched_at: float | None
+    fingerprint: str | None = None  # what shaped the attempt's work (runtime.reuse)
+    reused: bool = False  # copied from an earlier run of the wave, not launched in this one
 
 
 def read_launch_record(path: Path) -> LaunchRecord:
     data = read_object(path) or {}
     executor = text(data.get("executor"), 64)
+    digest = text(data.get("fingerprint"), 64)
     return LaunchRecord(
         attempt=count(data.get("attempt"), minimum=1),
         executor=executor if executor and AGENT_ID_RE.fullmatch(executor) else None,
         session=text(data.get("session"), 64),
         launched_at=epoch(data.get("launched_at")),
+        fingerprint=digest if digest and HEX_DIGEST_RE.fullmatch(digest) else None,
+        reused=data.get("reused") is True,
     )
 
 

@@ -1,0 +1,103 @@
+"""A new run of a failed wave reuses what succeeded (issue 24 §1): real launches, real
+sessions; each agent appends its id to `runs`, so what ran again is counted, not guessed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import Repo, local_agent, local_lane
+
+pytestmark = pytest.mark.e2e
+
+COUNT = 'echo "$WAVE_AGENT_ID" >> "$WAVE_REPO/runs"; '
+# B fails until the file `fixed` exists; C depends on B; QA is a closure agent.
+QA = (
+    COUNT
+    + "echo 'Verdict: PASS' > qa.md; echo '[wave-gate] architecture=pass integration=pass durability=pass live=pass "
+    "docs=pass'; echo '[wave-verdict] pass'"
+)
+
+
+def wave_file(a_prompt: str = "task of A") -> str:
+    return (
+        "title: reuse\nagents:\n"
+        + local_agent("A", COUNT + "echo did A", prompt=a_prompt)
+        + local_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed"')
+        + local_agent("C", COUNT + "echo did C", depends_on=["B"])
+        + local_agent("D", COUNT + "echo did D")
+        + local_agent("QA", QA, role="cont-qa", owns=["qa.md"])
+    )
+
+
+def runs(repo: Repo) -> list[str]:
+    path = repo.root / "runs"
+    return path.read_text().split() if path.exists() else []
+
+
+def launch(repo: Repo, *flags: str) -> int:
+    done = repo.wave("launch", "--lane", "main", "--no-dashboard", *flags)
+    return done.returncode
+
+
+def test_a_relaunch_reuses_what_succeeded_and_reruns_the_rest(tmux_repo: Repo) -> None:
+    tmux_repo.lane("main", local_lane(), {1: wave_file()})
+    assert launch(tmux_repo) != 0  # B failed: C never ran, nor the closure
+    assert sorted(runs(tmux_repo)) == ["A", "B", "D"]
+    (tmux_repo.root / "fixed").touch()
+    (tmux_repo.root / "runs").unlink()
+
+    assert launch(tmux_repo) == 0
+    # A and D succeeded with the same definition: reused. B failed: rerun; C after it; QA
+    # (the closure sweep) always runs again.
+    assert sorted(runs(tmux_repo)) == ["B", "C", "QA"]
+    reused = [e for e in tmux_repo.events("main") if e["event"] == "agent_reused"]
+    assert sorted(e["agent"] for e in reused) == ["A", "D"]
+    board = json.loads(
+        (tmux_repo.state("main") / "waves" / "wave-1" / "dashboard.json").read_text()
+    )
+    states = {a["id"]: a["state"] for a in board["agents"]}
+    assert states == {"A": "reused", "B": "completed", "C": "completed", "D": "reused",
+                      "QA": "completed"}  # fmt: skip
+    shown = tmux_repo.wave("status", "--lane", "main").stdout
+    assert any(line.split()[:2] == ["A", "reused"] for line in shown.splitlines()), shown
+    assert "did A" in (tmux_repo.agent_dir("main", 1, "A") / "output.log").read_text()
+
+    # A changed prompt reruns A (and only A, plus the closure sweep).
+    (tmux_repo.root / "runs").unlink()
+    (tmux_repo.root / "lanes" / "main" / "waves" / "wave-1.yaml").write_text(
+        wave_file(a_prompt="task of A, done differently")
+    )
+    assert launch(tmux_repo) == 0
+    assert sorted(runs(tmux_repo)) == ["A", "QA"]
+
+    # --fresh reruns everyone.
+    (tmux_repo.root / "runs").unlink()
+    assert launch(tmux_repo, "--fresh") == 0
+    assert sorted(runs(tmux_repo)) == ["A", "B", "C", "D", "QA"]
+
+
+def test_an_agent_the_implementation_gate_rejected_runs_again(tmux_repo: Repo) -> None:
+    """A exits 0 but leaves its deliverable unwritten: the gate names it, so a new run does
+    not take its success for done work, while B's stands."""
+    writes = COUNT + 'test -e "$WAVE_REPO/fixed" && echo x > A.txt; true'
+    body = (
+        "title: gate\nagents:\n"
+        + local_agent("A", writes, deliverables=["A.txt"])
+        + local_agent("B", COUNT + "echo did B")
+    )
+    tmux_repo.lane("main", local_lane(), {1: body})
+    assert launch(tmux_repo) != 0
+    state = json.loads((tmux_repo.state("main") / "run-state.json").read_text())
+    assert state["waves"]["1"]["rejected_agents"] == ["A"]
+    (tmux_repo.root / "fixed").touch()
+    (tmux_repo.root / "runs").unlink()
+    assert launch(tmux_repo) == 0
+    assert runs(tmux_repo) == ["A"]
+
+
+def test_resume_and_fresh_together_are_refused(tmux_repo: Repo) -> None:
+    tmux_repo.lane("main", local_lane(), {1: wave_file()})
+    done = tmux_repo.wave("launch", "--lane", "main", "--resume", "--fresh")
+    assert done.returncode == 2 and "--fresh and --resume" in done.stderr
+    assert not runs(tmux_repo)

@@ -1,0 +1,140 @@
+"""Finished work reused by a new run of a wave (not ``--resume``): an implementation agent
+whose last attempt succeeded is not launched again while nothing that shapes its work changed.
+
+What shapes its work is its *fingerprint*: its whole definition (prompt, role, owned paths,
+deliverables, exit contract, dependencies, executor and its settings: model, reasoning,
+flags), the executor it ran on, and in worktree mode the commit its branch started from. It
+is recorded in the attempt's ``launch.json``; a reused agent's folder is copied into the new
+run, so its output (and markers), status and branch stand for the gates, which always judge
+again. An agent is launched again when its fingerprint changed, when its last attempt did
+not succeed, when the implementation gate that failed the earlier run named it, or when an
+agent it depends on is launched again (its input changed). ``--fresh`` reuses nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..definitions.model import AgentDef, WaveDef
+from ..state.fsutil import write_json_atomic
+from ..state.layout import AgentPaths, StateLayout
+from ..state.lifecycle import AgentState
+from ..state.status import StatusUnreadable, read_status
+from ..state.untrusted import read_launch_record, read_object
+
+FINGERPRINT_VERSION = 1  # bumped when what goes into a fingerprint changes: nothing reused
+
+
+def fingerprint(agent: AgentDef, executor: str, base: str = "") -> str:
+    """A digest of what shapes an agent's work (never stored in the clear: env values may
+    hold secrets)."""
+    shape = {
+        "version": FINGERPRINT_VERSION,
+        "agent": _plain(dataclasses.asdict(agent)),
+        "executor": executor,
+        "base": base,
+    }
+    text = json.dumps(shape, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """Mappings, tuples and paths as JSON has them, so equal definitions digest equally."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def succeeded_with(paths: AgentPaths, wanted: str) -> bool:
+    """Whether the agent's last attempt there succeeded, launched with fingerprint
+    ``wanted`` (every field read as hostile: a torn or foreign file is no success)."""
+    try:
+        status = read_status(paths.status)
+    except (StatusUnreadable, ValueError):
+        return False
+    if status is None or status.state is not AgentState.COMPLETED:
+        return False
+    record = read_launch_record(paths.launch_record)
+    if status.attempt is not None and record.attempt != status.attempt:
+        return False  # the record is of another attempt than the status
+    return record.fingerprint == wanted
+
+
+def earlier_attempt(paths: AgentPaths) -> int:
+    """The attempt of the earlier run whose success is reused (its metrics record's id)."""
+    return read_launch_record(paths.launch_record).attempt or 1
+
+
+def choose_reused(
+    agents: Sequence[AgentDef],
+    fingerprints: Mapping[str, str],
+    earlier: Mapping[str, AgentPaths],
+    rejected: Iterable[str] = (),
+) -> list[str]:
+    """The ids (in wave-file order) of the implementation agents a new run reuses."""
+    rejected = set(rejected)
+    rerun = {
+        a.id
+        for a in agents
+        if a.id in rejected
+        or a.id not in earlier
+        or not succeeded_with(earlier[a.id], fingerprints[a.id])
+    }
+    grew = True
+    while grew:  # what depends on work done again is done again
+        more = {a.id for a in agents if a.id not in rerun and rerun.intersection(a.depends_on)}
+        grew = bool(more)
+        rerun |= more
+    return [a.id for a in agents if a.id not in rerun]
+
+
+def reusable_agents(layout: StateLayout, wave: WaveDef, previous: Mapping[str, Any]) -> list[str]:
+    """Before a new run sets the earlier one aside: the implementation agents it reuses.
+    None yet in worktree mode (the agent's branch would have to be kept out of the fresh
+    start, and its worktree made again for the gates)."""
+    if wave.isolation.worktree:
+        return []
+    impl = wave.implementation_agents
+    prints = {a.id: fingerprint(a, a.executor.id) for a in impl}
+    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl}
+    rejected = previous.get("rejected_agents")
+    return choose_reused(impl, prints, earlier, rejected if isinstance(rejected, list) else ())
+
+
+def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str]) -> list[str]:
+    """Copy each reused agent's folder from the earlier run (set aside as ``suffix``) into
+    the new one, marked reused: regular files and folders only (a link or a FIFO an agent
+    left is not followed, not opened). Returns the ids carried over."""
+    earlier = layout.earlier_run(wave, suffix)
+    for agent_id in agents:
+        target = layout.agent(wave, agent_id)
+        shutil.copytree(earlier.agent(agent_id).dir, target.dir, symlinks=True,
+                        ignore=_not_plain, dirs_exist_ok=True)  # fmt: skip
+        record = read_object(target.launch_record) or {}
+        write_json_atomic(target.launch_record, {**record, "reused": True})
+    return list(agents)
+
+
+def _not_plain(folder: str, names: list[str]) -> list[str]:
+    skipped = []
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            skipped.append(name)
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            skipped.append(name)
+    return skipped
