@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import Repo, local_agent, local_lane
+from helpers import Repo, local_agent, local_lane, sh
+from test_worktrees_e2e import agent as tree_agent
+from test_worktrees_e2e import git_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -101,3 +103,20 @@ def test_resume_and_fresh_together_are_refused(tmux_repo: Repo) -> None:
     done = tmux_repo.wave("launch", "--lane", "main", "--resume", "--fresh")
     assert done.returncode == 2 and "--fresh and --resume" in done.stderr
     assert not runs(tmux_repo)
+
+
+def test_in_worktrees_a_reused_agents_branch_stands_and_is_merged(tmux_repo: Repo) -> None:
+    git_repo(tmux_repo, "", [tree_agent("A", COUNT + "echo a > A.txt"),
+                             tree_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed" && echo b > B.txt')])  # fmt: skip
+    root = tmux_repo.root
+    assert launch(tmux_repo) != 0
+    (root / "fixed").touch()
+    (root / "runs").unlink()
+    second = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert second.returncode == 0, second.stderr
+    assert runs(tmux_repo) == ["B"]
+    files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert {"A.txt", "B.txt"} <= set(files)  # A's work of the first run, merged
+    assert sh(root, "git", "log", "--format=%s", "-1", "wave/main/w1-A") == "wave: A attempt 1"
+    moved = sh(root, "git", "branch", "--list", "wave/main/runs/*", "--format=%(refname:short)")
+    assert "w1-A" not in moved and "w1-B" in moved  # B's failed run set aside, A's kept

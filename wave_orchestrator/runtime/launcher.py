@@ -31,7 +31,8 @@ from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_at_start
 from .selection import LaunchOptions, prepare_lane, select_waves
-from .wave_runner import WaveContext, WaveOutcome, WaveRunner
+from .wave_context import WaveContext, WaveOutcome
+from .wave_runner import WaveRunner
 
 __all__ = ["LaunchOptions", "LaunchResult", "Launcher", "prepare_lane", "select_waves"]
 

@@ -21,7 +21,7 @@ import shutil
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definitions.model import AgentDef, WaveDef
 from ..state.fsutil import write_json_atomic
@@ -29,6 +29,9 @@ from ..state.layout import AgentPaths, StateLayout
 from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record, read_object
+
+if TYPE_CHECKING:
+    from .workspaces import Workspaces
 
 FINGERPRINT_VERSION = 1  # bumped when what goes into a fingerprint changes: nothing reused
 
@@ -100,15 +103,16 @@ def choose_reused(
     return [a.id for a in agents if a.id not in rerun]
 
 
-def reusable_agents(layout: StateLayout, wave: WaveDef, previous: Mapping[str, Any]) -> list[str]:
+def reusable_agents(
+    layout: StateLayout, wave: WaveDef, previous: Mapping[str, Any], spaces: Workspaces
+) -> list[str]:
     """Before a new run sets the earlier one aside: the implementation agents it reuses.
-    None yet in worktree mode (the agent's branch would have to be kept out of the fresh
-    start, and its worktree made again for the gates)."""
-    if wave.isolation.worktree:
-        return []
+    In worktree mode the base the agents start from is part of the fingerprint, and an
+    agent whose branch is gone is not reused."""
+    base = spaces.reuse_base()
     impl = wave.implementation_agents
-    prints = {a.id: fingerprint(a, a.executor.id) for a in impl}
-    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl}
+    prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
+    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if spaces.has_branch(a.id)}
     rejected = previous.get("rejected_agents")
     return choose_reused(impl, prints, earlier, rejected if isinstance(rejected, list) else ())
 

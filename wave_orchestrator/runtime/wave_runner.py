@@ -5,30 +5,25 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from ..agents.prompts import closure_briefing
 from ..closure.actions import failure_summary
 from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
-from ..definitions.model import AgentDef, LaneDef, WaveDef
+from ..definitions.model import AgentDef, WaveDef
 from ..errors import WaveError
-from ..state.events import EventLog, utc_stamp
+from ..state.events import utc_stamp
 from ..state.fsutil import read_jsonl
-from ..state.layout import StateLayout
 from ..state.lifecycle import AgentState
 from ..state.logs import bind_wave
 from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .agent_run import briefing_rows, stopped_by_person
-from .coordinator import Coordinator
 from .metrics_writer import MetricsWriter
-from .placement.base import PaneInfo, Placement
+from .placement.base import PaneInfo
 from .placement.reaper import Reaper
 from .planner import next_executor, plan_agent
 from .recorder import open_desk, release_files
@@ -44,49 +39,8 @@ from .retry import (
 )
 from .reuse import carry_over, earlier_attempt, fingerprint, reusable_agents
 from .snapshot import SnapshotWriter
+from .wave_context import AttemptResult, WaveContext, WaveOutcome
 from .workspaces import Workspaces
-
-
-@dataclass
-class WaveOutcome:
-    wave: int
-    state: str
-    attempts: int
-    failures: list[AgentRun] = field(default_factory=list)
-    gate: GateResult | None = None  # the gate that failed the last attempt, if one did
-    blocked: bool = False  # failed with nothing safe left to retry (exit 4)
-    note: str = ""  # why it is blocked, when a person's answer is what it waited for
-
-
-@dataclass
-class AttemptResult:
-    failed: list[AgentRun] = field(default_factory=list)  # agents that did not succeed
-    gate: GateResult | None = None
-    gate_agents: list[AgentDef] = field(default_factory=list)  # agents the gate failed
-    failed_stage: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed and self.gate is None
-
-
-@dataclass
-class WaveContext:
-    """What a wave run shares with its launcher."""
-
-    lane: LaneDef
-    layout: StateLayout
-    placement: Placement  # where agents run: tmux here (local), or Slurm jobs
-    events: EventLog
-    log: Any
-    stop: threading.Event
-    path_env: str
-    keep_sessions: bool
-    coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
-    resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
-    fresh: bool = False  # a new run reuses no finished work of an earlier one (runtime.reuse)
-    keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
-    reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
 
 
 class WaveRunner:
@@ -128,7 +82,7 @@ class WaveRunner:
         first, plan = self._start(run_state)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
         try:
-            self.spaces.begin(resume=self.adopting)
+            self.spaces.begin(resume=self.adopting, reused=self.reused)
         except WaveError as exc:  # no worktree can be made: the wave fails, saying why
             run_state.transition(self.wave.number, "failed", str(exc))
             self.ctx.events.emit("wave_failed", self.wave.number, attempts=0, reason=str(exc))
@@ -409,7 +363,10 @@ class WaveRunner:
         """Its earlier run's success stands (runtime.reuse): told, and judged again."""
         ctx, attempt = self.ctx, earlier_attempt(self.ctx.layout.agent(self.wave.number, agent.id))
         launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, agent.executor.id,
-                            ctx.path_env)  # fmt: skip
+                            ctx.path_env, workdir=self.spaces.workdir_path(agent))  # fmt: skip
+        if self.spaces.needs_prepare(agent) and (problem := self.spaces.prepare(agent)):
+            ctx.log.warning("agent not reused", agent=agent.id, error=problem)
+            return None  # its worktree could not be made again from its branch: it runs
         if (run := reused_run(launch, attempt)) is not None:
             self.metrics.reused(run)
             ctx.events.emit("agent_reused", self.wave.number, agent.id, attempt=attempt)
@@ -454,7 +411,7 @@ class WaveRunner:
             ctx.log.info("wave resumed", attempt=first)
             return first, RetryPlan.restored(previous.get("plan"), wave) or everyone
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous)
+        reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous, self.spaces)
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
             ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
             self.reused = carry_over(ctx.layout, wave.number, suffix, reusable)

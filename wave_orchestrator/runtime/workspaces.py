@@ -48,9 +48,10 @@ class Workspaces:
         self.setup = Setup(wave.isolation.setup_copy, wave.isolation.setup_command)
         self._lock = threading.Lock()  # the record is written from the pool's git worker
 
-    def begin(self, resume: bool) -> None:
+    def begin(self, resume: bool, reused: Sequence[str] = ()) -> None:
         """Record the base commit. A resumed launcher reuses the recorded one and what is
-        there; a new run moves the earlier run's branches aside and starts from the base."""
+        there; a new run moves the earlier run's branches aside (but those of the ``reused``
+        agents, whose work stands) and starts from the base."""
         if not self.enabled:
             return
         if resume:
@@ -66,10 +67,20 @@ class Workspaces:
         self.base = self.iso.base(self.wave.isolation.base)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         ids = [a.id for a in self.wave.implementation_agents]
-        for line in start_fresh(self.iso, self.wave.number, ids, stamp, self._tip(), self.base):
+        tip = self._tip()
+        for line in start_fresh(self.iso, self.wave.number, ids, stamp, tip, self.base, reused):
             level = "warning" if "did not make" in line else "info"
             getattr(self.log, level)(line, wave=self.wave.number)
         self._save()
+
+    def reuse_base(self) -> str:
+        """What a new run's agents would start from, part of their fingerprint ("" in a
+        shared checkout)."""
+        return self.iso.base(self.wave.isolation.base) if self.enabled else ""
+
+    def has_branch(self, agent_id: str) -> bool:
+        """Whether the agent's work of an earlier run is still there to reuse."""
+        return not self.enabled or self.iso.exists(self.iso.branch(self.wave.number, agent_id))
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:

@@ -4,7 +4,7 @@ the previous run's branches under ``wave/<lane>/runs/<stamp>/``; ``wave worktree
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .git import GitError
@@ -20,14 +20,21 @@ class PrunedBranch:
 
 
 def start_fresh(
-    iso: Isolation, wave: int, agents: Sequence[str], stamp: str, made: str | None, base: str
+    iso: Isolation,
+    wave: int,
+    agents: Sequence[str],
+    stamp: str,
+    made: str | None,
+    base: str,
+    keep: Collection[str] = (),
 ) -> list[str]:
     """Before a new run (not ``--resume``) of a wave: what an earlier run left uncommitted
     in its worktrees is committed on its branch, the worktrees are removed, and its agent
     and integration branches are moved to ``runs/<stamp>/``, so that every agent starts
-    from the current base. Returns what was done, one line each, for the person."""
+    from the current base. The agents of ``keep`` (reused: their work stands) keep their
+    branch and worktree. Returns what was done, one line each, for the person."""
     said = []
-    for agent in [*agents, INTEGRATION]:
+    for agent in [*(a for a in agents if a not in keep), INTEGRATION]:
         path = iso.path(wave, agent)
         branch = iso.integration_branch(wave) if agent == INTEGRATION else iso.branch(wave, agent)
         if iso._registered(path):

@@ -1,0 +1,59 @@
+"""What a wave run shares with its launcher (``WaveContext``) and what it hands back: the
+outcome of the wave, and of each attempt."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..closure.gates import GateResult
+from ..definitions.model import AgentDef, LaneDef
+from ..state.events import EventLog
+from ..state.layout import StateLayout
+from .agent_run import AgentRun
+from .coordinator import Coordinator
+from .placement.base import Placement
+from .placement.reaper import Reaper
+
+
+@dataclass
+class WaveOutcome:
+    wave: int
+    state: str
+    attempts: int
+    failures: list[AgentRun] = field(default_factory=list)
+    gate: GateResult | None = None  # the gate that failed the last attempt, if one did
+    blocked: bool = False  # failed with nothing safe left to retry (exit 4)
+    note: str = ""  # why it is blocked, when a person's answer is what it waited for
+
+
+@dataclass
+class AttemptResult:
+    failed: list[AgentRun] = field(default_factory=list)  # agents that did not succeed
+    gate: GateResult | None = None
+    gate_agents: list[AgentDef] = field(default_factory=list)  # agents the gate failed
+    failed_stage: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.gate is None
+
+
+@dataclass
+class WaveContext:
+    """What a wave run shares with its launcher."""
+
+    lane: LaneDef
+    layout: StateLayout
+    placement: Placement  # where agents run: tmux here (local), or Slurm jobs
+    events: EventLog
+    log: Any
+    stop: threading.Event
+    path_env: str
+    keep_sessions: bool
+    coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
+    resume: bool = False  # adopt a dead launcher's sessions and status files (SPEC 3.8)
+    fresh: bool = False  # a new run reuses no finished work of an earlier one (runtime.reuse)
+    keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
+    reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
