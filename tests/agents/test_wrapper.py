@@ -293,6 +293,7 @@ TRANSIENT = [
     "opencode-first-start-race.ansi.log",  # Failed query: CREATE TABLE ... on a fresh HOME
     "claude-api-retry.stream.jsonl",  # 10 api_retry lines, then Request rejected (429)
     "claude-overloaded.stream.jsonl",  # api_retry lines, then 529 Overloaded
+    "codex-stream-error-429.log",  # stream error: last status: 429, no reason phrase
 ]
 
 

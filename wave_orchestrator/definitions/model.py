@@ -19,6 +19,7 @@ EXECUTOR_IDS = ("claude", "codex", "local", "opencode")
 DEFAULT_RATE_LIMIT_PATTERNS = (
     "429 Too Many Requests",
     "exceeded retry limit",
+    "last status: 429",  # codex: `stream error: last status: 429` (no reason phrase)
     "rate limit",
     "Request rejected \\(429\\)",
     "temporarily limiting requests",
