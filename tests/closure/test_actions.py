@@ -8,7 +8,7 @@ from pathlib import Path
 from wave_orchestrator.closure.actions import FALLBACK, action_for
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "markers.md"
-EXAMPLES = {"<dimension>": "live", "<kind>": "gate"}
+EXAMPLES = {"<dimension>": "live", "<kind>": "gate", "<state>": "drift"}
 
 
 def _rows() -> list[tuple[list[str], str]]:

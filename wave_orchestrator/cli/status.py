@@ -14,7 +14,7 @@ from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
 from ..state.snapshot_schema import GATE_FIELDS
 from ..state.status import StatusUnreadable, read_status
-from ..state.untrusted import read_launch_record, read_snapshot
+from ..state.untrusted import deploy_line, read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 from ._help import add_command
 
@@ -247,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
             since = local_clock(wave["cluster_unreachable_since"])
             print(f"  cluster unreachable since {since}: agents kept as they were")
         _print_gate_and_board(wave)
+        if deploys := deploy_line(wave["agents"]):
+            print(f"  deploys: {deploys}")
         states = [_state_text(a) for a in wave["agents"]]
         width = max([16, *(len(st) + 1 for st in states)])  # `running (no launcher)` fits
         for a, state in zip(wave["agents"], states, strict=True):

@@ -43,6 +43,7 @@ ACTIONS: dict[str, str] = {
     "cont-qa-concerns": "read the QA report",
     "cont-qa-blocked": "read the QA report",
     "missing-cont-qa-report": "its first owned file must be the report",
+    "deploy-failed": "read the agent's log and the detail; fix or roll back, then relaunch",
 }
 PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"gate-[a-z]+-(concerns|blocked)"), "read the QA report for that dimension"),
@@ -51,6 +52,11 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "the detail shows the line and why; fix the prompt's example",
     ),
     (re.compile(r"agent-[a-z-]+"), "see its log (wave logs --lane L ID)"),
+    (
+        re.compile(r"infra-[a-z0-9_-]+"),
+        "the signal's detail says what is wrong with the target: fix it (or approve the "
+        "action), then relaunch; the retry reruns the implementation agent that checked it",
+    ),
 )
 FALLBACK = "read the gate's detail and the agent's log (wave logs --lane L ID)"
 

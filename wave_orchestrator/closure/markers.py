@@ -13,6 +13,7 @@ from .transcript import ANSI_RE, output_lines, readable_lines, spoken_messages
 
 __all__ = [
     "ANSI_RE",
+    "DEPLOY_STATES",
     "DOC_LEVELS",
     "GATE_DIMENSIONS",
     "PROOF_LEVELS",
@@ -28,7 +29,8 @@ __all__ = [
 ]
 
 # Keys of each kind, in the order they must appear: (name, kind, required). A kind is a tuple
-# of allowed words (case-insensitive), "int" (a non-negative integer) or "list" (a,b,c).
+# of allowed words (case-insensitive), "int" (a non-negative integer), "list" (a,b,c) or
+# "word" (any one word: a name, or a state the gate judges rather than the grammar).
 Field = tuple[str, tuple[str, ...] | str, bool]
 PROOF_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -38,6 +40,7 @@ PROOF_LEVELS = {
 DOC_LEVELS = ("none", "owned", "shared-plan")
 GATE_DIMENSIONS = ("architecture", "integration", "durability", "live", "docs")
 GATE_VALUES = ("pass", "concerns", "blocked")
+DEPLOY_STATES = ("deploying", "healthy", "failed", "rolledover")
 
 KEYED: dict[str, list[Field]] = {
     "proof": [
@@ -68,6 +71,10 @@ KEYED: dict[str, list[Field]] = {
     ],
     "doc-closure": [("state", ("closed", "no-change", "delta"), True), ("paths", "list", False)],
     "gate": [(dim, GATE_VALUES, True) for dim in GATE_DIMENSIONS],
+    # Signals of the reference launcher, printed without the wave- prefix (either is read):
+    # an infrastructure check's outcome, and a deployment's state (closure/signals.py).
+    "infra-status": [("kind", "word", True), ("target", "word", True), ("state", "word", True)],
+    "deploy-status": [("service", "word", True), ("state", DEPLOY_STATES, True)],
 }
 # Kinds whose value is one bare word after the tag: (words, whether `agents=`/`detail=` may follow).
 POSITIONAL = {
@@ -79,7 +86,8 @@ KINDS = (*KEYED, *POSITIONAL)
 # allowed on every keyed kind and on a verdict, anywhere before `detail=`. `owner=` is an alias.
 AGENT_KEYS = ("agents", "owner")
 
-TAG_RE = re.compile(r"\[wave-([a-z][a-z-]*)\](.*)", re.IGNORECASE)
+TAG_RE = re.compile(r"\[(?:wave-([a-z][a-z-]*)|(infra-status|deploy-status))\](.*)", re.IGNORECASE)
+WORD_RE = re.compile(r"[^\s=,<>|]+")
 INT_RE = re.compile(r"[0-9]+")
 LIST_ITEM_RE = re.compile(r"[^,\s=<>|]+")  # a `<placeholder>` is not a value
 FENCE_RE = re.compile(r"(`{3,}|~{3,})(.*)")
@@ -167,7 +175,7 @@ def parse_line(raw: str) -> Marker | InvalidMarker | None:
     match = TAG_RE.match(text)
     if not match:
         return None
-    kind, rest = match.group(1).lower(), match.group(2)
+    kind, rest = (match.group(1) or match.group(2)).lower(), match.group(3)
     if kind not in KINDS:
         return InvalidMarker(kind, text, f"unknown marker kind [wave-{kind}]")
     if rest and not rest[0].isspace():
@@ -253,6 +261,10 @@ def _value(key: str, kind: tuple[str, ...] | str, raw: str) -> Value:
         if not INT_RE.fullmatch(raw):
             raise ValueError(f"{key}= needs a non-negative integer, got {raw!r}")
         return int(raw)
+    if kind == "word":
+        if not WORD_RE.fullmatch(raw):
+            raise ValueError(f"{key}= needs one word, got {raw!r}")
+        return raw
     if kind == "list":
         # Empty (`paths=`) is an empty list: an agent that changed nothing says so.
         items = tuple(x for x in raw.split(",") if x)

@@ -18,7 +18,7 @@ from ..sanitize import clean_tree, strip_controls
 from ..state.events import local_clock
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
-from ..state.untrusted import read_snapshot
+from ..state.untrusted import deploy_line, read_snapshot
 
 STATE_STYLES = {
     "pending": "dim",
@@ -153,6 +153,9 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 def _attention(data: dict[str, Any]) -> list[Text]:
     """The last failed gate with what to do, open blockers and requests, and the board."""
     out = []
+    if deploys := deploy_line(_dicts(data.get("agents"))):
+        style = "bold red" if " failed " in f"{deploys} " else "blue"
+        out.append(Text(f"deploys: {deploys}", style))
     if isinstance(since := data.get("cluster_unreachable_since"), str):
         out.append(Text(f"cluster unreachable since {local_clock(since)}", "bold red"))
     gate = data.get("gate_failure")

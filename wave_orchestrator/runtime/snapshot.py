@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
+from ..closure.signals import deploy_text
 from ..state.events import utc_now
 from ..state.fsutil import open_read, write_json_atomic
 from ..state.lifecycle import AgentState
@@ -55,12 +56,20 @@ def marker_meaning(line: str) -> str:
 
 def last_phase(text: str) -> str | None:
     """The agent's latest `[wave-phase]`, shown as its state while it runs."""
-    phase = None
-    for line in output_lines(text):  # the agent's own words, also inside JSON output
+    return last_signals(text)[0]
+
+
+def last_signals(text: str) -> tuple[str | None, str | None]:
+    """The agent's latest `[wave-phase]` and `[deploy-status]` (as ``api healthy``), read
+    from the tail of its output (its own words, also inside JSON output)."""
+    phase = deploy = None
+    for line in output_lines(text):
         marker = parse_line(line)
         if isinstance(marker, Marker) and marker.kind == "phase":
             phase = str(marker.get("value"))
-    return phase
+        elif isinstance(marker, Marker) and marker.kind == "deploy-status":
+            deploy = deploy_text(marker)
+    return phase, deploy
 
 
 class OutputCache:
@@ -69,25 +78,26 @@ class OutputCache:
     slow down noticing the next agent that finishes."""
 
     def __init__(self) -> None:
-        self._seen: dict[Path, tuple[tuple[int, int], str, str | None]] = {}
+        self._seen: dict[Path, tuple[tuple[int, int], str, tuple[str | None, str | None]]] = {}
         self._final: set[Path] = set()  # logs of ended agents, read once since they ended
 
-    def read(self, path: Path, final: bool = False) -> tuple[str, str | None]:
-        """``final``: the agent has ended, its log no longer changes once read after that."""
+    def read(self, path: Path, final: bool = False) -> tuple[str, tuple[str | None, str | None]]:
+        """The last line, and (phase, deploy) as ``last_signals`` has them. ``final``: the
+        agent has ended, its log no longer changes once read after that."""
         if final and path in self._final:
-            _, line, phase = self._seen[path]
-            return line, phase
+            _, line, signals = self._seen[path]
+            return line, signals
         if final and path in self._seen:
             self._final.add(path)  # one more look below, then never again
         try:
             st = path.stat()
         except OSError:
-            return "", None
+            return "", (None, None)
         key = (st.st_size, st.st_mtime_ns)
         cached = self._seen.get(path)
         if cached is None or cached[0] != key:
             tail = tail_text(path)
-            cached = (key, last_line(tail), last_phase(tail))
+            cached = (key, last_line(tail), last_signals(tail))
             self._seen[path] = cached
         return cached[1], cached[2]
 
@@ -95,7 +105,9 @@ class OutputCache:
 def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     launch = run.launch
     final = run.state.terminal
-    line, phase = cache.read(launch.paths.output_log, final) if run.launched_wall else ("", None)
+    line, (phase, deploy) = (
+        cache.read(launch.paths.output_log, final) if run.launched_wall else ("", (None, None))
+    )
     state = "reused" if run.reused else run.state.value  # its earlier run's success stands
     if run.state is AgentState.RUNNING:
         state = phase or state
@@ -113,6 +125,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "last_line": line,
         "session": launch.session,
         "detail": run.detail or None,
+        "deploy": deploy,  # its last [deploy-status], as `api healthy`
     }
 
 

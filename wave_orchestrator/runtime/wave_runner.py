@@ -12,6 +12,7 @@ from ..agents.prompts import closure_briefing
 from ..closure.actions import failure_summary
 from ..closure.gates import AgentResult, GateResult, judge_stage
 from ..closure.markers import parse_markers
+from ..closure.signals import has_signals, judge_infra
 from ..definitions.model import AgentDef, WaveDef
 from ..errors import WaveError
 from ..state.events import utc_stamp
@@ -149,7 +150,18 @@ class WaveRunner:
             if not gate.passed:
                 named = [a for a in impl if a.id in gate.agents]
                 return AttemptResult(gate=gate, gate_agents=named)
-        return self._closure(plan.first_stage)
+        result = self._closure(plan.first_stage)
+        return result if not result.ok or self.ctx.stop.is_set() else self._infra()
+
+    def _infra(self) -> AttemptResult:
+        """The infra gate (closure.signals), in a wave where some agent printed an infra or
+        deploy signal; a failure reruns the implementation agents it names."""
+        ran = tuple(a for a in self.wave.agents if a.id in self.latest)
+        if not has_signals([self._result(a) for a in ran]):
+            return AttemptResult()
+        gate = self._judge("infra", judge_infra, ran)
+        named = [a for a in self.wave.implementation_agents if a.id in gate.agents]
+        return AttemptResult() if gate.passed else AttemptResult(gate=gate, gate_agents=named)
 
     def _closure(self, first_stage: int) -> AttemptResult:
         """Closure stages one at a time (SPEC 3.4); the first failing gate stops the sweep."""

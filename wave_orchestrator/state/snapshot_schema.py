@@ -67,6 +67,7 @@ AGENT_ROW = {
     "last_line": Text(),
     "session": Text(64),
     "detail": Text(),
+    "deploy": Text(200),  # the agent's last [deploy-status]: `api healthy`
 }
 EVENT = {"at": Text(40), "event": Text(64), "wave": Count(), "agent": Text(64),
          "status": Text(64), "stage": Text(64)}  # fmt: skip

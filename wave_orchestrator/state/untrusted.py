@@ -117,3 +117,13 @@ def read_snapshot(path: Path) -> dict[str, Any] | None:
     """A wave's ``dashboard.json``, checked field by field; None when absent or unreadable."""
     data = read_object(path)
     return None if data is None else clean_snapshot(data)
+
+
+def deploy_line(agents: list[dict[str, Any]]) -> str:
+    """Each agent's last deploy signal, as `wave status` and the dashboard show them:
+    ``api healthy (deployer), web failed (web)``; "" when none printed one."""
+    return ", ".join(
+        f"{a['deploy']} ({a.get('id')})"
+        for a in agents
+        if isinstance(a, dict) and isinstance(a.get("deploy"), str) and a["deploy"]
+    )
