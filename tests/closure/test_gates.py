@@ -18,7 +18,7 @@ from wave_orchestrator.closure.gates import (
     judge_stage,
 )
 from wave_orchestrator.closure.markers import parse_markers
-from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec, ExitContract
+from wave_orchestrator.definitions.model import AgentDef, EvalTarget, ExecutorSpec, ExitContract
 
 PROOF_MET = "[wave-proof] completion=integrated durability=none proof=unit state=met"
 DELTA_OWNED = "[wave-doc-delta] state=owned paths=docs/auth.md"
@@ -357,6 +357,67 @@ def test_cont_eval_invalid_marker_alone(tmp_path: Path) -> None:
 
 def test_cont_eval_valid_marker_after_an_invalid_one(tmp_path: Path) -> None:
     assert cont_eval(tmp_path, "[wave-eval] state=ok", EVAL_OK).passed
+
+
+# -- cont-eval against declared targets (issue 24 §3) ------------------------------------------
+TARGETS = (EvalTarget("latency"), EvalTarget("throughput", ("tput",)))
+CATALOG = ("p99", "tput")
+TARGETED = "[wave-eval] state=satisfied targets=2 benchmarks=2 regressions=0"
+
+
+def targeted(repo: Path, *lines: str, report: bool = True) -> GateResult:
+    agent = make_agent("E0", role="cont-eval", owns=("docs/eval.md",))
+    if report:
+        write(repo, "docs/eval.md")
+    return judge_cont_eval([make_result(repo, agent, *lines)], TARGETS, CATALOG)
+
+
+def test_declared_targets_pass_when_reported_exactly_with_the_report(tmp_path: Path) -> None:
+    line = f"{TARGETED} target_ids=throughput,latency benchmark_ids=tput,p99"
+    assert targeted(tmp_path, line).passed
+
+
+def test_missing_cont_eval_target_ids(tmp_path: Path) -> None:
+    gate = targeted(tmp_path, f"{TARGETED} benchmark_ids=tput,p99")
+    detail = only_failure(gate, "missing-cont-eval-target-ids", "E0")
+    assert detail == "the wave declares targets latency,throughput: target_ids= must list them"
+
+
+def test_cont_eval_target_mismatch(tmp_path: Path) -> None:
+    gate = targeted(tmp_path, f"{TARGETED} target_ids=latency,cost benchmark_ids=tput,p99")
+    assert only_failure(gate, "cont-eval-target-mismatch", "E0") == (
+        "target_ids=latency,cost but the wave declares latency,throughput "
+        "(missing throughput; not declared cost)"
+    )
+
+
+def test_missing_cont_eval_benchmark_ids(tmp_path: Path) -> None:
+    gate = targeted(tmp_path, f"{TARGETED} target_ids=latency,throughput")
+    only_failure(gate, "missing-cont-eval-benchmark-ids", "E0")
+
+
+@pytest.mark.parametrize(
+    ("benchmarks", "detail"),
+    [
+        ("p99,p50", "pinned benchmark(s) tput missing from benchmark_ids"),
+        ("tput,gpu", "benchmark_ids names gpu, not in the lane's catalog (p99,tput)"),
+    ],
+)
+def test_cont_eval_benchmark_mismatch(tmp_path: Path, benchmarks: str, detail: str) -> None:
+    line = f"{TARGETED} target_ids=latency,throughput benchmark_ids={benchmarks}"
+    codes_and_details = [(f.code, f.detail) for f in targeted(tmp_path, line).failures]
+    assert ("cont-eval-benchmark-mismatch", detail) in codes_and_details
+
+
+def test_declared_targets_need_the_report_and_no_regressions(tmp_path: Path) -> None:
+    line = "[wave-eval] state=satisfied targets=2 benchmarks=1 regressions=1 "
+    line += "target_ids=latency,throughput benchmark_ids=tput"
+    gate = targeted(tmp_path, line, report=False)
+    assert codes(gate) == ["missing-cont-eval-report", "cont-eval-regressions"]
+
+
+def test_without_declared_targets_no_ids_or_report_are_needed(tmp_path: Path) -> None:
+    assert cont_eval(tmp_path, EVAL_OK).passed  # no report file, no id lists: as before
 
 
 # -- security -----------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ in agreement), so the two cannot drift apart.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..definitions.model import AgentDef
+from ..definitions.model import AgentDef, EvalTarget
 
 
 @dataclass(frozen=True)
@@ -142,9 +143,34 @@ def report_path(agent: AgentDef) -> str | None:
     return next((p for p in agent.owns if not p.endswith("/")), None)
 
 
-def closure_instructions(agent: AgentDef) -> str:
-    """The ``## your gate`` section of a closure agent's prompt."""
+def eval_guide(targets: Sequence[EvalTarget], catalog: Sequence[str]) -> ClosureGuide:
+    """The cont-eval guide for a wave that declares its targets: the passing line filled in
+    with them, and what the gate then also requires (issue 24 §3)."""
+    guide = GUIDES["cont-eval"]
+    ids = ",".join(t.id for t in targets)
+    pinned = [b for t in targets for b in t.benchmarks]
+    bench = ",".join(dict.fromkeys(pinned))
+    passing = (f"[wave-eval] state=satisfied targets={len(targets)} "
+               f"benchmarks={len(dict.fromkeys(pinned))} regressions=0 target_ids={ids} "
+               f"benchmark_ids={bench}")  # fmt: skip
+    meanings = (
+        *guide.meanings,
+        f"This wave declares its targets: target_ids= must list exactly {ids}.",
+        "benchmark_ids= must list every benchmark you ran (benchmarks= is their count)"
+        + (f", including the pinned ones: {bench}" if bench else "")
+        + (f"; only ids of the lane's catalog: {', '.join(catalog)}." if catalog else "."),
+    )
+    return dataclasses.replace(guide, passing=(passing,), meanings=meanings, report_required=True)
+
+
+def closure_instructions(
+    agent: AgentDef, targets: Sequence[EvalTarget] = (), catalog: Sequence[str] = ()
+) -> str:
+    """The ``## your gate`` section of a closure agent's prompt (``targets``, ``catalog``:
+    the wave's eval_targets and the lane's benchmarks, for a cont-eval agent)."""
     guide = GUIDES[agent.role]
+    if agent.role == "cont-eval" and targets:
+        guide = eval_guide(targets, catalog)
     report = report_path(agent)
     lines = [f"## your gate: {guide.role}", guide.job, ""]
     if report:

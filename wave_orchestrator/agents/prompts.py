@@ -102,7 +102,7 @@ def compose_prompt(
     if is_closure_role(agent.role):
         from .briefings import closure_instructions  # the gates' texts: closure agents only
 
-        parts.append(closure_instructions(agent))
+        parts.append(closure_instructions(agent, wave.eval_targets, lane.benchmarks))
     if briefing:
         parts.append(briefing)
     if coordination:

@@ -13,6 +13,9 @@ from ..definitions.model import is_closure_role
 from .gates import AgentResult, GateResult
 
 READ_LOG = "the briefing asks for it: read the agent's log for why it did not print it"
+TARGETS_UNREPORTED = (
+    "the prompt lists the targets: read the agent's log for why it did not report them"
+)
 
 ACTIONS: dict[str, str] = {
     "missing-deliverable": "check the agent's log; make the prompt name the file",
@@ -30,6 +33,12 @@ ACTIONS: dict[str, str] = {
     "cont-eval-blocked": "read its detail and log",
     "cont-eval-regressions": "fix the regressions",
     "cont-eval-count-mismatch": "the evaluator miscounted: tighten its prompt",
+    "missing-cont-eval-target-ids": TARGETS_UNREPORTED,
+    "cont-eval-target-mismatch": "evaluate exactly the declared targets, or change eval_targets",
+    "missing-cont-eval-benchmark-ids": TARGETS_UNREPORTED,
+    "cont-eval-benchmark-mismatch": "run the pinned benchmarks; report only catalog benchmarks "
+    "(or add it to the catalog)",
+    "missing-cont-eval-report": "its first owned file must be the report",
     "missing-wave-security": READ_LOG,
     "missing-security-report": "its first owned file must be the report",
     "invalid-security-clear-state": "the reviewer contradicts itself: use concerns",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..definitions.model import AgentDef
+from ..definitions.model import AgentDef, EvalTarget
 from ..definitions.repository import inside_repository
 from .markers import DOC_LEVELS, GATE_DIMENSIONS, PROOF_LEVELS, InvalidMarker, Marker, Markers
 
@@ -153,12 +153,23 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
 
 
 # -- closure gates (7.2) ------------------------------------------------------------------------
-def judge_cont_eval(results: Sequence[AgentResult]) -> GateResult:
+def judge_cont_eval(
+    results: Sequence[AgentResult],
+    targets: Sequence[EvalTarget] = (),
+    catalog: Sequence[str] = (),
+) -> GateResult:
+    """``targets``: the wave's eval_targets, which the evaluator must report exactly (with
+    its report); ``catalog``: the lane's benchmark ids (empty: any)."""
     gate = GateResult("cont-eval")
     for r in results:
+        if targets and not r.report_written():
+            said = f"report file {r.report_file or '(no owned file)'} does not exist"
+            gate.fail("missing-cont-eval-report", said, r.agent.id)
         m = _marker(r, "eval", gate, "missing-wave-eval")
         if m is None:
             continue
+        if targets:
+            _check_targets(m, r.agent.id, gate, targets, catalog)
         state = m.get("state")
         if state == "needs-more-work":
             gate.fail(
@@ -182,6 +193,36 @@ def judge_cont_eval(results: Sequence[AgentResult]) -> GateResult:
                     r.agent.id,
                 )
     return gate
+
+
+def _check_targets(
+    m: Marker, agent: str, gate: GateResult, targets: Sequence[EvalTarget], catalog: Sequence[str]
+) -> None:
+    """The reported ids against the declared targets, their pinned benchmarks, the catalog."""
+    declared = sorted(t.id for t in targets)
+    reported = m.get("target_ids")
+    if not isinstance(reported, tuple):
+        said = f"the wave declares targets {','.join(declared)}: target_ids= must list them"
+        gate.fail("missing-cont-eval-target-ids", said, agent)
+    elif sorted(set(reported)) != declared:
+        missing = ",".join(sorted(set(declared) - set(reported)))
+        extra = ",".join(sorted(set(reported) - set(declared)))
+        why = [f"missing {missing}" if missing else "", f"not declared {extra}" if extra else ""]
+        said = f"target_ids={','.join(reported)} but the wave declares {','.join(declared)}"
+        gate.fail("cont-eval-target-mismatch", f"{said} ({'; '.join(w for w in why if w)})", agent)
+    benchmarks = m.get("benchmark_ids")
+    if not isinstance(benchmarks, tuple):
+        said = "benchmark_ids= must list the benchmarks run"
+        gate.fail("missing-cont-eval-benchmark-ids", said, agent)
+        return
+    pinned = ",".join(sorted({b for t in targets for b in t.benchmarks} - set(benchmarks)))
+    if pinned:
+        said = f"pinned benchmark(s) {pinned} missing from benchmark_ids"
+        gate.fail("cont-eval-benchmark-mismatch", said, agent)
+    unknown = ",".join(b for b in benchmarks if catalog and b not in catalog)
+    if unknown:
+        said = f"benchmark_ids names {unknown}, not in the lane's catalog ({','.join(catalog)})"
+        gate.fail("cont-eval-benchmark-mismatch", said, agent)
 
 
 def judge_security(results: Sequence[AgentResult]) -> GateResult:
@@ -333,8 +374,14 @@ CLOSURE_JUDGES: dict[str, Callable[[Sequence[AgentResult]], GateResult]] = {
 }
 
 
-def judge_stage(stage: str, results: Sequence[AgentResult]) -> GateResult:
-    """A closure stage: an agent that did not succeed fails it before its marker is read."""
+def judge_stage(
+    stage: str,
+    results: Sequence[AgentResult],
+    targets: Sequence[EvalTarget] = (),
+    catalog: Sequence[str] = (),
+) -> GateResult:
+    """A closure stage: an agent that did not succeed fails it before its marker is read.
+    ``targets`` and ``catalog`` are the cont-EVAL's (``judge_cont_eval``)."""
     gate = GateResult(stage)
     for r in results:
         if r.status != "success":
@@ -343,4 +390,8 @@ def judge_stage(stage: str, results: Sequence[AgentResult]) -> GateResult:
                 f"exited {r.code}" if r.status == "failed" and r.code is not None else r.status,
                 r.agent.id,
             )
-    return gate if gate.failures else CLOSURE_JUDGES[stage](results)
+    if gate.failures:
+        return gate
+    if stage == "cont-eval":
+        return judge_cont_eval(results, targets, catalog)
+    return CLOSURE_JUDGES[stage](results)

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import LaneInvalid, LaneProblem
 from ..names import LANE_NAME_RE, WAVE_FILE_RE
 from ..state.layout import resolve_state_dir
+from .eval_targets import check_catalog
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
 from .isolation import check_isolation, check_merge
 from .model import (
@@ -49,6 +50,7 @@ LANE_KEYS = (
     "setup",
     "merge",
     "placement",
+    "benchmarks",
 )
 NOTIFY_KEYS = ("command",)
 FEEDBACK_KEYS = ("timeout_minutes",)
@@ -114,8 +116,17 @@ class LaneLoader:
         isolation = check_isolation(ck, raw, IsolationSettings())
         merge = check_merge(ck, raw.get("merge"))
         placement = check_lane_placement(ck, raw.get("placement"))
+        catalog = check_catalog(ck, raw.get("benchmarks"))
         waves = self._waves(
-            ck, defaults, required, shared_files, lane_settings, profiles, isolation, placement
+            ck,
+            defaults,
+            required,
+            shared_files,
+            lane_settings,
+            profiles,
+            isolation,
+            placement,
+            catalog,
         )
         if self.problems:
             raise LaneInvalid(self.problems)
@@ -134,6 +145,7 @@ class LaneLoader:
             feedback_timeout_minutes=feedback_minutes,
             merge=merge,
             placement=placement,
+            benchmarks=catalog,
         )
 
     def _notify(self, ck: Checker, value: Any) -> list[str]:
@@ -267,6 +279,7 @@ class LaneLoader:
         profiles: dict[str, SettingsLayer],
         isolation: IsolationSettings,
         placement: PlacementSettings,
+        catalog: tuple[str, ...] = (),
     ) -> list[WaveDef]:
         ctx = LaneContext(
             repo=self.repo,
@@ -278,6 +291,7 @@ class LaneLoader:
             isolation=isolation,
             placement=placement,
             lane_checker=lane_ck,
+            benchmarks=catalog,
         )
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []

@@ -182,6 +182,15 @@ class IsolationSettings:
 
 
 @dataclass(frozen=True)
+class EvalTarget:
+    """One of a wave's ``eval_targets``: an id the cont-EVAL must report on, and the
+    benchmarks it is pinned to (their ids must be among those it reports)."""
+
+    id: str
+    benchmarks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WaveDef:
     """One wave file, validated: its agents in file order and what the wave overrides."""
 
@@ -193,6 +202,7 @@ class WaveDef:
     shared: tuple[str, ...] = ()
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    eval_targets: tuple[EvalTarget, ...] = ()  # what the cont-EVAL gate holds its agent to
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:
@@ -232,6 +242,7 @@ class LaneDef:
     notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE
+from .eval_targets import check_eval_targets
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import BaseRefs, check_agent_id, check_isolation
 from .model import (
@@ -53,6 +54,7 @@ WAVE_KEYS = (
     "base",
     "setup",
     "placement",
+    "eval_targets",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -97,6 +99,7 @@ class LaneContext:
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     lane_checker: Checker | None = None  # lane.yaml's, for the base a wave inherits
+    benchmarks: tuple[str, ...] = ()  # lane.yaml's catalog: what eval_targets may pin
     base_refs: BaseRefs = field(default_factory=BaseRefs)
     _folders: dict[str, Path | None] = field(default_factory=dict)
 
@@ -160,6 +163,8 @@ class WaveLoader:
         loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := self._agent(item, i))]
         # Wave-level rules run on the agents that loaded, so their errors show up now too.
         self._check_wave_rules(loaded, [s for s in shared if s], agents_raw)
+        judged = any(a.role == "cont-eval" for _, a in loaded)
+        targets = check_eval_targets(ck, raw.get("eval_targets"), self.lane.benchmarks, judged)
         if len(loaded) != len(agents_raw):
             return None
         agents = [a for _, a in loaded]
@@ -172,6 +177,7 @@ class WaveLoader:
             shared=tuple(s for s in shared if s),
             isolation=self.isolation,
             placement=self.placement,
+            eval_targets=targets,
         )
 
     def _check_base(self, raw: Mapping[str, Any]) -> None:

@@ -173,7 +173,9 @@ class WaveRunner:
             self._run_agents(list(members), briefing=closure_briefing(self.wave, rows))
             if self.ctx.stop.is_set():
                 return AttemptResult(failed=self._failed(members), failed_stage=index)
-            gate = self._judge(role, functools.partial(judge_stage, role), members)
+            judge = functools.partial(judge_stage, role, targets=self.wave.eval_targets,
+                                      catalog=self.ctx.lane.benchmarks)  # fmt: skip
+            gate = self._judge(role, judge, members)
             if not gate.passed:
                 return AttemptResult(gate=gate, failed_stage=index)
         return AttemptResult()
