@@ -48,3 +48,34 @@ def test_bad_targets_name_file_line_and_field(
     with pytest.raises(LaneInvalid) as err:
         load_lane(repo.root, "main")
     assert expect in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("proofs", "expect"),
+    [
+        ("[/etc/passwd]", "proof_artifacts[0]: path '/etc/passwd' is absolute"),
+        ("[{path: a.log, gate: deploy}]", "proof_artifacts[0].gate: unknown gate 'deploy'"),
+        ("[{path: a.log, when: now}]", "proof_artifacts[0].when: unknown key"),
+        ("a.log", "proof_artifacts: wrong type: string"),
+    ],
+)
+def test_bad_proof_artifacts_name_file_line_and_field(repo: Repo, proofs: str, expect: str) -> None:
+    agent = f'  - {{id: A, prompt: p, proof_artifacts: {proofs}, executor: {{local: {{command: "true"}}}}}}\n'
+    repo.lane("main", LANE, {1: "agents:\n" + agent})
+    with pytest.raises(LaneInvalid) as err:
+        load_lane(repo.root, "main")
+    assert expect in str(err.value)
+
+
+def test_a_proof_artifact_s_gate_defaults_to_the_agent_s_own(repo: Repo) -> None:
+    agents = (
+        "agents:\n"
+        '  - {id: A, prompt: p, proof_artifacts: [a.log], executor: {local: {command: "true"}}}\n'
+        "  - {id: S, role: security, prompt: p, owns: [s.md], proof_artifacts: [scan.json,"
+        ' {path: x.json, gate: cont-qa}], executor: {local: {command: "true"}}}\n'
+    )
+    repo.lane("main", LANE, {1: agents})
+    wave = load_lane(repo.root, "main").wave(1)
+    assert [(p.path, p.gate) for a in wave.agents for p in a.proof_artifacts] == [
+        ("a.log", "implementation"), ("scan.json", "security"), ("x.json", "cont-qa")
+    ]  # fmt: skip

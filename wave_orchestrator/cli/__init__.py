@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "ps": "list running launchers across repositories",
     "attach": "attach to an agent's tmux session",
     "logs": "print (or follow) an agent's output log, or the launcher's",
+    "summary": "an agent's execution summary: markers, files, how it ended, the gate's verdict",
     "dashboard": "live dashboard of the lane's current wave",
     "stop": "stop the running launcher (agents stopped, wave cancelled)",
     "metrics": "runs, success rate, durations, tokens and cost per model and reasoning",

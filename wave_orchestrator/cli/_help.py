@@ -33,6 +33,7 @@ COMMAND_EXIT_CODES: dict[str, tuple[int, ...]] = {
     "ps": (0,),
     "attach": (0, 1, 2),
     "logs": (0, 1, 2),
+    "summary": (0, 2),
     "dashboard": (0, 1, 2),
     "stop": (0, 1, 2, 3),
     "metrics": (0, 2),

@@ -19,6 +19,8 @@ TARGETS_UNREPORTED = (
 
 ACTIONS: dict[str, str] = {
     "missing-deliverable": "check the agent's log; make the prompt name the file",
+    "missing-proof-artifact": "the agent promised this file: read its log (or wave summary ID) "
+    "for why it did not write it",
     "missing-wave-proof": READ_LOG,
     "wave-proof-gap": "read its detail=: it says what is missing",
     "completion-gap": "the work is less finished than agreed; retry or lower the contract",

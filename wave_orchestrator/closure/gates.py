@@ -152,6 +152,20 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
     return gate
 
 
+def judge_proof_artifacts(gate: GateResult, owners: Sequence[AgentResult]) -> None:
+    """Every proof artifact the gate's stage needs, of the ``owners`` that ran: it must exist
+    inside the repository (``missing-proof-artifact``, naming the agent that promised it)."""
+    for r in owners:
+        for proof in r.agent.proof_artifacts:
+            if proof.gate != gate.stage:
+                continue
+            if not (r.repo / proof.path).exists() or inside_repository(r.repo, proof.path) is None:
+                said = (
+                    f"proof artifact {proof.path} (needed by the {gate.stage} gate) does not exist"
+                )
+                gate.fail("missing-proof-artifact", said, r.agent.id)
+
+
 # -- closure gates (7.2) ------------------------------------------------------------------------
 def judge_cont_eval(
     results: Sequence[AgentResult],

@@ -107,6 +107,15 @@ class ExitContract:
 
 
 @dataclass(frozen=True)
+class ProofArtifact:
+    """A file an agent promises to leave as proof of its work, and the gate that needs it
+    (``missing-proof-artifact`` there when it does not exist)."""
+
+    path: str
+    gate: str  # implementation, or a closure stage: cont-eval, security, ...
+
+
+@dataclass(frozen=True)
 class ExecutorSpec:
     """An agent's executor after merging built-ins → lane → profile → agent (SPEC 4).
 
@@ -161,6 +170,7 @@ class AgentDef:
     exit_contract: ExitContract | None = None
     prompt_file: str | None = None
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    proof_artifacts: tuple[ProofArtifact, ...] = ()
 
     @property
     def is_closure(self) -> bool:

@@ -21,6 +21,7 @@ from .model import (
     ExitContract,
     IsolationSettings,
     PlacementSettings,
+    ProofArtifact,
     WaveDef,
 )
 from .ownership import OwnedPaths, paths_overlap
@@ -43,6 +44,7 @@ AGENT_KEYS = (
     "exit_contract",
     "depends_on",
     "placement",
+    "proof_artifacts",
 )
 WAVE_KEYS = (
     "wave",
@@ -252,6 +254,7 @@ class WaveLoader:
         )
         spec = resolve_executor(ck, raw, p, self.lane.settings)
         placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
+        proofs = self._proof_artifacts(raw.get("proof_artifacts"), (*p, "proof_artifacts"), role)
         # An agent with other problems is still built, so the rules across agents see it;
         # the lane stays invalid because its problems are recorded.
         if agent_id is None or spec is None:
@@ -268,7 +271,31 @@ class WaveLoader:
             depends_on=tuple(depends),
             exit_contract=contract,
             placement=placement,
+            proof_artifacts=proofs,
         )
+
+    def _proof_artifacts(self, value: Any, p: FieldPath, role: str) -> tuple[ProofArtifact, ...]:
+        """Paths (the agent's own gate needs them) or ``{path, gate}``: repository paths."""
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.ck.wrong_type(p, value, "a list of paths or {path, gate}")
+            return ()
+        own = "implementation" if role not in CLOSURE_ORDER else role
+        found = []
+        for j, item in enumerate(value):
+            raw = {"path": item} if isinstance(item, str) else self.ck.mapping(
+                item, (*p, j), ("path", "gate"))  # fmt: skip
+            if raw is None:
+                continue
+            where = (*p, j, "path") if isinstance(item, dict) else (*p, j)
+            text = self.ck.string(raw.get("path"), where, what="a path")
+            gate = self.ck.string(raw.get("gate", own), (*p, j, "gate"), noun="gate",
+                                  choices=("implementation", *CLOSURE_ORDER))  # fmt: skip
+            norm = self._owned(text, where) if text is not None else None
+            if norm is not None and gate is not None:
+                found.append(ProofArtifact(norm, gate))
+        return tuple(found)
 
     def _prompt(self, raw: Mapping[str, Any], p: FieldPath) -> tuple[str, str | None]:
         ck = self.ck

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from ..agents.prompts import closure_briefing
 from ..closure.actions import failure_summary
-from ..closure.gates import AgentResult, GateResult, judge_stage
+from ..closure.gates import AgentResult, GateResult, judge_proof_artifacts, judge_stage
 from ..closure.markers import parse_markers
 from ..closure.signals import has_signals, judge_infra
 from ..definitions.model import AgentDef, WaveDef
@@ -40,6 +40,7 @@ from .retry import (
 )
 from .reuse import carry_over, earlier_attempt, fingerprint, reusable_agents
 from .snapshot import SnapshotWriter
+from .summaries import write_summaries
 from .wave_context import AttemptResult, WaveContext, WaveOutcome
 from .workspaces import Workspaces
 
@@ -67,6 +68,8 @@ class WaveRunner:
         self.adopting = False
         self.reused: list[str] = []  # implementation agents whose earlier success stands
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
+        self.gates: dict[str, GateResult] = {}  # each stage's latest verdict, for the summaries
+        self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
         self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, ctx.log)
         self.reaper = (
@@ -96,6 +99,7 @@ class WaveRunner:
                 announce_retry(self.ctx.events, self.ctx.log, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt_reason, plan.saved())
             result = self._attempt(plan)
+            write_summaries(self.latest.values(), self._result, self.gates)
             self.adopting = False
             self.refresh(force=True)
             if self.ctx.stop.is_set() or result.ok:
@@ -195,7 +199,9 @@ class WaveRunner:
         agents: tuple[AgentDef, ...],
     ) -> GateResult:
         results = [self._result(a) for a in agents]
-        gate = judge(results)
+        gate = self.gates[stage] = judge(results)
+        owners = [a for a in self.wave.agents if a.id in self.latest and a.proof_artifacts]
+        judge_proof_artifacts(gate, [self._result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"
         wave = self.wave.number
         if gate.passed:  # and a gate-blocked item of an earlier attempt is resolved
@@ -220,9 +226,12 @@ class WaveRunner:
         return gate
 
     def _result(self, agent: AgentDef) -> AgentResult:
+        """What the gates (and the summaries) judge of its latest run: parsed once it ended."""
         run = self.latest[agent.id]
+        if (cached := self._results.get(agent.id)) is not None and cached[0] is run:
+            return cached[1]
         text = last_try_output(run.launch.paths) if run.launched_wall else ""
-        return AgentResult(
+        result = AgentResult(
             agent,
             run.state.outcome,
             run.code,
@@ -230,6 +239,9 @@ class WaveRunner:
             self.spaces.root_for(agent),
             launched_at=run.launched_wall,
         )
+        if run.state.terminal:
+            self._results[agent.id] = (run, result)
+        return result
 
     def _failed(self, agents: tuple[AgentDef, ...]) -> list[AgentRun]:
         runs = (self.latest[a.id] for a in agents if a.id in self.latest)

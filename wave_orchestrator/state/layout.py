@@ -112,6 +112,11 @@ class AgentPaths:
         return self.dir / "backoff.json"
 
     @property
+    def summary(self) -> Path:
+        """The attempt's execution summary (runtime.summaries): what a gate decision read."""
+        return self.dir / "summary.json"
+
+    @property
     def launch_record(self) -> Path:
         """Which attempt and executor were launched, and when: what `--resume` adopts."""
         return self.dir / "launch.json"

@@ -1,0 +1,131 @@
+"""Each agent's execution summary (issue 24 §5): ``summary.json`` beside its status.json,
+rewritten after every attempt of its wave. What explains a gate decision without reading
+raw logs: the markers the gates read (the same parsed result they judged), deliverables and
+proof artifacts with whether they exist and when they were written, how the attempt ended
+with a hint, the gate's verdict on the agent, and where its log and report are."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..closure.gates import AgentResult, GateResult
+from ..closure.markers import InvalidMarker, Marker
+from ..definitions.model import AgentDef
+from ..state.events import utc_now, utc_stamp
+from ..state.fsutil import write_json_atomic
+from ..state.lifecycle import AgentState
+from ..state.status import last_try_output
+from .agent_run import AgentRun
+
+# What a failed attempt's output says about why, beyond its exit code (the CLIs' own words).
+MAX_TURNS_SIGNS = ("Reached max turns", "error_max_turns", "Reached maximum number of turns")
+HINTS = {
+    AgentState.TIMEOUT: "it ran past its budget: raise timeout_minutes, or split the task",
+    AgentState.STALLED: "its output stopped growing: see the end of its log",
+    AgentState.SESSION_MISSING: "its session disappeared: killed from outside, or the machine "
+    "ran out of memory",
+    AgentState.USAGE_LIMIT: "the account is out of quota: wait for the reset or add a fallback",
+    AgentState.STATUS_UNREADABLE: "its status file was torn or tampered with",
+    AgentState.CANCELLED: "stopped by a person or by the launcher",
+}
+
+
+def write_summaries(
+    runs: Iterable[AgentRun],
+    result_of: Callable[[AgentDef], AgentResult],
+    gates: Mapping[str, GateResult],
+) -> None:
+    """The summary of every agent that ran, with the verdict of its stage's gate (and of the
+    infra gate) as judged so far; a summary that cannot be written costs only itself."""
+    for run in runs:
+        if run.launched_wall is None or not run.state.terminal:
+            continue
+        agent = run.launch.agent
+        stage = agent.role if agent.is_closure else "implementation"
+        judged = [g for name, g in gates.items() if name in (stage, "infra")]
+        try:
+            write_json_atomic(run.launch.paths.summary, summary(run, result_of(agent), judged))
+        except OSError:
+            continue
+
+
+def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> dict[str, Any]:
+    agent = run.launch.agent
+    report = result.report_file if agent.is_closure else None
+    failures = [
+        {"gate": g.stage, "code": f.code, "detail": f.detail}
+        for g in gates
+        for f in g.failures
+        if f.agent == agent.id
+    ]
+    return {
+        "agent": agent.id,
+        "wave": run.launch.wave.number,
+        "attempt": run.launch.attempt,
+        "role": agent.role,
+        "executor": run.launch.executor,
+        "model": run.launch.model,
+        "reused": run.reused,
+        "status": run.state.outcome,
+        "exit_code": run.code,
+        "tries": run.tries,
+        "termination": {
+            "reason": run.state.outcome,
+            "detail": run.detail or None,
+            "hint": hint(run),
+        },
+        "markers": markers(result),
+        "deliverables": [artifact(result.repo, d) for d in agent.deliverables],
+        "proof_artifacts": [
+            {**artifact(result.repo, p.path), "gate": p.gate} for p in agent.proof_artifacts
+        ],
+        "verdict": {
+            "gates": sorted({g.stage for g in gates}),
+            "passed": not failures and any(True for _ in gates),
+            "failures": failures,
+        },
+        "log": str(run.launch.paths.output_log),
+        "report": str(report) if report else None,
+        "report_written": result.report_written() if report else None,
+        "written_at": utc_now(),
+    }
+
+
+def hint(run: AgentRun) -> str | None:
+    """One line on why the attempt ended as it did, for a person deciding what to change."""
+    if run.state is AgentState.COMPLETED:
+        return None
+    if run.state in HINTS:
+        return HINTS[run.state]
+    tail = last_try_output(run.launch.paths)[-4096:]
+    if any(sign in tail for sign in MAX_TURNS_SIGNS):
+        return "it reached its turn limit: raise budget_turns (max_turns), or split the task"
+    if run.code is not None:
+        return f"it exited {run.code}: see the end of its log"
+    return "it ended without an exit code: see its log"
+
+
+def markers(result: AgentResult) -> dict[str, Any]:
+    """Each kind the gates read: the line that counts and what it said (or why it did not
+    parse)."""
+    found: dict[str, Any] = {}
+    for kind, item in result.markers.last.items():
+        if isinstance(item, Marker):
+            values = {k: list(v) if isinstance(v, tuple) else v for k, v in item.values.items()}
+            found[kind] = {"line": item.line, "values": values, "detail": item.detail or None}
+        elif isinstance(item, InvalidMarker):
+            found[kind] = {"line": item.line, "invalid": item.reason}
+    return found
+
+
+def artifact(root: Path, rel: str) -> dict[str, Any]:
+    """A file the agent was to leave: whether it exists and when it was last written (a link
+    is not followed: where it leads is not the agent's file)."""
+    try:
+        st = os.lstat(root / rel)
+    except OSError:
+        return {"path": rel, "exists": False, "modified_at": None}
+    return {"path": rel, "exists": True, "modified_at": utc_stamp(st.st_mtime)}
