@@ -85,3 +85,28 @@ def test_control_characters_from_agents_never_reach_the_board(tmp_path: Path) ->
         shared_summary(log.records()),
     ):
         assert "\x1b" not in text and "\x07" not in text
+
+
+def test_the_integration_barrier_names_open_requests_clashing_and_unresolved_claims(
+    tmp_path: Path,
+) -> None:
+    from wave_orchestrator.coordination.views import integration_barrier, newest_first
+
+    log = _log(tmp_path)
+    urgent = log.post(kind="request", summary="need the key format", agent="api", priority="urgent")
+    log.post(kind="request", summary="nice to have", agent="ui")  # normal priority: no barrier
+    one = log.post(kind="claim", summary="owns schema", agent="db", artifacts=["schema.sql"])
+    two = log.post(kind="claim", summary="edits schema", agent="api", artifacts=["schema.sql"])
+    alone = log.post(kind="claim", summary="docs", agent="ui", artifacts=["README.md"])
+    done = log.post(kind="claim", summary="done", agent="ui", artifacts=["x.md"])
+    log.update(done, status="resolved")
+    found = integration_barrier(newest_first(log.records().values()))
+    codes = sorted((code, agent) for code, _, agent in found)
+    assert codes == [
+        ("integration-claim-conflict", "api"),
+        ("integration-open-request", "api"),
+        ("integration-unresolved-claim", "ui"),
+    ]
+    said = " ".join(detail for _, detail, _ in found)
+    assert urgent in said and one in said and two in said and alone in said and done not in said
+    assert "both claim schema.sql" in said

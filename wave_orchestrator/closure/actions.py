@@ -47,6 +47,12 @@ ACTIONS: dict[str, str] = {
     "security-blocked": "read the report and fix the findings",
     "missing-wave-integration": READ_LOG,
     "integration-needs-more-work": "read its detail; the retry reruns integration and later stages",
+    "integration-open-request": "answer or close it (wave coord resolve ID); the retry reruns "
+    "the agent that asked",
+    "integration-claim-conflict": "decide who owns the file and resolve the other claim "
+    "(wave coord resolve ID)",
+    "integration-unresolved-claim": "resolve the claim once its work is done (wave coord "
+    "resolve ID); the retry reruns its agent",
     "missing-doc-closure": READ_LOG,
     "doc-closure-open": "finish the docs",
     "missing-wave-gate": READ_LOG,

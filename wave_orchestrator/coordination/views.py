@@ -193,3 +193,33 @@ def inbox(owner: InboxOwner, records: Mapping[str, CoordRecord]) -> str:
                 f'`wave coord post --kind ack --depends-on {r.id} --summary "..."`)'
             )
     return _bounded(lines, INBOX_LIMIT)
+
+
+BARRIER_PRIORITIES = ("high", "urgent")
+
+
+def integration_barrier(records: Iterable[CoordRecord]) -> list[tuple[str, str, str]]:
+    """What in the coordination log holds the integration gate (issue 24 §5), as (status
+    code, detail, agent): open high/urgent requests, claims two agents hold on the same
+    artifact, and any other claim still open. Pass records newest first."""
+    items = list(records)
+    found: list[tuple[str, str, str]] = []
+    for r in open_requests(items):
+        if r.priority in BARRIER_PRIORITIES:
+            said = f"{r.id} ({r.kind}, {r.priority}, from {r.agent}) is open: {r.summary}"
+            found.append(("integration-open-request", said, r.agent))
+    claims = [r for r in items if r.kind == "claim" and r.is_open]
+    clashing: set[str] = set()
+    for i, first in enumerate(claims):
+        for other in claims[i + 1 :]:
+            shared = sorted(set(first.artifacts) & set(other.artifacts))
+            if other.agent != first.agent and shared:
+                said = (f"{first.agent} ({first.id}) and {other.agent} ({other.id}) both claim "
+                        f"{', '.join(shared)}")  # fmt: skip
+                found.append(("integration-claim-conflict", said, first.agent))
+                clashing |= {first.id, other.id}
+    for r in claims:
+        if r.id not in clashing:
+            said = f"{r.id} from {r.agent} is unresolved: {r.summary}"
+            found.append(("integration-unresolved-claim", said, r.agent))
+    return found

@@ -28,6 +28,7 @@ from ..coordination.views import (
     for_everyone,
     inbox,
     inbox_items,
+    integration_barrier,
     newest_first,
     open_blockers,
     open_requests,
@@ -250,6 +251,13 @@ class Coordinator:
         gate = judge_implementation(results)
         self.add_blockers(gate, [a.id for a in agents])
         return gate
+
+    def hold_integration(self, gate: GateResult) -> None:
+        """The integration gate is a barrier over the log too: open high/urgent requests,
+        clashing and unresolved claims fail it, each naming its agent (a retry reruns it)."""
+        self.tick()
+        for code, said, agent in integration_barrier(newest_first(self.records.values())):
+            gate.fail(code, clean(said), agent if agent in self.owners else None)
 
     def add_blockers(self, gate: GateResult, agents: Sequence[str]) -> None:
         for b in self.blocking():

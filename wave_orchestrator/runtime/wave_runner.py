@@ -200,6 +200,8 @@ class WaveRunner:
     ) -> GateResult:
         results = [self._result(a) for a in agents]
         gate = self.gates[stage] = judge(results)
+        if stage == "integration":  # a barrier over the coordination log as well
+            self.ctx.coordinator.hold_integration(gate)
         owners = [a for a in self.wave.agents if a.id in self.latest and a.proof_artifacts]
         judge_proof_artifacts(gate, [self._result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"
