@@ -241,6 +241,8 @@ def run(args: argparse.Namespace) -> int:
         reason = f" - {wave['reason']}" if wave.get("reason") else ""
         state, attempts = wave.get("state", "pending"), wave.get("attempts", 0)
         print(f"wave {wave['wave']}: {state}, attempts {attempts}{reason}")
+        if isinstance(wave.get("waiting_for"), str):
+            print(f"  waiting for {wave['waiting_for']}")
         if isinstance(wave.get("attempt_reason"), str):
             print(f"  why attempt {attempts}: {wave['attempt_reason']}")
         if isinstance(wave.get("cluster_unreachable_since"), str):

@@ -292,6 +292,7 @@ class LaneLoader:
             placement=placement,
             lane_checker=lane_ck,
             benchmarks=catalog,
+            name=self.name,
         )
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []

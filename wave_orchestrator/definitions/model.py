@@ -213,6 +213,7 @@ class WaveDef:
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     eval_targets: tuple[EvalTarget, ...] = ()  # what the cont-EVAL gate holds its agent to
+    depends_on_lanes: tuple[tuple[str, int], ...] = ()  # (lane, wave): completed before it runs
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LaneProblem
-from ..names import AGENT_ID_RE
+from ..names import AGENT_ID_RE, LANE_NAME_RE
 from .eval_targets import check_eval_targets
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import BaseRefs, check_agent_id, check_isolation
@@ -57,6 +57,7 @@ WAVE_KEYS = (
     "setup",
     "placement",
     "eval_targets",
+    "depends_on_lanes",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -102,6 +103,7 @@ class LaneContext:
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     lane_checker: Checker | None = None  # lane.yaml's, for the base a wave inherits
     benchmarks: tuple[str, ...] = ()  # lane.yaml's catalog: what eval_targets may pin
+    name: str = ""  # the lane's own name (a wave may not wait on its own lane)
     base_refs: BaseRefs = field(default_factory=BaseRefs)
     _folders: dict[str, Path | None] = field(default_factory=dict)
 
@@ -167,6 +169,7 @@ class WaveLoader:
         self._check_wave_rules(loaded, [s for s in shared if s], agents_raw)
         judged = any(a.role == "cont-eval" for _, a in loaded)
         targets = check_eval_targets(ck, raw.get("eval_targets"), self.lane.benchmarks, judged)
+        lanes = self._lane_dependencies(raw.get("depends_on_lanes"))
         if len(loaded) != len(agents_raw):
             return None
         agents = [a for _, a in loaded]
@@ -180,7 +183,26 @@ class WaveLoader:
             isolation=self.isolation,
             placement=self.placement,
             eval_targets=targets,
+            depends_on_lanes=lanes,
         )
+
+    def _lane_dependencies(self, value: Any) -> tuple[tuple[str, int], ...]:
+        """``depends_on_lanes: [lane:wave, ...]``: waves of other lanes of this repository
+        that must have completed before this wave starts."""
+        p: FieldPath = ("depends_on_lanes",)
+        found: list[tuple[str, int]] = []
+        for j, item in enumerate(self.ck.string_list(value, p) or []):
+            lane, _, number = item.partition(":")
+            if not (LANE_NAME_RE.fullmatch(lane) and number.isdigit() and int(number) >= 1):
+                self.ck.error((*p, j), f"invalid lane wave {item!r}", "lane:wave, e.g. infra:2")
+            elif lane == self.lane.name:
+                self.ck.error((*p, j), f"{item!r} is a wave of this lane", "another lane's wave")
+            elif not (self.lane.repo / "lanes" / lane / "lane.yaml").is_file():
+                self.ck.error((*p, j), f"no lane {lane!r} in this repository",
+                              f"a lanes/{lane}/lane.yaml")  # fmt: skip
+            else:
+                found.append((lane, int(number)))
+        return tuple(found)
 
     def _check_base(self, raw: Mapping[str, Any]) -> None:
         """A worktree wave's base must name a commit (when the repository is a git one), or

@@ -24,6 +24,7 @@ from ..state.logs import configure_logging, get_logger
 from ..state.registry import process_started, register_launcher, unregister_launcher
 from ..state.run_state import RunState
 from .coordinator import Coordinator
+from .lane_deps import wait_for_lanes
 from .lock import LaneLock
 from .placement.base import Placement
 from .placement.choose import placement_for
@@ -355,4 +356,8 @@ class Launcher:
             keep_worktrees=self.opts.keep_worktrees,
             reaper=self.reaper,
         )
+        if wave.depends_on_lanes and not wait_for_lanes(
+            wave, self.lane.repo, run_state, self.stop, self.log
+        ):
+            return WaveOutcome(wave.number, "cancelled", 0)
         return WaveRunner(ctx, wave).run(run_state)

@@ -14,7 +14,7 @@ from .untrusted import count
 WAVE_STATES = ("pending", "running", "completed", "failed", "cancelled")
 
 
-_ENTRY_TEXT = ("started_at", "finished_at", "reason", "attempt_reason")
+_ENTRY_TEXT = ("started_at", "finished_at", "reason", "attempt_reason", "waiting_for")
 HISTORY_LIMIT = 1000  # transitions kept: the file is rewritten after each one
 
 
@@ -85,7 +85,7 @@ class RunState:
             entry["started_at"] = now
             entry.pop("finished_at", None)
             entry.pop("reason", None)
-            for done_with in ("gate_failure", "rejected_agents", "plan"):  # read before, if wanted
+            for done_with in ("gate_failure", "rejected_agents", "plan", "waiting_for"):
                 entry.pop(done_with, None)
         if to in ("completed", "failed", "cancelled"):
             entry["finished_at"] = now
@@ -114,6 +114,16 @@ class RunState:
             entry["plan"] = plan
         else:
             entry.pop("plan", None)
+        self.data["waves"][str(number)] = entry
+        self.save()
+
+    def set_waiting(self, number: int, waiting_for: str | None) -> None:
+        """What a wave that has not started waits for (another lane's wave), or no more."""
+        entry = dict(self.wave(number))
+        if waiting_for:
+            entry["waiting_for"] = waiting_for
+        else:
+            entry.pop("waiting_for", None)
         self.data["waves"][str(number)] = entry
         self.save()
 
