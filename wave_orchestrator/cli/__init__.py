@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "lanes": "list lanes with their wave counts and last result",
     "init": "scaffold lanes/main/ and add .wave/ to .gitignore",
     "completion": "print the shell completion script (bash, zsh, fish)",
+    "doctor": "check lanes, agent CLIs and their logins, tmux, git, Slurm and state dirs",
     "debug-info": "print versions, repository, lanes, sockets and state dirs for a bug report",
     "docs": "print the user documentation (the pages shipped with wave)",
 }

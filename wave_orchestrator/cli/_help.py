@@ -46,6 +46,7 @@ COMMAND_EXIT_CODES: dict[str, tuple[int, ...]] = {
     "lanes": (0, 2),
     "init": (0, 2),
     "completion": (0, 2),
+    "doctor": (0, 1),
     "debug-info": (0,),
     "docs": (0, 2),
     "desk claim": (0, 2),

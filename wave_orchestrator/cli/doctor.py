@@ -1,0 +1,202 @@
+"""`wave doctor`: one health check before a real run (issue 24 §6). Every lane validates, the
+executors its agents use are installed (with their versions) and logged in (a key variable
+or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
+places there, and every state dir is writable. Exit 1 with each blocking problem."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import LaneInvalid, WaveError
+from ._common import add_json, add_repo, emit_json
+from ._help import add_command
+
+# Where each CLI keeps its login, and the variables that stand in for one (never printed).
+AUTH_VARIABLES = {
+    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+    "claude": ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"),
+    "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"),
+}
+LOGIN_HINT = {
+    "codex": "run `codex login` (or set OPENAI_API_KEY)",
+    "claude": "run `claude` and /login (or set ANTHROPIC_API_KEY)",
+    "opencode": "run `opencode auth login` (or set a provider's API key variable)",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    blocking: bool = True  # a failure that would stop (or fail) a live launch
+
+    def line(self) -> str:
+        word = "ok" if self.ok else ("FAIL" if self.blocking else "warn")
+        return f"  {word:<5} {self.name}: {self.detail}"
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub,
+        "doctor",
+        "check lanes, agent CLIs and their logins, tmux, git, Slurm and state dirs",
+        "One health check before a real run: every lane validates; each executor a lane's "
+        "agents use (fallbacks included) is on PATH, with its version, and logged in (an API "
+        "key variable or its login file; values are never printed); tmux and git answer; the "
+        "Slurm cluster answers when a lane places agents there; every lane's state dir is "
+        "writable. Prints one line per check and exits 1 when any blocking check failed.",
+        [
+            ("wave doctor", "every check, one line each"),
+            ("wave doctor --json", "the checks as JSON, for a script or CI"),
+        ],
+    )
+    add_repo(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..definitions.repository import find_repository
+
+    repo = find_repository(args.repo)
+    checks = diagnose(repo)
+    failed = [c for c in checks if not c.ok and c.blocking]
+    if args.json:
+        emit_json({"repository": str(repo), "ok": not failed,
+                   "checks": [c.__dict__ for c in checks]})  # fmt: skip
+    else:
+        from ..sanitize import strip_controls
+
+        print(f"wave doctor: {repo}")
+        for check in checks:
+            print(strip_controls(check.line()))
+        print("no blocking problem" if not failed else f"{len(failed)} blocking problem(s)")
+    return 1 if failed else 0
+
+
+def diagnose(repo: Path) -> list[Check]:
+    from ..definitions.lane_loader import load_lane
+    from ..definitions.model import LaneDef
+    from ..definitions.repository import list_lanes
+
+    checks: list[Check] = []
+    lanes: list[LaneDef] = []
+    for name in list_lanes(repo):
+        try:
+            lane = load_lane(repo, name)
+        except LaneInvalid as exc:
+            first = exc.problems[0] if exc.problems else None
+            said = f"{len(exc.problems)} problem(s), first: {first}" if first else str(exc)
+            checks.append(Check(f"lane {name}", False, f"{said} (wave validate --lane {name})"))
+            continue
+        except WaveError as exc:
+            checks.append(Check(f"lane {name}", False, str(exc)))
+            continue
+        lanes.append(lane)
+        checks.append(Check(f"lane {name}", True, f"valid, {len(lane.waves)} wave(s)"))
+    if not checks:
+        checks.append(Check("lanes", False, "no lane in lanes/ (wave init writes one)"))
+    checks += [_tool("tmux", ["tmux", "-V"], True), _tool("git", ["git", "--version"], _git(lanes))]
+    checks += _executors(lanes)
+    if any(lane.placement.slurm for lane in lanes):
+        checks.append(_slurm())
+    checks += [_writable(lane.name, lane.state_dir) for lane in lanes]
+    return checks
+
+
+def _version(argv: list[str]) -> str | None:
+    from .debug_info import _version_of
+
+    return _version_of(argv)
+
+
+def _tool(name: str, argv: list[str], needed: bool) -> Check:
+    found = _version(argv)
+    if found is None:
+        why = "not found on PATH" + ("" if needed else " (no lane needs it yet)")
+        return Check(name, False, why, blocking=needed)
+    return Check(name, True, found)
+
+
+def _git(lanes: list[Any]) -> bool:
+    return any(w.isolation.worktree for lane in lanes for w in lane.waves)
+
+
+def _executors(lanes: list[Any]) -> list[Check]:
+    """Each agent CLI some agent uses (its fallbacks too): installed, and logged in."""
+    users: dict[str, set[str]] = {}
+    for lane in lanes:
+        for wave in lane.waves:
+            for agent in wave.agents:
+                for executor in (agent.executor.id, *agent.executor.fallbacks):
+                    if executor != "local":
+                        users.setdefault(executor, set()).add(lane.name)
+    checks = []
+    for executor in sorted(users):
+        who = f"(lanes: {', '.join(sorted(users[executor]))})"
+        version = _version([executor, "--version"])
+        if version is None:
+            said = f"not found on PATH {who}: a live launch stops before any session starts"
+            checks.append(Check(executor, False, said))
+            continue
+        checks.append(Check(executor, True, f"{version} {who}"))
+        checks.append(_login(executor))
+    return checks
+
+
+def _login(executor: str) -> Check:
+    """Whether the CLI can authenticate: a key variable set, or its login file present."""
+    name = f"{executor} login"
+    for variable in AUTH_VARIABLES[executor]:
+        if os.environ.get(variable):
+            return Check(name, True, f"{variable} is set")
+    path = _login_file(executor)
+    if path.is_file():
+        return Check(name, True, f"{path} exists")
+    variables = ", ".join(AUTH_VARIABLES[executor])
+    return Check(name, False, f"no {variables} and no {path}: {LOGIN_HINT[executor]}")
+
+
+def _login_file(executor: str) -> Path:
+    home = Path.home()
+    if executor == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "auth.json"
+    if executor == "claude":
+        return Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / ".credentials.json"
+    data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    return data / "opencode" / "auth.json"
+
+
+def _slurm() -> Check:
+    from ..runtime.placement.slurm_commands import controller_up
+
+    if shutil.which("sinfo") is None:
+        return Check("slurm", False, "a lane places agents on Slurm; sinfo is not on PATH")
+    if not controller_up():
+        return Check("slurm", False, "a lane places agents on Slurm; its controller does not "
+                     "answer (scontrol ping)")  # fmt: skip
+    return Check("slurm", True, "the controller answers")
+
+
+def _writable(lane: str, state_dir: Path) -> Check:
+    """The state dir (or, before a first run, the nearest folder that would hold it) takes a
+    new file: a launch writes its lock, run state and agent folders there."""
+    folder = state_dir
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    name = f"state dir of {lane}"
+    if not folder.is_dir():
+        return Check(name, False, f"{state_dir} cannot be made: {folder} is not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".wave-doctor-"):
+            pass
+    except OSError as exc:
+        return Check(name, False, f"{state_dir} is not writable ({exc.strerror})")
+    return Check(name, True, f"{state_dir} writable")
