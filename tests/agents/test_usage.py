@@ -9,6 +9,7 @@ and the samples under ``tests/fixtures/limits/`` were captured from claude 2.1.1
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,11 @@ CLAUDE_STREAM = {"output_format": "stream-json"}
 OPENCODE_JSON = {"format": "json"}
 OPUS = "claude-opus-4-8[1m]"
 SONNET = "claude-sonnet-5"
+
+
+def core(usage: Usage) -> Usage:
+    """Tokens, cost and model alone: what these tests pin (turns and tools have their own)."""
+    return dataclasses.replace(usage, turns=None, tool_calls=None)
 
 
 def sample(name: str) -> str:
@@ -93,7 +99,7 @@ def limits_sample(name: str) -> str:
 def test_usage_from_machine_readable_output(
     executor: str, settings: dict[str, Any], fixture: str, expected: Usage
 ) -> None:
-    assert read_usage(executor, settings, sample(fixture)) == expected
+    assert core(read_usage(executor, settings, sample(fixture))) == expected
 
 
 def test_codex_sums_every_turn_and_ignores_json_inside_command_output() -> None:
@@ -117,7 +123,7 @@ def test_codex_sums_every_turn_and_ignores_json_inside_command_output() -> None:
 def test_output_that_is_not_machine_readable_is_not_parsed(
     executor: str, settings: dict[str, Any], fixture: str
 ) -> None:
-    assert read_usage(executor, settings, sample(fixture)) == Usage(None, None, None)
+    assert core(read_usage(executor, settings, sample(fixture))) == Usage(None, None, None)
 
 
 def test_claude_json_verbose_array_spread_over_lines_and_after_noise() -> None:
@@ -130,26 +136,28 @@ def test_claude_json_verbose_array_spread_over_lines_and_after_noise() -> None:
         "]\n"
         "[wave] rate limited: try 1/2, retrying in 20s\n"
     )
-    assert read_usage("claude", CLAUDE_JSON, text) == Usage(10, 2, 0.5)  # no model reported
+    assert core(read_usage("claude", CLAUDE_JSON, text)) == Usage(10, 2, 0.5)  # no model reported
 
 
 def test_claude_uses_the_last_result_only() -> None:
     first = '{"type":"result","total_cost_usd":0.25,"usage":{"input_tokens":100,"output_tokens":9}}'
     last = '{"type":"result","total_cost_usd":0.01,"usage":{"input_tokens":7,"output_tokens":1}}'
-    assert read_usage("claude", CLAUDE_STREAM, f"{first}\n{last}\n") == Usage(7, 1, 0.01)
+    assert core(read_usage("claude", CLAUDE_STREAM, f"{first}\n{last}\n")) == Usage(7, 1, 0.01)
 
 
 def test_missing_figures_stay_none() -> None:
     claude_cost_only = '{"type":"result","total_cost_usd":0.02}\n'
-    assert read_usage("claude", CLAUDE_JSON, claude_cost_only) == Usage(None, None, 0.02)
+    assert core(read_usage("claude", CLAUDE_JSON, claude_cost_only)) == Usage(None, None, 0.02)
     claude_no_cost = '{"type":"result","usage":{"cache_read_input_tokens":50,"output_tokens":3}}'
-    assert read_usage("claude", CLAUDE_JSON, claude_no_cost) == Usage(50, 3, None)
+    assert core(read_usage("claude", CLAUDE_JSON, claude_no_cost)) == Usage(50, 3, None)
     codex_output_only = '{"type":"turn.completed","usage":{"output_tokens":4}}\n'
-    assert read_usage("codex", CODEX_JSON, codex_output_only) == Usage(None, 4, None)
+    assert core(read_usage("codex", CODEX_JSON, codex_output_only)) == Usage(None, 4, None)
     opencode_cost_only = '{"type":"step_finish","part":{"cost":0.003}}\n'
-    assert read_usage("opencode", OPENCODE_JSON, opencode_cost_only) == Usage(None, None, 0.003)
+    assert core(read_usage("opencode", OPENCODE_JSON, opencode_cost_only)) == Usage(
+        None, None, 0.003
+    )
     opencode_no_cache = '{"type":"step_finish","part":{"tokens":{"input":9,"output":1}}}\n'
-    assert read_usage("opencode", OPENCODE_JSON, opencode_no_cache) == Usage(9, 1, None)
+    assert core(read_usage("opencode", OPENCODE_JSON, opencode_no_cache)) == Usage(9, 1, None)
 
 
 def test_values_of_the_wrong_type_are_ignored() -> None:
@@ -158,9 +166,9 @@ def test_values_of_the_wrong_type_are_ignored() -> None:
         '{"type":"turn.completed","usage":"none"}\n'
         '{"type":"turn.completed","usage":{"input_tokens":-3,"output_tokens":5.0}}\n'
     )
-    assert read_usage("codex", CODEX_JSON, text) == Usage(None, 5, None)
+    assert core(read_usage("codex", CODEX_JSON, text)) == Usage(None, 5, None)
     bad_cost = '{"type":"result","total_cost_usd":"0.1","usage":[]}\n'
-    assert read_usage("claude", CLAUDE_JSON, bad_cost) == Usage(None, None, None)
+    assert core(read_usage("claude", CLAUDE_JSON, bad_cost)) == Usage(None, None, None)
 
 
 def test_empty_and_torn_output() -> None:
@@ -169,8 +177,8 @@ def test_empty_and_torn_output() -> None:
         ("claude", CLAUDE_STREAM),
         ("opencode", OPENCODE_JSON),
     ):
-        assert read_usage(executor, settings, "") == Usage()
-        assert read_usage(executor, settings, '{"type":"result","usage":{"inp') == Usage()
+        assert core(read_usage(executor, settings, "")) == Usage()
+        assert core(read_usage(executor, settings, '{"type":"result","usage":{"inp')) == Usage()
 
 
 def test_claude_tokens_are_summed_over_model_usage_and_the_costliest_model_is_reported() -> None:
@@ -199,7 +207,7 @@ def test_claude_tokens_are_summed_over_model_usage_and_the_costliest_model_is_re
     init = {"type": "system", "subtype": "init", "model": "claude-sonnet-5"}
     text = json.dumps(init) + "\n" + json.dumps(result) + "\n"
     usage = read_usage("claude", CLAUDE_STREAM, text)
-    assert usage == Usage(300 + 40 + 900 + 100, 20 + 60, 0.0424, "claude-sonnet-5")
+    assert core(usage) == Usage(300 + 40 + 900 + 100, 20 + 60, 0.0424, "claude-sonnet-5")
 
 
 def test_claude_cost_from_model_usage_when_the_total_is_missing() -> None:
@@ -210,18 +218,20 @@ def test_claude_cost_from_model_usage_when_the_total_is_missing() -> None:
             "claude-y": {"inputTokens": 3, "outputTokens": 4, "costUSD": 0.5},
         },
     }
-    assert read_usage("claude", CLAUDE_JSON, json.dumps(result)) == Usage(4, 6, 0.75, "claude-y")
+    assert core(read_usage("claude", CLAUDE_JSON, json.dumps(result))) == Usage(
+        4, 6, 0.75, "claude-y"
+    )
 
 
 def test_claude_empty_model_usage_falls_back_to_usage_and_the_init_model() -> None:
     # captured: a credit-balance failure, no request was billed
     usage = read_usage("claude", CLAUDE_STREAM, limits_sample("claude-credit-balance.stream.jsonl"))
-    assert usage == Usage(0, 0, 0.0, SONNET)
+    assert core(usage) == Usage(0, 0, 0.0, SONNET)
 
 
 def test_claude_model_without_a_result_is_the_init_model() -> None:
     init = '{"type":"system","subtype":"init","model":"claude-sonnet-5"}\n'
-    assert read_usage("claude", CLAUDE_STREAM, init) == Usage(model=SONNET)
+    assert core(read_usage("claude", CLAUDE_STREAM, init)) == Usage(model=SONNET)
 
 
 def retry_lines(count: int | None = None) -> list[str]:
@@ -280,3 +290,33 @@ def test_follower_reads_only_complete_new_lines(tmp_path: Path) -> None:
     assert [r.attempt for r in follower.announced] == list(range(3, 11))
     assert follower.poll() is False and follower.announced == []
     assert CliRetryFollower("codex", log).poll() is False
+
+
+@pytest.mark.parametrize(
+    ("executor", "settings", "fixture", "turns", "tools"),
+    [
+        ("codex", CODEX_JSON, "codex-one-turn.jsonl", 1, 0),
+        ("codex", CODEX_JSON, "codex-two-turns-noise.log", 2, 2),  # a command, an edit
+        ("claude", CLAUDE_JSON, "claude-json.json", 1, None),  # json: no tool events shown
+        ("opencode", OPENCODE_JSON, "opencode-one-step.jsonl", 1, 0),
+        ("opencode", OPENCODE_JSON, "opencode-two-steps-noise.log", 2, 1),
+        ("codex", CODEX_JSON, "codex-text.log", None, None),
+    ],
+)
+def test_turns_and_tool_calls_as_each_cli_reports_them(
+    executor: str, settings: dict[str, Any], fixture: str, turns: int | None, tools: int | None
+) -> None:
+    usage = read_usage(executor, settings, sample(fixture))
+    assert (usage.turns, usage.tool_calls) == (turns, tools)
+
+
+def test_claude_stream_json_counts_each_tool_use() -> None:
+    assistant = {"type": "assistant", "message": {"content": [
+        {"type": "text", "text": "let me look"},
+        {"type": "tool_use", "name": "Read", "input": {}},
+        {"type": "tool_use", "name": "Bash", "input": {}},
+    ]}}  # fmt: skip
+    result = {"type": "result", "num_turns": 3, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    text = json.dumps(assistant) + "\n" + json.dumps(assistant) + "\n" + json.dumps(result)
+    usage = read_usage("claude", CLAUDE_STREAM, text)
+    assert (usage.turns, usage.tool_calls) == (3, 4)

@@ -471,7 +471,14 @@ def test_format_table() -> None:
     groups = aggregate(
         [
             rec(model="anthropic/claude-sonnet-5", duration_ms=125_000, cost_usd=0.25),
-            rec(duration_ms=45_000, status="failed", input_tokens=900, output_tokens=100),
+            rec(
+                duration_ms=45_000,
+                status="failed",
+                input_tokens=900,
+                output_tokens=100,
+                turns=4,
+                tool_calls=9,
+            ),
             rec(model="gpt-x", reasoning=None, status="cancelled"),
         ]
     )
@@ -488,6 +495,8 @@ def test_format_table() -> None:
         "p90",
         "tries",
         "tokens",
+        "turns",
+        "tools",
         "avg",
         "cost",
         "total",
@@ -508,12 +517,14 @@ def test_format_table() -> None:
         "05s",
         "1.00",
         "1000",
+        "4.0",
+        "9.0",
         "$0.2500",
         "$0.2500",
         "2.2",
     ]
     assert (
-        lines[2].split() == ["gpt-x", "—", "1", "0%", "—", "0", "—", "—", "—", "1.00"] + ["—"] * 4
+        lines[2].split() == ["gpt-x", "—", "1", "0%", "—", "0", "—", "—", "—", "1.00"] + ["—"] * 6
     )
     assert len({len(line) for line in lines[:2]}) == 1  # aligned columns
     assert lines[0].index("runs") < lines[0].index("success")

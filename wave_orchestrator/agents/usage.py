@@ -12,6 +12,7 @@ launcher's memory must not grow with it (issue 10).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -37,6 +38,8 @@ class Usage:
     output_tokens: int | None = None
     cost_usd: float | None = None
     model: str | None = None
+    turns: int | None = None  # model turns (claude num_turns, codex turns, opencode steps)
+    tool_calls: int | None = None  # tool uses the CLI reported (commands, edits, searches)
 
 
 NO_USAGE = Usage()
@@ -91,19 +94,31 @@ def log_lines(fh: Any, max_chars: int = MAX_VALUE_CHARS) -> Iterator[str]:
         yield pending.decode("utf-8", "replace")
 
 
+CODEX_TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search")
+
+
 def _codex(events: Iterable[dict[str, Any]]) -> Usage:
-    """Sum ``turn.completed`` usage; codex's ``input_tokens`` already counts the cached ones."""
+    """Sum ``turn.completed`` usage (codex's ``input_tokens`` already counts the cached ones);
+    turns are those events, tool calls the completed command, edit, MCP and search items."""
     total_in: int | None = None
     total_out: int | None = None
+    turns = tools = 0
     for event in events:
-        if event.get("type") != "turn.completed":
+        kind = event.get("type")
+        item = event.get("item")
+        if kind == "item.completed" and isinstance(item, dict):
+            tools += item.get("type") in CODEX_TOOL_ITEMS
+        if kind != "turn.completed":
             continue
+        turns += 1
         usage = event.get("usage")
         if not isinstance(usage, dict):
             continue
         total_in = _add(total_in, _count(usage.get("input_tokens")))
         total_out = _add(total_out, _count(usage.get("output_tokens")))
-    return Usage(total_in, total_out, None)
+    return Usage(
+        total_in, total_out, None, turns=turns or None, tool_calls=tools if turns else None
+    )
 
 
 def _claude(events: Iterable[dict[str, Any]]) -> Usage:
@@ -113,14 +128,32 @@ def _claude(events: Iterable[dict[str, Any]]) -> Usage:
     one the last ``init`` event names."""
     result: dict[str, Any] | None = None
     init_model: str | None = None
+    tools: int | None = None  # only stream-json shows each tool use
     for event in events:
         if event.get("type") == "result":
             result = event
         elif event.get("type") == "system" and event.get("subtype") == "init":
             model = event.get("model")
             init_model = model if isinstance(model, str) and model else init_model
+        elif event.get("type") == "assistant":
+            tools = (tools or 0) + _claude_tool_uses(event)
     if result is None:
-        return Usage(model=init_model)
+        return Usage(model=init_model, tool_calls=tools)
+    return dataclasses.replace(
+        _claude_result(result, init_model), turns=_count(result.get("num_turns")), tool_calls=tools
+    )
+
+
+def _claude_tool_uses(event: dict[str, Any]) -> int:
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for c in content if isinstance(c, dict) and c.get("type") == "tool_use")
+
+
+def _claude_result(result: dict[str, Any], init_model: str | None) -> Usage:
+    """Cost, tokens and model of claude's ``result`` event."""
     cost = _amount(result.get("total_cost_usd"))
     by_model = _claude_model_usage(result.get("modelUsage"))
     if by_model:
@@ -176,9 +209,12 @@ def _opencode(events: Iterable[dict[str, Any]]) -> Usage:
     total_in: int | None = None
     total_out: int | None = None
     total_cost: float | None = None
+    steps = tools = 0
     for event in events:
+        tools += event.get("type") == "tool_use"
         if event.get("type") != "step_finish":
             continue
+        steps += 1
         part = event.get("part")
         if not isinstance(part, dict):
             continue
@@ -193,7 +229,9 @@ def _opencode(events: Iterable[dict[str, Any]]) -> Usage:
                 step_in = _add(step_in, _count(cache.get(key)))
         total_in = _add(total_in, step_in)
         total_out = _add(total_out, _count(tokens.get("output")))
-    return Usage(total_in, total_out, total_cost)
+    return Usage(
+        total_in, total_out, total_cost, turns=steps or None, tool_calls=tools if steps else None
+    )
 
 
 def _events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:

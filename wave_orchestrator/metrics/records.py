@@ -68,6 +68,10 @@ def metrics_record(
         record["output_tokens"] = usage.output_tokens
     if usage.cost_usd is not None:
         record["cost_usd"] = usage.cost_usd
+    if usage.turns is not None:
+        record["turns"] = usage.turns
+    if usage.tool_calls is not None:
+        record["tool_calls"] = usage.tool_calls
     if word == "stalled":
         record["stalled"] = True
     return record

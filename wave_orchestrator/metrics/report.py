@@ -32,6 +32,8 @@ GROUP_KEYS = (
     "p90_ms",
     "avg_tries",
     "avg_tokens",
+    "avg_turns",
+    "avg_tools",
     "avg_cost",
     "total_cost",
     "tokens_per_second",
@@ -144,6 +146,8 @@ def _summary(
     ]
     durations = sorted(ms for _, ms in timed)
     tokens = [t for r in records if (t := _tokens(r)) is not None]
+    turns = [t for r in records if (t := _count(r.get("turns"))) is not None]
+    tools = [t for r in records if (t := _count(r.get("tool_calls"))) is not None]
     costs = [c for r in records if (c := _number(r.get("cost_usd"))) is not None]
     rate_pairs = [
         (out, ms) for r, ms in timed if (out := _count(r.get("output_tokens"))) is not None
@@ -166,6 +170,8 @@ def _summary(
         "p90_ms": percentile(durations, 0.9),
         "avg_tries": round(sum(_tries(r) for r in records) / runs, 3),
         "avg_tokens": round(sum(tokens) / len(tokens), 1) if tokens else None,
+        "avg_turns": round(sum(turns) / len(turns), 1) if turns else None,
+        "avg_tools": round(sum(tools) / len(tools), 1) if tools else None,
         "avg_cost": round(sum(costs) / len(costs), 6) if costs else None,
         "total_cost": round(sum(costs), 6) if costs else None,
         "tokens_per_second": (
@@ -244,6 +250,7 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
     if by == "model-role":
         header.append("role")
     header += ["runs", "success", "accepted", "timeouts", "avg", "p50", "p90", "tries", "tokens"]
+    header += ["turns", "tools"]
     header += ["avg cost", "total cost", "tok/s"]
     numeric_from = 3 if by == "model-role" else 2
     rows = [header]
@@ -263,6 +270,8 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
             format_duration(g["p90_ms"]) if timed else NO_VALUE,
             f"{g['avg_tries']:.2f}",
             NO_VALUE if g["avg_tokens"] is None else str(_round_half_up(g["avg_tokens"])),
+            NO_VALUE if g["avg_turns"] is None else f"{g['avg_turns']:.1f}",
+            NO_VALUE if g["avg_tools"] is None else f"{g['avg_tools']:.1f}",
             _money(g["avg_cost"]),
             _money(g["total_cost"]),
             f"{g['tokens_per_second']:.1f}" if g["tokens_per_second"] else NO_VALUE,
