@@ -38,6 +38,17 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
                 "(comma-separated, or nothing):",
                 f"[wave-doc-delta] state={c.doc_impact} paths=",
             ]
+    if agent.components:
+        lines.append(
+            "You own components this wave promotes. When done, print one line per component, "
+            "exactly (state=gap and a detail= instead when it does not reach that level):"
+        )
+        lines += [f"[wave-component] component={c} level={level} state=met"
+                  for c, level in agent.components]  # fmt: skip
+        lines.append(
+            "and `[wave-gap] kind=<one word> detail=<what is missing>` for each gap you notice "
+            "that this wave leaves open."
+        )
     lines.append(
         "As you move between phases, print `[wave-phase] coding` "
         "(or validating, deploying, finalizing) on a line of its own."

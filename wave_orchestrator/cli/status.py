@@ -83,6 +83,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 if entry.get("state") == "running"
                 else [],
                 "gate_failure": _gate_failure(entry, snapshot),
+                "gaps": _dicts(snapshot.get("gaps")),
                 "cluster_unreachable_since": snapshot.get("cluster_unreachable_since")
                 if entry.get("state") == "running"
                 else None,
@@ -251,6 +252,8 @@ def run(args: argparse.Namespace) -> int:
         _print_gate_and_board(wave)
         if deploys := deploy_line(wave["agents"]):
             print(f"  deploys: {deploys}")
+        for gap in wave.get("gaps") or []:
+            print(f"  gap {gap.get('kind')} ({gap.get('agent')}): {gap.get('detail') or '-'}")
         states = [_state_text(a) for a in wave["agents"]]
         width = max([16, *(len(st) + 1 for st in states)])  # `running (no launcher)` fits
         for a, state in zip(wave["agents"], states, strict=True):

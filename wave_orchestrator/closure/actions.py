@@ -19,6 +19,11 @@ TARGETS_UNREPORTED = (
 
 ACTIONS: dict[str, str] = {
     "missing-deliverable": "check the agent's log; make the prompt name the file",
+    "missing-wave-component": "the prompt asks for it: read the agent's log for why it did not "
+    "print it",
+    "component-level-mismatch": "finish the promotion, or change the wave's target level",
+    "component-gap": "read its detail: it says what is missing",
+    "component-current-level-stale": "see components.json: rerun the owner, or correct the matrix",
     "missing-proof-artifact": "the agent promised this file: read its log (or wave summary ID) "
     "for why it did not write it",
     "missing-wave-proof": READ_LOG,

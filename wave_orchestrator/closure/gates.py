@@ -119,6 +119,7 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
                     f"{deliverable} leads out of the repository through a symbolic link",
                     agent.id,
                 )
+        _judge_components(result, gate)
         contract = agent.exit_contract
         if contract is None:
             continue
@@ -150,6 +151,27 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
                     agent.id,
                 )
     return gate
+
+
+def _judge_components(result: AgentResult, gate: GateResult) -> None:
+    """Each component the agent owns: its last ``[wave-component]`` says ``state=met`` at the
+    level the wave promotes it to (issue 24 §4)."""
+    agent, found = result.agent, result.markers
+    for component, level in agent.components:
+        m = found.components.get(component)
+        if m is None:
+            broken = found.get("component")
+            if isinstance(broken, InvalidMarker):
+                gate.fail(broken.code, f"{broken.reason}: {broken.line}", agent.id)
+                continue
+            said = f"no [wave-component] for {component} (promoted to {level})"
+            gate.fail("missing-wave-component", said, agent.id)
+        elif m.get("state") == "gap":
+            said = m.detail or "the agent reported state=gap"
+            gate.fail("component-gap", f"{component}: {said}", agent.id, said=m.detail)
+        elif str(m.get("level")) != level:
+            said = f"{component} is at level {m.get('level')}; the wave promotes it to {level}"
+            gate.fail("component-level-mismatch", said, agent.id)
 
 
 def judge_proof_artifacts(gate: GateResult, owners: Sequence[AgentResult]) -> None:

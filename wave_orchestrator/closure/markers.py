@@ -74,6 +74,13 @@ KEYED: dict[str, list[Field]] = {
     # Signals of the reference launcher, printed without the wave- prefix (either is read):
     # an infrastructure check's outcome, and a deployment's state (closure/signals.py).
     "infra-status": [("kind", "word", True), ("target", "word", True), ("state", "word", True)],
+    # One per component an agent owns (issue 24 §4), and any number of gaps it noticed.
+    "component": [
+        ("component", "word", True),
+        ("level", "word", True),
+        ("state", ("met", "gap"), True),
+    ],
+    "gap": [("kind", "word", True)],
     "deploy-status": [("service", "word", True), ("state", DEPLOY_STATES, True)],
 }
 # Kinds whose value is one bare word after the tag: (words, whether `agents=`/`detail=` may follow).
@@ -134,11 +141,17 @@ class Markers:
     last: dict[str, Marker | InvalidMarker] = field(default_factory=dict)
     invalid: list[InvalidMarker] = field(default_factory=list)  # every invalid line, in order
     ignored: dict[str, list[InvalidMarker]] = field(default_factory=dict)  # after a valid one
+    components: dict[str, Marker] = field(default_factory=dict)  # the last one per component
+    gaps: list[Marker] = field(default_factory=list)  # every valid [wave-gap], in order
 
     def get(self, kind: str) -> Marker | InvalidMarker | None:
         return self.last.get(kind)
 
     def add(self, item: Marker | InvalidMarker) -> None:
+        if isinstance(item, Marker) and item.kind == "component":
+            self.components[str(item.get("component"))] = item
+        elif isinstance(item, Marker) and item.kind == "gap":
+            self.gaps.append(item)
         if isinstance(item, Marker):
             self.last[item.kind] = item
             self.ignored.pop(item.kind, None)

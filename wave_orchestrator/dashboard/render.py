@@ -156,6 +156,10 @@ def _attention(data: dict[str, Any]) -> list[Text]:
     if deploys := deploy_line(_dicts(data.get("agents"))):
         style = "bold red" if " failed " in f"{deploys} " else "blue"
         out.append(Text(f"deploys: {deploys}", style))
+    for gap in _dicts(data.get("gaps"))[:3]:
+        out.append(
+            Text(f"gap {gap.get('kind')} ({gap.get('agent')}): {gap.get('detail')}", "yellow")
+        )
     if isinstance(since := data.get("cluster_unreachable_since"), str):
         out.append(Text(f"cluster unreachable since {local_clock(since)}", "bold red"))
     gate = data.get("gate_failure")

@@ -171,6 +171,7 @@ class AgentDef:
     prompt_file: str | None = None
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     proof_artifacts: tuple[ProofArtifact, ...] = ()
+    components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
 
     @property
     def is_closure(self) -> bool:
@@ -214,6 +215,7 @@ class WaveDef:
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     eval_targets: tuple[EvalTarget, ...] = ()  # what the cont-EVAL gate holds its agent to
     depends_on_lanes: tuple[tuple[str, int], ...] = ()  # (lane, wave): completed before it runs
+    components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:

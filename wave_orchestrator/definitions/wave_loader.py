@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import LaneProblem
 from ..names import AGENT_ID_RE, LANE_NAME_RE
+from .components import check_component_owners, check_components, check_owned_components
 from .eval_targets import check_eval_targets
 from .executor_settings import LaneSettings, resolve_executor
 from .isolation import BaseRefs, check_agent_id, check_isolation
@@ -45,6 +46,7 @@ AGENT_KEYS = (
     "depends_on",
     "placement",
     "proof_artifacts",
+    "components",
 )
 WAVE_KEYS = (
     "wave",
@@ -58,6 +60,7 @@ WAVE_KEYS = (
     "placement",
     "eval_targets",
     "depends_on_lanes",
+    "components",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -156,6 +159,7 @@ class WaveLoader:
         ]
         self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
         self.isolation = check_isolation(ck, raw, self.lane.isolation)  # agent ids depend on it
+        self.components = check_components(ck, raw.get("components"))  # agents own them
         self._check_base(raw)
         agents_raw = raw.get("agents")
         if not isinstance(agents_raw, list) or not agents_raw:
@@ -170,6 +174,7 @@ class WaveLoader:
         judged = any(a.role == "cont-eval" for _, a in loaded)
         targets = check_eval_targets(ck, raw.get("eval_targets"), self.lane.benchmarks, judged)
         lanes = self._lane_dependencies(raw.get("depends_on_lanes"))
+        check_component_owners(ck, self.components, loaded)
         if len(loaded) != len(agents_raw):
             return None
         agents = [a for _, a in loaded]
@@ -184,6 +189,7 @@ class WaveLoader:
             placement=self.placement,
             eval_targets=targets,
             depends_on_lanes=lanes,
+            components=tuple(self.components.items()),
         )
 
     def _lane_dependencies(self, value: Any) -> tuple[tuple[str, int], ...]:
@@ -277,6 +283,8 @@ class WaveLoader:
         spec = resolve_executor(ck, raw, p, self.lane.settings)
         placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
         proofs = self._proof_artifacts(raw.get("proof_artifacts"), (*p, "proof_artifacts"), role)
+        owned = check_owned_components(ck, raw.get("components"), (*p, "components"),
+                                       self.components, role)  # fmt: skip
         # An agent with other problems is still built, so the rules across agents see it;
         # the lane stays invalid because its problems are recorded.
         if agent_id is None or spec is None:
@@ -294,6 +302,7 @@ class WaveLoader:
             exit_contract=contract,
             placement=placement,
             proof_artifacts=proofs,
+            components=owned,
         )
 
     def _proof_artifacts(self, value: Any, p: FieldPath, role: str) -> tuple[ProofArtifact, ...]:

@@ -78,6 +78,8 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
             "hint": hint(run),
         },
         "markers": markers(result),
+        "components": {c: m.line for c, m in result.markers.components.items()},
+        "gaps": gaps_of(result),
         "deliverables": [artifact(result.repo, d) for d in agent.deliverables],
         "proof_artifacts": [
             {**artifact(result.repo, p.path), "gate": p.gate} for p in agent.proof_artifacts
@@ -106,6 +108,12 @@ def hint(run: AgentRun) -> str | None:
     if run.code is not None:
         return f"it exited {run.code}: see the end of its log"
     return "it ended without an exit code: see its log"
+
+
+def gaps_of(result: AgentResult) -> list[dict[str, str]]:
+    """The ``[wave-gap]`` lines the agent printed, in order."""
+    return [{"agent": result.agent.id, "kind": str(g.get("kind")), "detail": g.detail}
+            for g in result.markers.gaps]  # fmt: skip
 
 
 def markers(result: AgentResult) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ..state.run_state import RunState
 from ..state.status import last_try_output
 from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .agent_run import briefing_rows, stopped_by_person
+from .components import check_matrix, matrix_stage, record_levels
 from .metrics_writer import MetricsWriter
 from .placement.base import PaneInfo
 from .placement.reaper import Reaper
@@ -40,7 +41,7 @@ from .retry import (
 )
 from .reuse import carry_over, earlier_attempt, fingerprint, reusable_agents
 from .snapshot import SnapshotWriter
-from .summaries import write_summaries
+from .summaries import gaps_of, write_summaries
 from .wave_context import AttemptResult, WaveContext, WaveOutcome
 from .workspaces import Workspaces
 
@@ -138,6 +139,7 @@ class WaveRunner:
             attempt_reason=self.attempt_reason or None,
             gate_failure=self.gate_failure,
             coordination=self.ctx.coordinator.open_items(),
+            gaps=[gap for _, result in self._results.values() for gap in gaps_of(result)],
             cluster_unreachable_since=utc_stamp(t) if (t := placement.unreachable_since) else None,
         )
 
@@ -188,6 +190,8 @@ class WaveRunner:
         """Deliverables, exit contracts and open blockers; then, with worktrees, the merge."""
         impl = self.wave.implementation_agents
         gate = self.ctx.coordinator.judge_implementation(impl, results)
+        if gate.passed and self.wave.components:
+            record_levels(self.ctx.layout, self.wave, results)
         if gate.passed:
             self.spaces.integrate(gate, impl, self.latest)
         return gate
@@ -202,6 +206,8 @@ class WaveRunner:
         gate = self.gates[stage] = judge(results)
         if stage == "integration":  # a barrier over the coordination log as well
             self.ctx.coordinator.hold_integration(gate)
+        if self.wave.components and stage == matrix_stage(self.wave):
+            check_matrix(self.ctx.layout, self.wave, gate)
         owners = [a for a in self.wave.agents if a.id in self.latest and a.proof_artifacts]
         judge_proof_artifacts(gate, [self._result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"

@@ -247,6 +247,11 @@ class StateLayout:
         folder = self.wave_dir(wave)
         return WaveFolder(folder.with_name(f"{folder.name}.{suffix}"))
 
+    @property
+    def component_matrix(self) -> Path:
+        """The current level of each component the lane's waves promote (runtime.components)."""
+        return self.root / "components.json"
+
     def dashboard(self, wave: int) -> Path:
         return self.wave_dir(wave) / "dashboard.json"
 
