@@ -115,3 +115,14 @@ def test_the_retry_plan_survives_run_state_and_is_checked_on_the_way_back(
     kept = RetryPlan.restored({"agents": ["A"], "first_stage": 0, "notes": {"Z": "x", "A": 1}},
                               wave)  # fmt: skip
     assert kept is not None and kept.notes == {}
+
+
+def test_a_new_optional_setting_left_empty_keeps_the_fingerprint() -> None:
+    """An agent that does not use a setting a newer wave added digests as before."""
+    from wave_orchestrator.runtime.reuse import _plain
+
+    older = {"id": "A", "prompt": "p", "executor": {"id": "codex", "model": "m1"}}
+    newer = {**older, "components": (), "proof_artifacts": [], "notes": None, "flag": False}
+    assert _plain(newer) == _plain(older)
+    assert _plain({**older, "flag": True}) != _plain(older)
+    assert _plain({**older, "cpus": 0}) != _plain(older)  # a number is never empty

@@ -46,6 +46,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="on the first attempt, print a failing marker for the role (the gate fails once)",
     )
+    p.add_argument(
+        "--say", action="append", default=[], metavar="LINE", help="print LINE at the end"
+    )
     return p.parse_args(argv)
 
 
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print("[wave-phase] finalizing", flush=True)
     first_attempt = os.environ.get("WAVE_ATTEMPT", "1") == "1"
     markers = FIRST_TRY_MARKERS if args.needs_more_work_once and first_attempt else ROLE_MARKERS
-    for line in markers.get(role, ROLE_MARKERS.get(role, [])):
+    for line in [*markers.get(role, ROLE_MARKERS.get(role, [])), *args.say]:
         print(line, flush=True)
     print(f"demo agent {agent} done", flush=True)
     return 0

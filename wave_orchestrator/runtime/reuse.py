@@ -33,7 +33,7 @@ from ..state.untrusted import read_launch_record, read_object
 if TYPE_CHECKING:
     from .workspaces import Workspaces
 
-FINGERPRINT_VERSION = 1  # bumped when what goes into a fingerprint changes: nothing reused
+FINGERPRINT_VERSION = 2  # bumped when what goes into a fingerprint changes: nothing reused
 
 
 def fingerprint(agent: AgentDef, executor: str, base: str = "") -> str:
@@ -50,14 +50,21 @@ def fingerprint(agent: AgentDef, executor: str, base: str = "") -> str:
 
 
 def _plain(value: Any) -> Any:
-    """Mappings, tuples and paths as JSON has them, so equal definitions digest equally."""
+    """Mappings, tuples and paths as JSON has them, so equal definitions digest equally; a
+    key whose value is empty (None, "", False, an empty list or mapping) is left out, so that
+    a newer wave with one more optional setting still reuses work the older one did."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v) for k, v in value.items() if not _empty(v)}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value is False or (isinstance(value, str | Mapping | list | tuple)
+                                               and not value)  # fmt: skip
 
 
 def succeeded_with(paths: AgentPaths, wanted: str) -> bool:
