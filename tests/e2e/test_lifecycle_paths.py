@@ -116,6 +116,7 @@ def test_demo_lane_runs_from_a_copy_of_the_repository(tmux_repo: Repo) -> None:
         (2, "gate_passed", "integration"),
         (2, "gate_passed", "documentation"),
         (2, "gate_passed", "cont-qa"),
+        (2, "gate_passed", "infra"),  # build's deploy and infra signals
     ]
     assert state["waves"]["2"]["attempts"] == 2
     assert (tmux_repo.root / "demo-scratch" / "wave-2" / "qa-report.md").exists()
