@@ -61,9 +61,9 @@ def test_second_agent_waits_for_the_handover_and_gets_the_note(tmux_repo: Repo) 
 def test_a_finished_agents_files_are_handed_over_with_its_last_output(tmux_repo: Repo) -> None:
     run(tmux_repo, "echo 'A: intro written, 3 paragraphs'")  # A never hands over itself
     got = (tmux_repo.root / "got-B.txt").read_text().strip()
-    assert (
-        got
-        == "granted notes.md by A: A finished (success); its last output: A: intro written, 3 paragraphs"
+    assert got == (
+        "granted notes.md by A: A finished: completed; files changed: notes.md; "
+        "its last output: A: intro written, 3 paragraphs"
     )
     assert (tmux_repo.root / "notes.md").read_text() == "intro by A\noutro by B\n"
     events = [e for e in tmux_repo.events("main") if e["event"] == "desk_handover"]
@@ -72,3 +72,33 @@ def test_a_finished_agents_files_are_handed_over_with_its_last_output(tmux_repo:
         ("A", "notes.md", "B"),
         ("B", "notes.md", None),
     ]
+
+
+def test_the_holder_is_told_who_waits_and_the_request_is_resolved_by_the_handover(
+    tmux_repo: Repo,
+) -> None:
+    run(tmux_repo, "wave coord inbox > inbox-A.txt; "
+        "wave desk handover notes.md --note 'intro done'")  # fmt: skip
+    inbox = (tmux_repo.root / "inbox-A.txt").read_text()
+    assert "B waits for notes.md: hand it over when you are done with it" in inbox
+    shown = json.loads(
+        tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
+    )
+    waits = [r for r in shown if r["kind"] == "request" and r["agent"] == "B"]
+    assert [(r["targets"], r["artifacts"], r["status"]) for r in waits] == [
+        (["A"], ["notes.md"], "resolved")
+    ]
+
+
+def test_a_shared_file_changed_without_a_checkout_is_named_at_wave_end(tmux_repo: Repo) -> None:
+    wave = (
+        "agents:\n"
+        "  - {id: A, prompt: a, owns: [notes.md], executor: {local: {command: 'echo a >> notes.md'}}}\n"
+        "  - {id: B, prompt: b, owns: [notes.md], executor: {local: {command: 'true'}}}\n"
+    )
+    tmux_repo.lane("main", LANE, {1: wave})
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert done.returncode == 0, done.stderr
+    assert "file checkout was not enforced for notes.md (owners=A, B" in done.stderr
+    events = [e for e in tmux_repo.events("main") if e["event"] == "desk_unenforced"]
+    assert [(e["path"], e["owners"]) for e in events] == [("notes.md", ["A", "B"])]

@@ -6,11 +6,12 @@ Agents learn who they are from their WAVE_* environment; a person passes --agent
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import UsageError, WaveError
 from ..names import AGENT_ID_RE
 from ..sanitize import strip_controls
 from ._common import (
@@ -123,8 +124,40 @@ def _say(text: str) -> None:
     print(strip_controls(text))
 
 
+def _tell_holder(args: argparse.Namespace, result: Any) -> None:
+    """The holder learns in its inbox who waits for its file (best effort: the claim stands)."""
+    from ..coordination.log import CoordLog
+
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    wave = current_wave(args.wave, layout)
+    said = (f"{args.agent} waits for {result.path}: hand it over when you are done with it "
+            f"(wave desk handover {result.path} --note '...')")  # fmt: skip
+    with contextlib.suppress(OSError, WaveError):
+        CoordLog(layout.coordination_log(wave), wave).post(
+            kind="request", summary=said[:300], agent=args.agent, targets=[result.holder],
+            artifacts=[result.path],
+        )  # fmt: skip
+
+
+def _resolve_wait(args: argparse.Namespace, path: str, waiter: str) -> None:
+    """The waiter's "waits for" request, once the file is its (best effort)."""
+    from ..coordination.log import CoordLog
+    from ..coordination.views import desk_waits
+
+    repo, lane = repo_and_lane(args)
+    layout = state_layout(repo, lane)
+    wave = current_wave(args.wave, layout)
+    log = CoordLog(layout.coordination_log(wave), wave)
+    with contextlib.suppress(OSError, WaveError):
+        for rid in desk_waits(log.records().values(), path, waiter):
+            log.update(rid, status="resolved", detail=f"{path} was handed to {waiter}")
+
+
 def _claim(args: argparse.Namespace, desk: Desk) -> int:
     result = desk.claim(args.agent, _in_repo(args.path), args.intent)
+    if result.outcome == "queued" and result.joined:
+        _tell_holder(args, result)
     if args.json:
         emit_json(result.__dict__)
     elif result.outcome == "queued":
@@ -141,6 +174,8 @@ def _claim(args: argparse.Namespace, desk: Desk) -> int:
 
 def _handover(args: argparse.Namespace, desk: Desk) -> int:
     done = desk.handover(args.agent, _in_repo(args.path), args.note)
+    if done.to_agent:
+        _resolve_wait(args, done.path, done.to_agent)
     if args.json:
         emit_json(done.__dict__)
     else:

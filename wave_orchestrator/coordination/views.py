@@ -223,3 +223,13 @@ def integration_barrier(records: Iterable[CoordRecord]) -> list[tuple[str, str, 
             said = f"{r.id} from {r.agent} is unresolved: {r.summary}"
             found.append(("integration-unresolved-claim", said, r.agent))
     return found
+
+
+def desk_waits(records: Iterable[CoordRecord], path: str, waiter: str) -> list[str]:
+    """The open requests ``waiter`` posted when it queued for ``path`` on the desk (the holder
+    was told who waits): resolved once the file is handed to it."""
+    return [
+        r.id
+        for r in records
+        if r.kind == "request" and r.is_open and r.agent == waiter and path in r.artifacts
+    ]

@@ -54,6 +54,7 @@ class ClaimResult:
     holder: str
     holder_intent: str = ""
     position: int = 0
+    joined: bool = False  # queued just now (not a re-claim that keeps its place)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class Desk:
                 "SELECT seq FROM queue WHERE wave=? AND path=? AND agent=?",
                 (self.wave, path, agent),
             ).fetchone()
+            joined = mine is None
             if mine is None:  # join the end of the queue; a re-claim keeps its place
                 seq = db.execute(
                     "SELECT COALESCE(MAX(seq), 0) + 1 FROM queue WHERE wave=? AND path=?",
@@ -172,7 +174,7 @@ class Desk:
                 "SELECT COUNT(*) FROM queue WHERE wave=? AND path=? AND seq<=?",
                 (self.wave, path, seq),
             ).fetchone()[0]
-            return ClaimResult("queued", path, holder, holder_intent, position)
+            return ClaimResult("queued", path, holder, holder_intent, position, joined)
 
     def handover(self, agent: str, raw_path: str, note: str) -> Handover:
         path = self.normalise(raw_path)
@@ -297,6 +299,13 @@ class Desk:
                 ).fetchall()
             ]
             return [self._pass_on(db, path, agent, note) for path in paths]
+
+    def claimed_paths(self) -> set[str]:
+        """Every path of this wave someone held or handed over (a checkout that happened)."""
+        with contextlib.closing(self._connect()) as db:
+            held = db.execute("SELECT path FROM holders WHERE wave=?", (self.wave,)).fetchall()
+            passed = db.execute("SELECT path FROM handovers WHERE wave=?", (self.wave,)).fetchall()
+        return {r[0] for r in [*held, *passed]}
 
     def reset(self) -> None:
         """A wave that starts over starts with an empty desk (its log included)."""

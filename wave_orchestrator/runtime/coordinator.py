@@ -8,6 +8,7 @@ cannot be written never stops a wave.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -25,6 +26,7 @@ from ..coordination.views import (
     InboxOwner,
     board,
     clean,
+    desk_waits,
     for_everyone,
     inbox,
     inbox_items,
@@ -258,6 +260,12 @@ class Coordinator:
         self.tick()
         for code, said, agent in integration_barrier(newest_first(self.records.values())):
             gate.fail(code, clean(said), agent if agent in self.owners else None)
+
+    def resolve_desk_wait(self, path: str, waiter: str) -> None:
+        """The waiter's "waits for" request, once the desk handed it the file."""
+        for rid in desk_waits(self.records.values(), path, waiter):
+            with contextlib.suppress(OSError, WaveError):
+                self.coord_log.update(rid, status="resolved", detail=f"{path} was handed over")
 
     def add_blockers(self, gate: GateResult, agents: Sequence[str]) -> None:
         for b in self.blocking():

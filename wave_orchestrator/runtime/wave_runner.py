@@ -28,7 +28,7 @@ from .metrics_writer import MetricsWriter
 from .placement.base import PaneInfo
 from .placement.reaper import Reaper
 from .planner import next_executor, plan_agent
-from .recorder import open_desk, release_files
+from .recorder import open_desk, release_files, unenforced_checkouts
 from .resume import adopt, read_leftover, reused_run
 from .retry import (
     RetryPlan,
@@ -64,6 +64,7 @@ class WaveRunner:
             },
         )
         self.attempt = 0
+        self.started = time.time()  # shared files changed since, unclaimed: named at its end
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
@@ -427,7 +428,7 @@ class WaveRunner:
             except OSError as exc:  # a full disk loses one record, not the wave's agents
                 self.ctx.log.warning("metrics record not written", error=str(exc))
         if self.desk is not None:
-            release_files(run, self.desk, self.ctx.events, self.wave.number)
+            release_files(run, self.desk, self.ctx.events, self.wave.number, self.ctx.coordinator)
 
     # -- start and end ----------------------------------------------------------------------
     def _start(self, run_state: RunState) -> tuple[int, RetryPlan]:
@@ -469,6 +470,9 @@ class WaveRunner:
         if not ctx.keep_sessions:
             ctx.placement.remove(r.launch.session for r in self.latest.values())
         self.reaper.drain()
+        for path, owners in unenforced_checkouts(self.desk, wave, ctx.lane.repo, self.started):
+            ctx.log.warning(f"file checkout was not enforced for {path}", owners=", ".join(owners))
+            ctx.events.emit("desk_unenforced", wave.number, path=path, owners=owners)
         self.metrics.wait()
         if outcome.state != "cancelled":  # the gates' verdict on every run this wave recorded
             self.metrics.verdict(outcome.state == "completed", self.latest.values())
