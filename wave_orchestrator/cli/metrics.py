@@ -36,7 +36,10 @@ def register(sub: Any) -> None:
     add_repo(p)
     add_lane(p, "lane name (default: $WAVE_LANE, else every lane of the repository)")
     p.add_argument(
-        "--by", choices=BY_CHOICES, default="model", help="group per model, or per model and role"
+        "--by",
+        choices=(*BY_CHOICES, "wave"),
+        default="model",
+        help="group per model, per model and role, or show per-wave task stats",
     )
     p.add_argument(
         "--sort",
@@ -63,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     paths = list(layouts)
     records = read_records(paths)
     by = getattr(args, "by", "model")
+    if by == "wave":
+        return _waves(records, layouts.values(), getattr(args, "json", False))
     filter_text = getattr(args, "filter", None)
     groups = aggregate(
         records,
@@ -80,3 +85,37 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("no runs recorded yet")
     return 0
+
+
+def _waves(records: list[dict[str, Any]], layouts: Any, as_json: bool) -> int:
+    """Per-wave task stats: completed, abandoned and active tasks, mean time to complete."""
+    from ..metrics.tasks import format_waves, wave_stats
+
+    rows = wave_stats(records, _active(layouts))
+    if as_json:
+        emit_json({"waves": rows})
+    else:
+        print(format_waves(rows) if rows else "no runs recorded yet")
+    return 0
+
+
+def _active(layouts: Any) -> dict[tuple[str, int], set[str]]:
+    """The agents each lane's live launcher runs now, by (lane, wave), from its dashboard."""
+    from ..runtime.lock import live_lock
+    from ..state.lifecycle import TERMINAL
+    from ..state.run_state import RunState
+    from ..state.untrusted import read_snapshot
+
+    done = {s.value for s in TERMINAL} | {"pending", "reused"}
+    found: dict[tuple[str, int], set[str]] = {}
+    for layout in layouts:
+        if live_lock(layout.lock) is None:
+            continue
+        state = RunState(layout.run_state, layout.lane)
+        for key, entry in state.data["waves"].items():
+            if isinstance(entry, dict) and entry.get("state") == "running":
+                snap = read_snapshot(layout.dashboard(int(key))) or {}
+                agents = {str(a.get("id")) for a in snap.get("agents", [])
+                          if isinstance(a, dict) and a.get("state") not in done}  # fmt: skip
+                found[(layout.lane, int(key))] = agents
+    return found

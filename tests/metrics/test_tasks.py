@@ -1,0 +1,39 @@
+"""Per-wave task stats: completed, abandoned, active and the agent time a task took."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wave_orchestrator.metrics.tasks import format_waves, wave_stats
+
+
+def rec(
+    agent: str, status: str, ms: int, wave: int = 1, at: str = "2026-12-04T10:00:00.000Z"
+) -> dict[str, Any]:
+    return {"lane": "main", "wave": wave, "agent": agent, "status": status,
+            "duration_ms": ms, "started_at": at}  # fmt: skip
+
+
+def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
+    records = [
+        rec("A", "failed", 1000),
+        rec("A", "success", 2000, at="2026-12-04T10:01:00.000Z"),  # retried, then done: 3 s
+        rec("B", "timeout", 5000),  # given up on: abandoned
+        rec("C", "failed", 500),  # failed once, running again now: active
+        rec("D", "success", 1000, wave=2),
+    ]
+    rows = wave_stats(records, {("main", 1): {"C", "E"}})
+    assert rows == [
+        {"lane": "main", "wave": 1, "tasks": 4, "completed": 1, "abandoned": 1, "active": 2,
+         "avg_complete_ms": 3000},
+        {"lane": "main", "wave": 2, "tasks": 1, "completed": 1, "abandoned": 0, "active": 0,
+         "avg_complete_ms": 1000},
+    ]  # fmt: skip
+    lines = format_waves(rows).splitlines()
+    assert lines[0].split() == ["lane", "wave", "tasks", "completed", "abandoned", "active",
+                                "time", "to", "complete"]  # fmt: skip
+    assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "3s"]
+
+
+def test_odd_records_are_left_out() -> None:
+    assert wave_stats([{"lane": "main", "wave": "1", "agent": "A", "status": "success"}], {}) == []

@@ -1,0 +1,72 @@
+"""Per-wave task stats (issue 24 §6, as bot-lobby shows them): of each wave's agents (its
+tasks), how many completed, how many were abandoned (their last run did not succeed and
+nothing runs them now), how many are active, and the mean agent time a completed task took:
+all its recorded runs, retries and earlier runs of the wave included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .report import NO_VALUE, format_duration
+
+
+def wave_stats(
+    records: Iterable[dict[str, Any]], active: Mapping[tuple[str, int], set[str]]
+) -> list[dict[str, Any]]:
+    """One row per (lane, wave) with records or active agents, in lane and wave order;
+    ``active``: the agents each running wave runs now (from its launcher's dashboard)."""
+    runs: dict[tuple[str, int], dict[str, list[dict[str, Any]]]] = {}
+    for record in records:
+        lane, wave, agent = record.get("lane"), record.get("wave"), record.get("agent")
+        if isinstance(lane, str) and isinstance(wave, int) and isinstance(agent, str):
+            runs.setdefault((lane, wave), {}).setdefault(agent, []).append(record)
+    rows = []
+    for key in sorted({*runs, *active}):
+        by_agent, now = runs.get(key, {}), active.get(key, set())
+        completed = {a for a, rs in by_agent.items() if rs[-1].get("status") == "success"}
+        abandoned = set(by_agent) - completed - now
+        spans = [s for a in completed if (s := _time_to_complete(by_agent[a])) is not None]
+        rows.append(
+            {
+                "lane": key[0],
+                "wave": key[1],
+                "tasks": len(set(by_agent) | now),
+                "completed": len(completed - now),
+                "abandoned": len(abandoned),
+                "active": len(now),
+                "avg_complete_ms": round(sum(spans) / len(spans)) if spans else None,
+            }
+        )
+    return rows
+
+
+def _time_to_complete(records: Sequence[dict[str, Any]]) -> int | None:
+    """The agent time a task took: every recorded run's duration, in ms."""
+    spent = [r["duration_ms"] for r in records if isinstance(r.get("duration_ms"), int)]
+    return sum(spent) if spent else None
+
+
+def format_waves(rows: Sequence[dict[str, Any]]) -> str:
+    """The per-wave rows as an aligned text table (no trailing newline)."""
+    header = ["lane", "wave", "tasks", "completed", "abandoned", "active", "time to complete"]
+    table = [header] + [
+        [
+            str(r["lane"]),
+            str(r["wave"]),
+            str(r["tasks"]),
+            str(r["completed"]),
+            str(r["abandoned"]),
+            str(r["active"]),
+            format_duration(r["avg_complete_ms"]) if r["avg_complete_ms"] is not None else NO_VALUE,
+        ]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in table
+    )
