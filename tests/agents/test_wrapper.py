@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -83,7 +84,9 @@ def test_success_first_try(tmp_path: Path) -> None:
     assert status["agent"] == "A1" and status["lane"] == "main" and status["wave"] == 1
     assert status["prompt_sha256"] == "ab" * 32
     assert status["started_at"].endswith("Z") and status["finished_at"] >= status["started_at"]
-    assert log == "the prompt\nfine\n"
+    assert re.fullmatch(
+        r"the prompt\nfine\n\[wave\] run ended: exit 0 after \d+s, 1 try, model not named\n", log
+    ), log  # the run's footer line: how it ended, in how long, on what model
 
 
 def test_only_this_tries_output_is_matched(tmp_path: Path) -> None:
@@ -107,7 +110,7 @@ def test_rate_limited_on_every_try_stops_after_the_last(tmp_path: Path) -> None:
     )
     assert code == 1
     assert (status["tries"], status["rate_limited"]) == (3, 3)
-    assert [ln for ln in log.splitlines() if ln.startswith("[wave]")] == [
+    assert [ln for ln in log.splitlines() if ln.startswith("[wave] rate")] == [
         "[wave] rate limited: try 1/3, retrying in 0.010s",
         "[wave] rate limited: try 2/3, retrying in 0.020s",  # capped at max_delay_seconds
     ]
@@ -302,7 +305,10 @@ def test_transient_errors_are_retried(tmp_path: Path, fixture: str) -> None:
     status, log = run_captured(tmp_path, fixture)
     assert (status["code"], status["tries"], status["rate_limited"]) == (0, 2, 1)
     assert "usage_limit" not in status
-    assert "[wave] rate limited: try 1/3" in log and log.rstrip().endswith("recovered")
+    assert "[wave] rate limited: try 1/3" in log
+    assert re.search(
+        r"recovered\n\[wave\] run ended: exit 0 after \d+s, 2 tries, model not named\n$", log
+    )
 
 
 def test_patterns_match_the_output_with_ansi_sequences_removed(tmp_path: Path) -> None:

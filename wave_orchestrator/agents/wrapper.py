@@ -52,6 +52,7 @@ class WrapperSpec:
     rate_limit: RateLimitPolicy
     env_file: str | None = None
     tools: Mapping[str, str] | None = None  # tool name -> path; None: found on our PATH
+    model: str | None = None  # for the run's footer line in output.log
 
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
@@ -275,6 +276,14 @@ extra=''
 [[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail:0:200}\""
 (( usage_limit )) && extra="$extra, \"usage_limit\": true"
 finishing=1  # the status is being written: a late TERM must not write a second one
+# The run's footer line (as bot-lobby prints it): how it ended, how long it took, on what model.
+footer=$(printf '[wave] run ended: exit %d after %ds, %d tr%s, model %s' "$code" \
+  $(( EPOCHSECONDS - start_s )) "$try" "$( (( try == 1 )) && echo y || echo ies)" "$model")
+if (( shows )); then
+  printf '%s\n' "$footer" | "$bin_tee" -a -- "$log"
+else
+  printf '%s\n' "$footer" >> "$log"
+fi
 write_status "$code" "$extra"
 # Stay until the pane shows the last output: a person who attaches later reads it there.
 for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
@@ -324,6 +333,7 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"lane_json={q(json.dumps(spec.lane))}",
         f"wave={spec.wave}",
         f"attempt={spec.attempt}",
+        f"model={q(spec.model or 'not named')}",
         _array("argv", spec.argv),
         f"tries={rl.tries}",
         f"base_ms={round(rl.base_delay_seconds * 1000)}",

@@ -269,6 +269,7 @@ def materialize(
         env=launch.env,
         rate_limit=launch.rate_limit,
         env_file=str(launch.env_file) if launch.env_file else None,
+        model=launch.model,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
     write(launch.paths.run_script, render_run_script(spec), mode=0o700)

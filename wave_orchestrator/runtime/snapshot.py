@@ -18,6 +18,7 @@ from ..state.snapshot_schema import EVENT, unknown_keys
 from .agent_pool import AgentRun
 
 MIN_INTERVAL = 0.25
+FOOTER = "[wave] run ended: "  # the wrapper's last line: not the agent's own last words
 
 
 def tail_text(path: Path, limit: int = 4096) -> str:
@@ -34,7 +35,8 @@ def last_line(text: str) -> str:
     """The last non-empty line a person would read (prose only, for JSON output); a marker
     line is shown as what it says (`verdict: pass`), not as its syntax."""
     plain = ANSI_RE.sub("", text).replace("\r", "\n")
-    lines = [ln.strip() for ln in readable_lines(plain) if ln.strip()]
+    lines = [ln.strip() for ln in readable_lines(plain)
+             if ln.strip() and not ln.startswith(FOOTER)]  # fmt: skip
     return marker_meaning(lines[-1])[:200] if lines else ""
 
 
