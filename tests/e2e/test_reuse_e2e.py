@@ -120,3 +120,39 @@ def test_in_worktrees_a_reused_agents_branch_stands_and_is_merged(tmux_repo: Rep
     assert sh(root, "git", "log", "--format=%s", "-1", "wave/main/w1-A") == "wave: A attempt 1"
     moved = sh(root, "git", "branch", "--list", "wave/main/runs/*", "--format=%(refname:short)")
     assert "w1-A" not in moved and "w1-B" in moved  # B's failed run set aside, A's kept
+
+
+def test_resume_mid_retry_runs_the_plans_targets_and_keeps_the_rest(tmux_repo: Repo) -> None:
+    """A launcher died as attempt 2 (rerun the integration stage) began: --resume reruns the
+    integration agent, whose attempt-1 exit 0 the gate had rejected, and keeps the
+    implementation agents' attempt-1 work (the plan does not name them)."""
+    integ = (
+        COUNT + "echo ok > integ.md; "
+        'if [ -e "$WAVE_REPO/integ-once" ]; then s=ready-for-doc-closure; '
+        'else touch "$WAVE_REPO/integ-once"; s=needs-more-work; fi; '
+        'echo "[wave-integration] state=$s claims=0 conflicts=0 blockers=0"'
+    )
+    body = (
+        "agents:\n"
+        + local_agent("A", COUNT + "echo did A")
+        + local_agent("B", COUNT + "echo did B")
+        + local_agent("I", integ, role="integration", owns=["integ.md"])
+    )
+    tmux_repo.lane("main", local_lane(retries=1), {1: body})
+    first = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard",
+                           "--max-retries-per-wave", "0")  # fmt: skip
+    assert first.returncode == 1 and "integration-needs-more-work" in first.stderr
+    # What a launcher killed right after planning attempt 2 leaves in run-state.json.
+    path = tmux_repo.state("main") / "run-state.json"
+    state = json.loads(path.read_text())
+    state["waves"]["1"].update(
+        state="running", attempts=2,
+        plan={"agents": [], "first_stage": 0, "reason": "integration gate failed", "notes": {}},
+    )  # fmt: skip
+    path.write_text(json.dumps(state))
+    (tmux_repo.root / "runs").unlink()
+    resumed = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert runs(tmux_repo) == ["I"]  # A and B stand; I's rejected attempt 1 is not adopted
+    done = tmux_repo.run_state("main")["waves"]["1"]
+    assert (done["state"], done["attempts"]) == ("completed", 2)

@@ -7,17 +7,20 @@ again. So no finished work is redone and no running agent is started twice.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from ..definitions.model import EXECUTOR_IDS
-from ..state.layout import AgentPaths
+from ..definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
+from ..state.events import EventLog
+from ..state.layout import AgentPaths, StateLayout
 from ..state.lifecycle import AgentState
 from ..state.status import StatusFile, StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record
 from .agent_pool import AgentRun
 from .placement.base import PaneInfo
-from .planner import AgentLaunch
+from .planner import AgentLaunch, plan_agent
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,19 @@ def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
 
 
 def adopt(
-    launch: AgentLaunch, left: Leftover, current_attempt: int, pane: PaneInfo | None
+    launch: AgentLaunch,
+    left: Leftover,
+    current_attempt: int,
+    pane: PaneInfo | None,
+    earlier: bool = True,
 ) -> AgentRun | None:
-    """The run to carry on with, or None when the agent must be launched."""
+    """The run to carry on with, or None when the agent must be launched. ``earlier``: a
+    success of an earlier attempt stands (False for what a retry runs again)."""
     status = left.status
     if status is not None and status.raw.get("stopped_by") == "launcher":
         return None  # the launcher was stopped, not the agent: it runs again
     if status is not None and (
-        status.state is AgentState.COMPLETED or left.attempt == current_attempt
+        (status.state is AgentState.COMPLETED and earlier) or left.attempt == current_attempt
     ):
         return AgentRun(
             launch,
@@ -84,6 +92,35 @@ def adopt(
             run.deadline = started_mono + launch.deadline_minutes * 60
         return run
     return None
+
+
+def adopt_leftover(
+    lane: LaneDef,
+    layout: StateLayout,
+    path_env: str,
+    events: EventLog,
+    log: Any,
+    wave: WaveDef,
+    agent: AgentDef,
+    attempt: int,
+    history: list[str],
+    panes: Mapping[str, PaneInfo],
+    earlier: bool = True,
+) -> AgentRun | None:
+    """Carry on with what a dead launcher left of ``agent`` in ``attempt`` (None: launch it);
+    the executor it ran on joins ``history`` (its fallbacks go on from there)."""
+    left = read_leftover(layout.agent(wave.number, agent.id), attempt)
+    executor = left.executor or history[-1]
+    if executor not in history:
+        history.append(executor)
+    launch = plan_agent(lane, layout, wave, agent, left.attempt, executor, path_env)
+    run = adopt(launch, left, attempt, panes.get(launch.session), earlier)
+    if run is not None:
+        run.reused = left.reused
+        events.emit("agent_adopted", wave.number, agent.id, attempt=left.attempt,
+                    status=run.state.outcome, session=launch.session)  # fmt: skip
+        log.info("agent adopted", agent=agent.id, state=run.state.value)
+    return run
 
 
 def reused_run(launch: AgentLaunch, attempt: int) -> AgentRun | None:

@@ -29,7 +29,7 @@ from .placement.base import PaneInfo
 from .placement.reaper import Reaper
 from .planner import next_executor, plan_agent
 from .recorder import open_desk, release_files, unenforced_checkouts
-from .resume import adopt, read_leftover, reused_run
+from .resume import adopt_leftover, reused_run
 from .retry import (
     RetryPlan,
     announce_retry,
@@ -68,6 +68,7 @@ class WaveRunner:
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
         self.retry_notes: dict[str, str] = {}  # agent id -> its prompt's "why you run again"
         self.adopting = False
+        self.retrying = False  # resuming with the dead launcher's retry plan (its targets)
         self.reused: list[str] = []  # implementation agents whose earlier success stands
         self.gate_failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self.gates: dict[str, GateResult] = {}  # each stage's latest verdict, for the summaries
@@ -86,6 +87,8 @@ class WaveRunner:
 
     def run(self, run_state: RunState) -> WaveOutcome:
         first, plan = self._start(run_state)
+        if self.adopting and first > 1:
+            self._adopt_the_rest(plan)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
         try:
             self.spaces.begin(resume=self.adopting, reused=self.reused)
@@ -305,7 +308,9 @@ class WaveRunner:
         ctx, runs = self.ctx, []
         panes = ctx.placement.sessions() if self.adopting else {}
         for agent in agents:
-            if self.adopting and (adopted := self._adopt(agent, panes)) is not None:
+            # A restored retry's target: only this attempt's result counts, not an earlier one.
+            earlier = not (self.retrying and self.attempt > 1)
+            if self.adopting and (adopted := self._adopt(agent, panes, earlier)) is not None:
                 self.latest[agent.id] = adopted
                 if adopted.active:
                     runs.append(adopted)
@@ -370,29 +375,23 @@ class WaveRunner:
         pool.heartbeat.done_before = sum(1 for r in self.latest.values() if r.state.terminal)
         pool.run()
 
-    def _adopt(self, agent: AgentDef, panes: dict[str, PaneInfo]) -> AgentRun | None:
-        """Carry on with what a dead launcher left of this agent (None: launch it)."""
-        ctx, history = self.ctx, self.executors[agent.id]
-        left = read_leftover(ctx.layout.agent(self.wave.number, agent.id), self.attempt)
-        executor = left.executor or history[-1]
-        if executor not in history:
-            history.append(executor)
-        launch = plan_agent(
-            ctx.lane, ctx.layout, self.wave, agent, left.attempt, executor, ctx.path_env
-        )
-        run = adopt(launch, left, self.attempt, panes.get(launch.session))
-        if run is not None:
-            run.reused = left.reused
-            ctx.events.emit(
-                "agent_adopted",
-                self.wave.number,
-                agent.id,
-                attempt=left.attempt,
-                status=run.state.outcome,
-                session=launch.session,
-            )
-            ctx.log.info("agent adopted", agent=agent.id, state=run.state.value)
-        return run
+    def _adopt(
+        self, agent: AgentDef, panes: dict[str, PaneInfo], earlier: bool = True
+    ) -> AgentRun | None:
+        """Carry on with what a dead launcher left of this agent (None: launch it);
+        ``earlier``: a success of an earlier attempt stands (not for a retry's targets)."""
+        c, history = self.ctx, self.executors[agent.id]
+        return adopt_leftover(c.lane, c.layout, c.path_env, c.events, c.log, self.wave, agent,
+                              self.attempt, history, panes, earlier)  # fmt: skip
+
+    def _adopt_the_rest(self, plan: RetryPlan) -> None:
+        """Resuming a retry: the agents its plan does not run again stand as they ended."""
+        targets = {a.id for a in plan.agents}
+        kept = [a for a in self.wave.implementation_agents if a.id not in targets]
+        kept += [a for _, group in self.wave.closure_stages()[: plan.first_stage] for a in group]
+        for agent in kept:
+            if (run := self._adopt(agent, {})) is not None and run.state.terminal:
+                self.latest[agent.id] = run
 
     def _reuse(self, agent: AgentDef) -> AgentRun | None:
         """Its earlier run's success stands (runtime.reuse): told, and judged again."""
@@ -444,7 +443,9 @@ class WaveRunner:
             run_state.transition(wave.number, "running", "resumed", attempts=first)
             ctx.events.emit("wave_resumed", wave.number, attempt=first)
             ctx.log.info("wave resumed", attempt=first)
-            return first, RetryPlan.restored(previous.get("plan"), wave) or everyone
+            restored = RetryPlan.restored(previous.get("plan"), wave)
+            self.retrying = restored is not None
+            return first, restored or everyone
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous, self.spaces)
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
