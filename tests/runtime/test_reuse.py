@@ -126,3 +126,17 @@ def test_a_new_optional_setting_left_empty_keeps_the_fingerprint() -> None:
     assert _plain(newer) == _plain(older)
     assert _plain({**older, "flag": True}) != _plain(older)
     assert _plain({**older, "cpus": 0}) != _plain(older)  # a number is never empty
+
+
+def test_an_agent_that_cannot_be_carried_over_runs_again(tmp_path: Path) -> None:
+    from wave_orchestrator.runtime.reuse import carry_over
+    from wave_orchestrator.state.layout import StateLayout
+
+    layout = StateLayout(tmp_path / "state", "main")
+    earlier = layout.wave_dir(1).with_name("wave-1.S")
+    finished(earlier / "agents", agent("A"))
+    finished(earlier / "agents", agent("B"))
+    blocked = layout.agent(1, "B").dir
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where B's folder goes")  # the copy fails
+    assert carry_over(layout, 1, "S", ["A", "B"]) == ["A"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..definitions.model import AgentDef, WaveDef
+from ..errors import WaveError
 from ..state.fsutil import write_json_atomic
 from ..state.layout import AgentPaths, StateLayout
 from ..state.lifecycle import AgentState
@@ -63,8 +64,9 @@ def _plain(value: Any) -> Any:
 
 
 def _empty(value: Any) -> bool:
-    return value is None or value is False or (isinstance(value, str | Mapping | list | tuple)
-                                               and not value)  # fmt: skip
+    if value is None or value is False:
+        return True
+    return isinstance(value, str | Mapping | list | tuple) and not value
 
 
 def succeeded_with(paths: AgentPaths, wanted: str) -> bool:
@@ -116,7 +118,10 @@ def reusable_agents(
     """Before a new run sets the earlier one aside: the implementation agents it reuses.
     In worktree mode the base the agents start from is part of the fingerprint, and an
     agent whose branch is gone is not reused."""
-    base = spaces.reuse_base()
+    try:
+        base = spaces.reuse_base()
+    except WaveError:  # no base to compare with: nothing reused (the start says what is wrong)
+        return []
     impl = wave.implementation_agents
     prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
     earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if spaces.has_branch(a.id)}
@@ -127,15 +132,22 @@ def reusable_agents(
 def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str]) -> list[str]:
     """Copy each reused agent's folder from the earlier run (set aside as ``suffix``) into
     the new one, marked reused: regular files and folders only (a link or a FIFO an agent
-    left is not followed, not opened). Returns the ids carried over."""
+    left is not followed, not opened). Returns the ids carried over: one that cannot be
+    copied (a full disk, an unreadable file) is launched again instead."""
     earlier = layout.earlier_run(wave, suffix)
+    carried = []
     for agent_id in agents:
         target = layout.agent(wave, agent_id)
-        shutil.copytree(earlier.agent(agent_id).dir, target.dir, symlinks=True,
-                        ignore=_not_plain, dirs_exist_ok=True)  # fmt: skip
-        record = read_object(target.launch_record) or {}
-        write_json_atomic(target.launch_record, {**record, "reused": True})
-    return list(agents)
+        try:
+            shutil.copytree(earlier.agent(agent_id).dir, target.dir, symlinks=True,
+                            ignore=_not_plain, dirs_exist_ok=True)  # fmt: skip
+            record = read_object(target.launch_record) or {}
+            write_json_atomic(target.launch_record, {**record, "reused": True})
+        except (OSError, shutil.Error):
+            shutil.rmtree(target.dir, ignore_errors=True)
+            continue
+        carried.append(agent_id)
+    return carried
 
 
 def _not_plain(folder: str, names: list[str]) -> list[str]:
