@@ -29,6 +29,7 @@ from ._complete import wave_agents
 from ._help import action_epilog, add_command
 
 if TYPE_CHECKING:
+    from ..coordination.log import CoordLog
     from ..desk.claims import Desk
 
 
@@ -124,31 +125,30 @@ def _say(text: str) -> None:
     print(strip_controls(text))
 
 
-def _tell_holder(args: argparse.Namespace, result: Any) -> None:
-    """The holder learns in its inbox who waits for its file (best effort: the claim stands)."""
+def _coord_log(args: argparse.Namespace, desk: Desk) -> CoordLog:
+    """The coordination log of the desk's wave, where holders and waiters talk."""
     from ..coordination.log import CoordLog
 
-    repo, lane = repo_and_lane(args)
-    layout = state_layout(repo, lane)
-    wave = current_wave(args.wave, layout)
+    layout = state_layout(*repo_and_lane(args))
+    return CoordLog(layout.coordination_log(desk.wave), desk.wave)
+
+
+def _tell_holder(args: argparse.Namespace, desk: Desk, result: Any) -> None:
+    """The holder learns in its inbox who waits for its file (best effort: the claim stands)."""
     said = (f"{args.agent} waits for {result.path}: hand it over when you are done with it "
             f"(wave desk handover {result.path} --note '...')")  # fmt: skip
     with contextlib.suppress(OSError, WaveError):
-        CoordLog(layout.coordination_log(wave), wave).post(
+        _coord_log(args, desk).post(
             kind="request", summary=said[:300], agent=args.agent, targets=[result.holder],
             artifacts=[result.path],
         )  # fmt: skip
 
 
-def _resolve_wait(args: argparse.Namespace, path: str, waiter: str) -> None:
+def _resolve_wait(args: argparse.Namespace, desk: Desk, path: str, waiter: str) -> None:
     """The waiter's "waits for" request, once the file is its (best effort)."""
-    from ..coordination.log import CoordLog
     from ..coordination.views import desk_waits
 
-    repo, lane = repo_and_lane(args)
-    layout = state_layout(repo, lane)
-    wave = current_wave(args.wave, layout)
-    log = CoordLog(layout.coordination_log(wave), wave)
+    log = _coord_log(args, desk)
     with contextlib.suppress(OSError, WaveError):
         for rid in desk_waits(log.records().values(), path, waiter):
             log.update(rid, status="resolved", detail=f"{path} was handed to {waiter}")
@@ -157,7 +157,7 @@ def _resolve_wait(args: argparse.Namespace, path: str, waiter: str) -> None:
 def _claim(args: argparse.Namespace, desk: Desk) -> int:
     result = desk.claim(args.agent, _in_repo(args.path), args.intent)
     if result.outcome == "queued" and result.joined:
-        _tell_holder(args, result)
+        _tell_holder(args, desk, result)
     if args.json:
         emit_json(result.__dict__)
     elif result.outcome == "queued":
@@ -175,7 +175,7 @@ def _claim(args: argparse.Namespace, desk: Desk) -> int:
 def _handover(args: argparse.Namespace, desk: Desk) -> int:
     done = desk.handover(args.agent, _in_repo(args.path), args.note)
     if done.to_agent:
-        _resolve_wait(args, done.path, done.to_agent)
+        _resolve_wait(args, desk, done.path, done.to_agent)
     if args.json:
         emit_json(done.__dict__)
     else:
