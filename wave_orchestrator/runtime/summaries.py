@@ -14,10 +14,12 @@ from typing import Any
 from ..closure.gates import AgentResult, GateResult
 from ..closure.markers import InvalidMarker, Marker
 from ..definitions.model import AgentDef
+from ..definitions.repository import inside_repository
 from ..state.events import utc_now, utc_stamp
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
 from ..state.status import last_try_output
+from ..state.untrusted import TEXT_LIMIT
 from .agent_run import AgentRun
 
 # What a failed attempt's output says about why, beyond its exit code (the CLIs' own words).
@@ -111,8 +113,8 @@ def hint(run: AgentRun) -> str | None:
 
 
 def gaps_of(result: AgentResult) -> list[dict[str, str]]:
-    """The ``[wave-gap]`` lines the agent printed, in order."""
-    return [{"agent": result.agent.id, "kind": str(g.get("kind")), "detail": g.detail}
+    """The ``[wave-gap]`` lines the agent printed, in order (each cut to TEXT_LIMIT)."""
+    return [{"agent": result.agent.id, "kind": _cut(g.get("kind")), "detail": _cut(g.detail)}
             for g in result.markers.gaps]  # fmt: skip
 
 
@@ -122,18 +124,34 @@ def markers(result: AgentResult) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for kind, item in result.markers.last.items():
         if isinstance(item, Marker):
-            values = {k: list(v) if isinstance(v, tuple) else v for k, v in item.values.items()}
-            found[kind] = {"line": item.line, "values": values, "detail": item.detail or None}
+            values = {k: _value(v) for k, v in item.values.items()}
+            found[kind] = {"line": _cut(item.line), "values": values,
+                           "detail": _cut(item.detail) or None}  # fmt: skip
         elif isinstance(item, InvalidMarker):
-            found[kind] = {"line": item.line, "invalid": item.reason}
+            found[kind] = {"line": _cut(item.line), "invalid": _cut(item.reason)}
     return found
 
 
+def _value(value: object) -> object:
+    """A marker value as the summary keeps it: numbers as they are, words and lists cut."""
+    if isinstance(value, tuple):
+        return [_cut(x) for x in value]
+    return value if isinstance(value, int) else _cut(value)
+
+
+def _cut(text: object) -> str:
+    """An agent's words, as long as a summary keeps them (a 200 KB marker line is not kept)."""
+    return str(text)[:TEXT_LIMIT]
+
+
 def artifact(root: Path, rel: str) -> dict[str, Any]:
-    """A file the agent was to leave: whether it exists and when it was last written (a link
-    is not followed: where it leads is not the agent's file)."""
+    """A file the agent was to leave: whether it exists and when it was last written, as the
+    gates see it (a link that leads out of the repository is not the agent's file)."""
+    real = inside_repository(root, rel)
     try:
-        st = os.lstat(root / rel)
+        st = os.stat(real) if real is not None else None
     except OSError:
+        st = None
+    if st is None:
         return {"path": rel, "exists": False, "modified_at": None}
     return {"path": rel, "exists": True, "modified_at": utc_stamp(st.st_mtime)}
