@@ -46,7 +46,9 @@ def test_a_missing_proof_artifact_fails_the_gate_that_needs_it_and_the_summary_s
         ("proof/A.log", True, "implementation"),
         ("bench/A.json", False, "cont-qa"),
     ]
-    assert a["verdict"]["gates"] == ["implementation"] and a["verdict"]["passed"] is True
+    # its own gate passed; the cont-qa gate failed on its missing artifact, and says so here
+    assert a["verdict"]["gates"] == ["cont-qa", "implementation"] and not a["verdict"]["passed"]
+    assert [f["code"] for f in a["verdict"]["failures"]] == ["missing-proof-artifact"]
     assert a["markers"]["phase"]["values"] == {"value": "coding"}
     assert qa["markers"]["verdict"]["line"] == "[wave-verdict] pass"
     assert qa["report"].endswith("qa.md") and qa["report_written"] is True

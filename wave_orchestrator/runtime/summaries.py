@@ -40,14 +40,16 @@ def write_summaries(
     result_of: Callable[[AgentDef], AgentResult],
     gates: Mapping[str, GateResult],
 ) -> None:
-    """The summary of every agent that ran, with the verdict of its stage's gate (and of the
-    infra gate) as judged so far; a summary that cannot be written costs only itself."""
+    """The summary of every agent that ran, with the verdict of its stage's gate, of the
+    infra gate and of any other gate that named it (a proof artifact another stage needed),
+    as judged so far; a summary that cannot be written costs only itself."""
     for run in runs:
         if run.launched_wall is None or not run.state.terminal:
             continue
         agent = run.launch.agent
         stage = agent.role if agent.is_closure else "implementation"
-        judged = [g for name, g in gates.items() if name in (stage, "infra")]
+        named = {name for name, g in gates.items() if agent.id in g.agents}
+        judged = [g for name, g in gates.items() if name in (stage, "infra", *named)]
         try:
             write_json_atomic(run.launch.paths.summary, summary(run, result_of(agent), judged))
         except OSError:
