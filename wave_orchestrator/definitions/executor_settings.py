@@ -14,11 +14,19 @@ from .executor_options import (
     merge_settings,
     reasoning_problem,
 )
-from .model import EXECUTOR_IDS, NUMBER_RANGES, ExecutorSpec
+from .model import EXECUTOR_IDS, NUMBER_RANGES, AccountDef, ExecutorSpec
 from .schema import Checker
 from .yaml_source import FieldPath
 
-COMMON_EXECUTOR_KEYS = ("model", "reasoning", "budget", "fallbacks", "env", *EXECUTOR_IDS)
+COMMON_EXECUTOR_KEYS = (
+    "model",
+    "reasoning",
+    "budget",
+    "fallbacks",
+    "env",
+    "account",
+    *EXECUTOR_IDS,
+)
 AGENT_EXECUTOR_KEYS = ("id", *COMMON_EXECUTOR_KEYS)
 PROFILE_KEYS = ("executor", *COMMON_EXECUTOR_KEYS)
 
@@ -34,6 +42,7 @@ class LaneSettings:
     default_executor: str
     executors: dict[str, dict[str, Any]] = field(default_factory=dict)
     profiles: dict[str, SettingsLayer] = field(default_factory=dict)
+    accounts: Mapping[str, AccountDef] = field(default_factory=dict)
 
 
 def check_settings_block(
@@ -109,7 +118,7 @@ def check_layer(ck: Checker, raw: Mapping[str, Any], path: FieldPath, id_key: st
     layer = SettingsLayer()
     if id_key in raw:
         layer["id"] = ck.string(raw[id_key], (*path, id_key), choices=EXECUTOR_IDS, noun="executor")
-    for key in ("model", "reasoning"):
+    for key in ("model", "reasoning", "account"):
         if key in raw and raw[key] is not None:
             layer[key] = ck.string(raw[key], (*path, key))
     if "budget" in raw:
@@ -205,6 +214,8 @@ def resolve_executor(
         if block is None:
             return None
         own = check_layer(ck, block, (*p, "executor"), "id")
+    if "account" in raw:  # the agent's own `account:`, above its executor block's
+        own["account"] = ck.string(raw["account"], (*p, "account"))
     layers = (profile, own)
 
     def pick(key: str, default: Any = None) -> Any:
@@ -217,6 +228,8 @@ def resolve_executor(
         for ex, block in lay.get("settings", {}).items():
             settings[ex] = merge_settings(settings[ex], block)
         env.update(lay.get("env") or {})
+    account = _account(ck, p, pick("account"), executor_id, lane.accounts)
+    env.update(account.env if account else {})  # the account's login wins: it is the point
     spec = ExecutorSpec(
         id=executor_id,
         model=pick("model"),
@@ -226,6 +239,7 @@ def resolve_executor(
         fallbacks=tuple(pick("fallbacks", [])),
         env=env,
         settings=settings,
+        account=account.name if account else None,
     )
     _check_resolved_reasoning(ck, p, spec, profile, own, lane)
     # An id already reported unknown says enough: no second error about its settings.
@@ -244,6 +258,27 @@ def resolve_executor(
                 "local: {command: [program, args...]} or a command string",
             )
     return None if unknown_profile else spec
+
+
+def _account(
+    ck: Checker,
+    p: FieldPath,
+    name: str | None,
+    executor_id: str,
+    accounts: Mapping[str, AccountDef],
+) -> AccountDef | None:
+    """The lane account an agent or its profile names, which must be one of its executor's."""
+    if name is None:
+        return None
+    account = accounts.get(name)
+    if account is None:
+        ck.error((*p, "account"), f"unknown account {name!r}",
+                 "one of lane.yaml's accounts: " + (", ".join(accounts) or "none"))  # fmt: skip
+    elif account.executor != executor_id:
+        ck.error((*p, "account"), f"account {name!r} is a {account.executor} login, and this "
+                 f"agent runs on {executor_id}", f"an account of {executor_id}")  # fmt: skip
+        return None
+    return account
 
 
 def _copy_settings(executors: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -6,6 +6,7 @@ file, line and column of the YAML node that breaks the rule.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,14 @@ from ..names import LANE_NAME_RE, WAVE_FILE_RE
 from ..state.layout import resolve_state_dir
 from .eval_targets import check_catalog
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
+from .governance import check_governance
 from .isolation import check_isolation, check_merge
 from .model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
     NUMBER_RANGES,
     ROLES,
+    AccountDef,
     IsolationSettings,
     LaneDef,
     LaneDefaults,
@@ -51,6 +54,10 @@ LANE_KEYS = (
     "merge",
     "placement",
     "benchmarks",
+    "usage_limit",
+    "accounts",
+    "spend_limit_usd",
+    "spend_limit",
 )
 NOTIFY_KEYS = ("command",)
 FEEDBACK_KEYS = ("timeout_minutes",)
@@ -117,6 +124,7 @@ class LaneLoader:
         merge = check_merge(ck, raw.get("merge"))
         placement = check_lane_placement(ck, raw.get("placement"))
         catalog = check_catalog(ck, raw.get("benchmarks"))
+        governance = check_governance(ck, raw, raw.get("defaults"))
         waves = self._waves(
             ck,
             defaults,
@@ -127,6 +135,7 @@ class LaneLoader:
             isolation,
             placement,
             catalog,
+            governance.accounts,
         )
         if self.problems:
             raise LaneInvalid(self.problems)
@@ -146,6 +155,7 @@ class LaneLoader:
             merge=merge,
             placement=placement,
             benchmarks=catalog,
+            governance=governance,
         )
 
     def _notify(self, ck: Checker, value: Any) -> list[str]:
@@ -202,9 +212,18 @@ class LaneLoader:
             ),
             launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
             stall_minutes=num("stall_minutes", base.stall_minutes),
-            max_running=int(num("max_running", base.max_running, integer=True, positive=True)),
+            max_running=self._max_running(ck, raw, num),
             rate_limit=self._rate_limit(ck, raw.get("rate_limit")),
         )
+
+    def _max_running(self, ck: Checker, raw: dict[str, Any], num: Any) -> int:
+        """The lane-wide cap: the number given, or the mapping's ``total`` (checked with the
+        rest of the mapping by definitions.governance)."""
+        value, base = raw.get("max_running"), LaneDefaults.max_running
+        if isinstance(value, dict):
+            total = value.get("total")
+            return total if isinstance(total, int) and not isinstance(total, bool) else base
+        return int(num("max_running", base, integer=True, positive=True))
 
     def _rate_limit(self, ck: Checker, value: Any) -> RateLimitPolicy:
         p: FieldPath = ("defaults", "rate_limit")
@@ -280,12 +299,13 @@ class LaneLoader:
         isolation: IsolationSettings,
         placement: PlacementSettings,
         catalog: tuple[str, ...] = (),
+        accounts: Mapping[str, AccountDef] | None = None,
     ) -> list[WaveDef]:
         ctx = LaneContext(
             repo=self.repo,
             display=self.display,
             problems=self.problems,
-            settings=LaneSettings(defaults.executor, lane_settings, profiles),
+            settings=LaneSettings(defaults.executor, lane_settings, profiles, accounts or {}),
             required_roles=required,
             shared_files=shared_files,
             isolation=isolation,

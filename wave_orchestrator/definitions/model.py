@@ -84,6 +84,61 @@ class RateLimitPolicy:
 
 
 @dataclass(frozen=True)
+class UsageLimitPolicy:
+    """``usage_limit`` of lane.yaml: an agent that hits one waits for its reset (``wait``) when
+    the CLI names one within ``max_wait_minutes``, then runs again ``margin_seconds`` after it."""
+
+    wait: bool = True
+    max_wait_minutes: float = 360
+    margin_seconds: float = 60
+
+
+@dataclass(frozen=True)
+class AccountDef:
+    """One of lane.yaml's ``accounts``: a login of one executor, and the env that selects it."""
+
+    name: str
+    executor: str
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """``max_running`` as a mapping: agents running at once per executor, account and model
+    (``total`` is the lane-wide one). None or missing: no cap of that kind."""
+
+    total: int | None = None
+    executor: Mapping[str, int] = field(default_factory=dict)
+    account: Mapping[str, int] = field(default_factory=dict)
+    model: Mapping[str, int] = field(default_factory=dict)
+
+    def over(self, wave: Caps | None) -> Caps:
+        """These caps with a wave's own on top (per key)."""
+        if wave is None:
+            return self
+        return Caps(
+            wave.total if wave.total is not None else self.total,
+            {**self.executor, **wave.executor},
+            {**self.account, **wave.account},
+            {**self.model, **wave.model},
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.total or self.executor or self.account or self.model)
+
+
+@dataclass(frozen=True)
+class Governance:
+    """The lane's part of the governor's rules (a wave adds its caps and spend limit)."""
+
+    usage_limit: UsageLimitPolicy = field(default_factory=UsageLimitPolicy)
+    accounts: Mapping[str, AccountDef] = field(default_factory=dict)
+    caps: Caps = field(default_factory=Caps)
+    spend_limit_usd: float | None = None
+    spend_hard: bool = False  # at the limit, running agents are stopped too
+
+
+@dataclass(frozen=True)
 class LaneDefaults:
     """``defaults:`` of lane.yaml: what every agent gets unless its wave or itself says."""
 
@@ -131,6 +186,7 @@ class ExecutorSpec:
     fallbacks: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    account: str | None = None  # one of the lane's accounts (its env is in ``env``)
 
     def settings_for(self, executor_id: str) -> Mapping[str, Any]:
         return self.settings.get(executor_id, {})
@@ -216,6 +272,8 @@ class WaveDef:
     eval_targets: tuple[EvalTarget, ...] = ()  # what the cont-EVAL gate holds its agent to
     depends_on_lanes: tuple[tuple[str, int], ...] = ()  # (lane, wave): completed before it runs
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
+    caps: Caps | None = None  # its max_running, over the lane's
+    spend_limit_usd: float | None = None  # what this wave's agents may spend
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:
@@ -256,6 +314,7 @@ class LaneDef:
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report
+    governance: Governance = field(default_factory=Governance)
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

@@ -13,6 +13,7 @@ from ..names import AGENT_ID_RE, LANE_NAME_RE
 from .components import check_component_owners, check_components, check_owned_components
 from .eval_targets import check_eval_targets
 from .executor_settings import LaneSettings, resolve_executor
+from .governance import check_wave_governance
 from .isolation import BaseRefs, check_agent_id, check_isolation
 from .model import (
     CLOSURE_ORDER,
@@ -37,6 +38,7 @@ AGENT_KEYS = (
     "title",
     "role",
     "profile",
+    "account",
     "executor",
     "prompt",
     "prompt_file",
@@ -61,6 +63,8 @@ WAVE_KEYS = (
     "eval_targets",
     "depends_on_lanes",
     "components",
+    "max_running",
+    "spend_limit_usd",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -174,6 +178,7 @@ class WaveLoader:
         judged = any(a.role == "cont-eval" for _, a in loaded)
         targets = check_eval_targets(ck, raw.get("eval_targets"), self.lane.benchmarks, judged)
         lanes = self._lane_dependencies(raw.get("depends_on_lanes"))
+        caps, spend = check_wave_governance(ck, raw, self.lane.settings.accounts)
         check_component_owners(ck, self.components, loaded)
         if len(loaded) != len(agents_raw):
             return None
@@ -190,6 +195,8 @@ class WaveLoader:
             eval_targets=targets,
             depends_on_lanes=lanes,
             components=tuple(self.components.items()),
+            caps=caps,
+            spend_limit_usd=spend,
         )
 
     def _lane_dependencies(self, value: Any) -> tuple[tuple[str, int], ...]:
