@@ -243,8 +243,11 @@ while (( try < tries )); do
   if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
     usage_limit=1
     # The reset time when the message names one, else the text that matched.
-    detail=$(first_match "$offset" \
-      -e 'resets [^)]*\)|resets in [0-9a-z ]+|try again at [0-9:]+ ?[ap]m|try again later')
+    # (the forms of governor/resets.py: codex's clock time or date, claude's, opencode's)
+    detail=$(first_match "$offset" -e 'resets? in [0-9a-z ]+' \
+      -e 'resets ([a-z]{3}[a-z]* [0-9]{1,2},? )?[0-9]{1,2}(:[0-9]{2})? ?[ap]m( \([a-z0-9_/+-]+\))?' \
+      -e 'try again at ([a-z]{3} [0-9]{1,2}(st|nd|rd|th)?,? ([0-9]{4},? )?)?[0-9]{1,2}:[0-9]{2} ?[ap]m' \
+      -e 'try again later')
     [[ -n $detail ]] || detail=$(first_match "$offset" "${usage_patterns[@]}")
     break
   fi
@@ -270,7 +273,7 @@ while (( try < tries )); do
   break
 done
 
-keep="A-Za-z0-9 :.,()/+'-"  # what a detail may hold: nothing that could break the JSON
+keep="A-Za-z0-9 :.,()/+_'-"  # what a detail may hold: nothing that could break the JSON
 detail=${detail//[^$keep]/}
 extra=''
 [[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail:0:200}\""

@@ -31,6 +31,7 @@ STATE_STYLES = {
     "finalizing": "blue",
     "rate-limited": "yellow",
     "waiting-human": "magenta",
+    "limited": "yellow",
     "completed": "green",
     "reused": "green",
     "failed": "bold red",

@@ -41,6 +41,7 @@ DEFAULT_USAGE_LIMIT_PATTERNS = (
     "exceeded your current quota",  # opencode, openai-compatible provider (HTTP 429)
     "out of usage credits",
     "credit balance is too low",  # claude (HTTP 400)
+    "limit reached and temporarily disabled",  # claude: "Fast limit reached ... resets in …"
 )
 
 

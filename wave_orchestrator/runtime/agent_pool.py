@@ -12,14 +12,16 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
+from ..governor.governor import Governor
 from ..state.events import EventLog
 from ..state.fsutil import ensure_dir, write_json_atomic
 from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, read_status, write_outcome
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
-from .agent_run import dependency_state, describe_budget, drop_foreign_status
+from .agent_run import dependency_state, describe_budget, drop_foreign_status, follow_questions
 from .git_jobs import GIT_DONE, GitJobs, Workspace
+from .governed import Governed
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
 from .placement.base import Placement, ended_state
@@ -61,6 +63,7 @@ class AgentPool:
         coordinator: Messages | None = None,
         reaper: Reaper | None = None,
         workspace: Workspace | None = None,
+        governor: Governor | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -87,6 +90,7 @@ class AgentPool:
         self.heartbeat = Heartbeat(log)
         self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
         self.git = GitJobs()
+        self.rules = Governed(governor, events, log)  # usage limits, caps and spend
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -144,19 +148,7 @@ class AgentPool:
         return any(not r.state.terminal for r in self.runs) or bool(self.reaping.stopping)
 
     def _follow_questions(self, now: float) -> bool:
-        """An agent waiting on a person's answer: its budget and stall clocks are paused, and
-        start again (the budget extended by the wait) once it stops waiting. True if any
-        agent's state changed."""
-        waiting, changed = self.talk.waiting_human(), False
-        for run in self.runs:
-            asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
-            if run.active and run.id in waiting and asking:
-                run.wait_on_person(now)
-                changed = True
-            elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
-                run.answered(now)
-                changed = True
-        return changed
+        return follow_questions(self.runs, self.talk.waiting_human(), now)
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
@@ -172,7 +164,7 @@ class AgentPool:
         waiting = [r for r in self.runs if r.state is AgentState.PENDING]
         waiting = [r for r in waiting if self._deps_state(r) != (False, None)]
         if not self._full() and waiting:  # something can launch (or fail on a dependency)
-            held = all(self._held(r) for r in waiting)
+            held = all(self._held(r) or r.hold for r in waiting)
             timers.append(time.monotonic() + HOLD_CHECK_SECONDS if held else self.next_launch)
         return timers
 
@@ -186,6 +178,9 @@ class AgentPool:
         between bursts rather than after all of them."""
         batch: list[AgentRun] = []
         limit = LAUNCH_BATCH if self.stagger <= 0 else 1
+        changed, running = self.rules.turn(self.runs)
+        if self.rules.stopped:
+            self._spend_stop(self.rules.stopped)
         for run in self.runs:
             if run.state is not AgentState.PENDING:
                 continue
@@ -196,7 +191,13 @@ class AgentPool:
                 detail = f"not started: dependency {failed_dep} did not succeed"
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
+            if (gone := self.rules.out_of_quota(run)) is not None:
+                self._finish(run, AgentState.USAGE_LIMIT, detail=gone)
+                continue
             if not ready or self._preparing(run) or self._held(run):
+                continue
+            if self.rules.hold(run, running):
+                changed = True
                 continue
             if time.monotonic() < self.next_launch or self._full(len(batch)):
                 break
@@ -207,8 +208,11 @@ class AgentPool:
             ):
                 break  # the first opencode agent starts alone (_held)
             batch.append(run)
+            self.rules.started(running, run)
             if len(batch) >= limit:
                 break
+        if changed:
+            self._changed()
         if batch:
             self._launch(batch)
             self.next_launch = time.monotonic() + self.stagger
@@ -275,22 +279,11 @@ class AgentPool:
             self._started(run, run.launched_mono or time.monotonic())
         if launch.executor == "opencode" and self.first_opencode is None:
             self.first_opencode = run
-        self.events.emit(
-            "agent_launched",
-            launch.wave.number,
-            run.id,
-            session=launch.session,
-            executor=launch.executor,
-            attempt=launch.attempt,
-            model=launch.model,
-        )
-        self.log.info(
-            "agent launched",
-            agent=run.id,
-            executor=launch.executor,
-            attempt=launch.attempt,
-            session=launch.session,
-        )
+        self.events.emit("agent_launched", launch.wave.number, run.id, session=launch.session,
+                         executor=launch.executor, attempt=launch.attempt,
+                         model=launch.model, account=launch.account)  # fmt: skip
+        self.log.info("agent launched", agent=run.id, executor=launch.executor,
+                      attempt=launch.attempt, session=launch.session)  # fmt: skip
         self._changed()
 
     def _started(self, run: AgentRun, now: float) -> None:
@@ -332,6 +325,10 @@ class AgentPool:
                 )
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
+        if status.state is AgentState.USAGE_LIMIT and self.rules.park(run, status):
+            self.reaping.settle(run.launch.session, run.pid, time.monotonic())
+            self._changed()  # parked: launched again after its account's reset
+            return True
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
 
@@ -392,18 +389,11 @@ class AgentPool:
                 detail = f"{job} ended {info.ended} without a status file"
                 self._finish(run, ended_state(info.ended), code=info.dead_status, detail=detail)
             elif info is None:
-                self._finish(
-                    run,
-                    AgentState.SESSION_MISSING,
-                    detail=f"{self.placement.kind} session {run.launch.session} disappeared",
-                )
+                gone = f"{self.placement.kind} session {run.launch.session} disappeared"
+                self._finish(run, AgentState.SESSION_MISSING, detail=gone)
             else:
-                self._finish(
-                    run,
-                    AgentState.FAILED,
-                    code=info.dead_status,
-                    detail=f"wrapper exited {info.dead_status} without writing a status file",
-                )
+                died = f"wrapper exited {info.dead_status} without writing a status file"
+                self._finish(run, AgentState.FAILED, code=info.dead_status, detail=died)
 
     def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
         """The scheduler's controller does not answer (the placement warns of it, and of its
@@ -455,9 +445,20 @@ class AgentPool:
         self.reaping.start(run.launch.session, run.pid, time.monotonic())
         self._finish(run, state, detail=detail)
 
+    def _spend_stop(self, reason: str) -> None:
+        """At the spend limit nothing more starts (and with ``hard``, nothing runs on); no
+        retry can mend it."""
+        for run in self.runs:
+            if run.state in (AgentState.PENDING, AgentState.LIMITED):
+                run.unretryable = True
+                self._finish(run, AgentState.FAILED, detail=f"not started: {reason}")
+            elif run.active and self.rules.hard:
+                run.unretryable = True
+                self._stop(run, AgentState.FAILED, f"stopped: {reason}")
+
     def _cancel_all(self) -> None:
         for run in self.runs:
-            if run.state is AgentState.PENDING:
+            if run.state in (AgentState.PENDING, AgentState.LIMITED):
                 self._finish(run, AgentState.CANCELLED, detail="launcher stopped")
             elif run.active:
                 self._stop(run, AgentState.CANCELLED, "launcher stopped")
@@ -465,6 +466,8 @@ class AgentPool:
     def _finish(
         self, run: AgentRun, state: AgentState, code: int | None = None, detail: str = ""
     ) -> None:
+        if run.state is AgentState.LIMITED:  # its parked try's usage-limit status goes
+            archive_attempt(run.launch, run.launch.attempt, f".limited{run.parked}")
         if run.settling is None:
             run.finished_wall = time.time()
             if run.launched_wall is not None:  # whatever it left running ends with it

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..agents.usage import CliRetryFollower
 from ..definitions.model import AgentDef, WaveDef
+from ..governor.governor import Slot, clock
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
@@ -50,6 +51,9 @@ class AgentRun:
     overruled: bool = False  # it succeeded, but its work could not be committed: failed
     unretryable: bool = False  # it failed in a way no retry can mend (a refused job)
     reused: bool = False  # its earlier run's success stands: not launched in this run
+    limited_until: float | None = None  # parked on a usage limit until then (epoch)
+    hold: str | None = None  # why the governor keeps it pending ("queued (cap codex=3)")
+    parked: int = 0  # how often it was parked (its earlier tries are kept as attempt-k.limitedN)
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -74,9 +78,36 @@ class AgentRun:
 
     @property
     def state_note(self) -> str | None:
-        """What a rate-limited agent waits on when it is the CLI's own retry loop."""
+        """What it waits on: the CLI's own retry loop (rate-limited), the governor (pending),
+        or its account's reset (limited)."""
+        if self.state is AgentState.LIMITED and self.limited_until is not None:
+            return f"until {clock(self.limited_until)}"
+        if self.state is AgentState.PENDING:
+            return self.hold
         limited = self.state is AgentState.RATE_LIMITED and not self.backing_off
         return self.cli.current.describe() if limited and self.cli.current else None
+
+    @property
+    def slot(self) -> Slot:
+        """(executor, account, model): what the governor counts it under."""
+        launch = self.launch
+        return launch.executor, launch.account, launch.model
+
+    def park(self, until: float) -> None:
+        """It hit a usage limit that resets at ``until``: no process, no clock, no retry used."""
+        self.to(AgentState.LIMITED)
+        self.limited_until, self.parked = until, self.parked + 1
+
+    def unpark(self) -> None:
+        """Its account's limit has reset: launched again as a new try of the same attempt
+        (what the earlier try printed is kept as ``attempt-<k>.limited<n>.*``)."""
+        archive_attempt(self.launch, self.launch.attempt, f".limited{self.parked}")
+        keep = {"launch", "executors", "parked", "prepared", "cli"}
+        for f in fields(self):
+            if f.init and f.name not in keep:
+                setattr(self, f.name, f.default_factory() if callable(f.default_factory)
+                        else f.default)  # fmt: skip
+        self.__post_init__()
 
     @property
     def duration_ms(self) -> int:
@@ -159,6 +190,22 @@ def drop_foreign_status(run: AgentRun) -> None:
         status = read_status(run.launch.paths.status)
         if status is not None and status.raw.get("attempt") != run.launch.attempt:
             run.launch.paths.status.unlink()
+
+
+def follow_questions(runs: Iterable[AgentRun], waiting: frozenset[str], now: float) -> bool:
+    """An agent waiting on a person's answer: its budget and stall clocks are paused, and
+    start again (the budget extended by the wait) once it stops waiting. True if any
+    agent's state changed."""
+    changed = False
+    for run in runs:
+        asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
+        if run.active and run.id in waiting and asking:
+            run.wait_on_person(now)
+            changed = True
+        elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
+            run.answered(now)
+            changed = True
+    return changed
 
 
 def dependency_state(

@@ -16,6 +16,7 @@ from typing import Any
 from ..agents.wrapper import render_env_file
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError
+from ..governor.governor import Governor
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
@@ -96,6 +97,7 @@ class Launcher:
         self.tmux: TmuxServer | None = None  # the dashboard's, and the local agents'
         self.placement: Placement | None = None  # where agents run
         self.reaper: Reaper | None = None
+        self.governor: Governor | None = None  # usage limits, caps and spend (governor/)
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
         # Set by `wave launch` (whose process it is) before the first tmux server starts: the
@@ -130,6 +132,8 @@ class Launcher:
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 self.reaper.subreaper = self.subreaper
+                self.governor = Governor(self.lane.governance, self.layout.governor,
+                                         resume=self.opts.resume)  # fmt: skip
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -355,6 +359,7 @@ class Launcher:
             fresh=self.opts.fresh,
             keep_worktrees=self.opts.keep_worktrees,
             reaper=self.reaper,
+            governor=self.governor,
         )
         if wave.depends_on_lanes and not wait_for_lanes(
             wave, self.lane.repo, run_state, self.stop, self.log

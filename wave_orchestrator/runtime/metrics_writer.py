@@ -7,7 +7,7 @@ meanwhile (issue 10: an agent that printed 100 MB once held the launcher for 30 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,15 @@ INLINE_BYTES = 4 * 1024 * 1024  # a log up to this size is read at once, on the 
 class MetricsWriter:
     """Appends one record per finished attempt to ``metrics.jsonl``; ``wait`` at a wave's end."""
 
-    def __init__(self, layout: StateLayout, lane: str, wave: int, log: Any) -> None:
+    def __init__(
+        self,
+        layout: StateLayout,
+        lane: str,
+        wave: int,
+        log: Any,
+        on_cost: Callable[[str, float | None], None] | None = None,
+    ) -> None:
+        self.on_cost = on_cost  # the governor, told what each finished agent cost
         self.path = layout.metrics
         self.verdicts = layout.verdicts
         self.recorded: list[str] = []  # ids of the records this wave run wrote
@@ -79,6 +87,8 @@ class MetricsWriter:
         fields: dict[str, Any],
     ) -> None:
         usage = read_usage_file(executor, settings, log_path)
+        if self.on_cost is not None:
+            self.on_cost(executor, usage.cost_usd)
         record = metrics_record(**fields, model=usage.model or model, usage=usage)
         append_jsonl(self.path, record)
 

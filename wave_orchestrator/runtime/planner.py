@@ -21,6 +21,7 @@ from ..agents.prompts import compose_prompt
 from ..agents.wrapper import WrapperSpec, render_run_script
 from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..definitions.repo_paths import normalise_repo_path
+from ..governor.accounts import account_of
 from ..sanitize import redact_env, redact_value
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
@@ -142,6 +143,13 @@ class AgentLaunch:
     def model(self) -> str | None:
         return model_for(self.agent.executor, self.executor)
 
+    @functools.cached_property
+    def account(self) -> str | None:
+        """The account its usage counts against (governor.accounts); a lane account only on
+        the executor it is a login of (a fallback executor uses its own)."""
+        named = self.agent.executor.account if self.executor == self.agent.executor.id else None
+        return account_of(self.executor, named, self.agent.executor.env, os.environ)
+
     def preview(self) -> dict[str, object]:
         return {
             "agent": self.agent.id,
@@ -150,6 +158,7 @@ class AgentLaunch:
             "attempt": self.attempt,
             "executor": self.executor,
             "model": self.model,
+            "account": self.account,
             "argv": [redact_value(arg) for arg in self.command.argv],
             "env": redact_env(self.env),
             "session": self.session,

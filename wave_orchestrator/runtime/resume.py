@@ -69,6 +69,8 @@ def adopt(
     if status is not None and (
         (status.state is AgentState.COMPLETED and earlier) or left.attempt == current_attempt
     ):
+        if status.limited_until is not None and status.state is AgentState.USAGE_LIMIT:
+            return parked_run(launch, status.limited_until, left.launched_at)
         return AgentRun(
             launch,
             state=status.state,
@@ -120,6 +122,14 @@ def adopt_leftover(
         events.emit("agent_adopted", wave.number, agent.id, attempt=left.attempt,
                     status=run.state.outcome, session=launch.session)  # fmt: skip
         log.info("agent adopted", agent=agent.id, state=run.state.value)
+    return run
+
+
+def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun:
+    """An agent the dead launcher had parked on a usage limit: it waits for the same reset
+    (runtime.governed), then runs again; nothing is launched before."""
+    run = AgentRun(launch, state=AgentState.LIMITED, launched_wall=launched_at or time.time())
+    run.limited_until, run.parked = until, 1
     return run
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
 from ..closure.signals import deploy_text
+from ..governor.governor import iso
 from ..state.events import utc_now
 from ..state.fsutil import open_read, write_json_atomic
 from ..state.lifecycle import AgentState
@@ -128,6 +129,8 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "session": launch.session,
         "detail": run.detail or None,
         "deploy": deploy,  # its last [deploy-status], as `api healthy`
+        "account": launch.account,
+        "limited_until": iso(run.limited_until) if run.limited_until else None,
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..closure.gates import GateResult
 from ..definitions.model import AgentDef, LaneDef
+from ..governor.governor import Governor
 from ..state.events import EventLog
 from ..state.layout import StateLayout
 from .agent_run import AgentRun
@@ -57,3 +58,4 @@ class WaveContext:
     fresh: bool = False  # a new run reuses no finished work of an earlier one (runtime.reuse)
     keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
     reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
+    governor: Governor | None = None  # asked before each launch, told of limits and costs

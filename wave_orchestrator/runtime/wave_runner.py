@@ -54,15 +54,9 @@ class WaveRunner:
         self._stopped_by_person = functools.partial(stopped_by_person, wave, self.latest)
         self.executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
         self.max_attempts = ctx.lane.defaults.max_retries_per_wave + 1
-        self.snap = SnapshotWriter(
-            ctx.layout.dashboard(wave.number),
-            {
-                "lane": ctx.lane.name,
-                "wave": wave.number,
-                "title": wave.title,
-                "max_attempts": self.max_attempts,
-            },
-        )
+        self.snap = SnapshotWriter(ctx.layout.dashboard(wave.number), {
+            "lane": ctx.lane.name, "wave": wave.number, "title": wave.title,
+            "max_attempts": self.max_attempts})  # fmt: skip
         self.attempt = 0
         self.started = time.time()  # shared files changed since, unclaimed: named at its end
         self.attempt_reason = ""  # why the current attempt runs: one line for status views
@@ -74,7 +68,8 @@ class WaveRunner:
         self.gates: dict[str, GateResult] = {}  # each stage's latest verdict, for the summaries
         self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
         self.spaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.log, ctx.keep_worktrees)
-        self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, ctx.log)
+        self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, ctx.log,
+                                     ctx.governor.add_cost if ctx.governor else None)  # fmt: skip
         self.reaper = (
             ctx.reaper if ctx.reaper is not None else Reaper(ctx.placement, ctx.keep_sessions)
         )
@@ -87,6 +82,8 @@ class WaveRunner:
 
     def run(self, run_state: RunState) -> WaveOutcome:
         first, plan = self._start(run_state)
+        if self.ctx.governor is not None:  # the wave's caps and spend limit
+            self.ctx.governor.begin_wave(self.wave)
         if self.adopting and first > 1:
             self._adopt_the_rest(plan)
         self.ctx.coordinator.begin(self.wave.number, {a.id: a.owns for a in self.wave.agents})
@@ -120,7 +117,7 @@ class WaveRunner:
                 break
             next_plan = self._plan_retry(result, plan)
             if next_plan is None:
-                outcome.blocked = True
+                outcome.blocked, outcome.note = True, self._spend_stop()
                 break
             plan = next_plan
         self._end(outcome, run_state)
@@ -145,6 +142,7 @@ class WaveRunner:
             coordination=self.ctx.coordinator.open_items(),
             gaps=[gap for _, result in self._results.values() for gap in gaps_of(result)],
             cluster_unreachable_since=utc_stamp(t) if (t := placement.unreachable_since) else None,
+            governor=self.ctx.governor.view() if self.ctx.governor is not None else None,
         )
 
     # -- one attempt ------------------------------------------------------------------------
@@ -312,7 +310,7 @@ class WaveRunner:
             earlier = not (self.retrying and self.attempt > 1)
             if self.adopting and (adopted := self._adopt(agent, panes, earlier)) is not None:
                 self.latest[agent.id] = adopted
-                if adopted.active:
+                if not adopted.state.terminal:  # running, queued, or parked on a usage limit
                     runs.append(adopted)
                 else:  # it finished while no launcher watched: commit, record, free its files
                     if problem := self.spaces.settle(adopted):
@@ -333,19 +331,10 @@ class WaveRunner:
             executor = self._next_executor(agent, history) if ran else history[-1]
             if executor != history[-1]:
                 history.append(executor)
-            launch = plan_agent(
-                ctx.lane,
-                ctx.layout,
-                self.wave,
-                agent,
-                self.attempt,
-                executor,
-                ctx.path_env,
-                briefing,
-                self.retry_notes.get(agent.id, ""),
-                workdir=self.spaces.workdir_path(agent),
-                fingerprint=fingerprint(agent, executor, self.spaces.base),
-            )
+            launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, self.attempt, executor,
+                                ctx.path_env, briefing, self.retry_notes.get(agent.id, ""),
+                                workdir=self.spaces.workdir_path(agent), fingerprint=fingerprint(
+                                    agent, executor, self.spaces.base))  # fmt: skip
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
             elif self.adopting and (
@@ -371,6 +360,7 @@ class WaveRunner:
             coordinator=ctx.coordinator,
             reaper=self.reaper,
             workspace=self.spaces,
+            governor=ctx.governor,
         )
         pool.heartbeat.done_before = sum(1 for r in self.latest.values() if r.state.terminal)
         pool.run()
@@ -406,6 +396,11 @@ class WaveRunner:
             ctx.events.emit("agent_reused", self.wave.number, agent.id, attempt=attempt)
             ctx.log.info("agent reused", agent=agent.id)
         return run
+
+    def _spend_stop(self) -> str:
+        """The spend limit's words when it is what stopped the wave (its blocked reason)."""
+        gov = self.ctx.governor
+        return (gov.spend_news()[1] or "") if gov is not None else ""
 
     def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
         return next_executor(agent, history, self.ctx.path_env, self.ctx.lane.repo)

@@ -201,6 +201,11 @@ class StateLayout:
         return self.root / "verdicts.jsonl"
 
     @property
+    def governor(self) -> Path:
+        """Accounts waiting for a usage limit's reset and the run's spend (governor/)."""
+        return self.base / "governor.json"
+
+    @property
     def placement_record(self) -> Path:
         """Where the last launch placed its agents (``{"kind": "slurm"}``), for `wave stop`
         and `wave attach`, which must find them without the lane's files."""

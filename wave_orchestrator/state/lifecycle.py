@@ -12,6 +12,7 @@ class AgentState(StrEnum):
     RUNNING = "running"
     RATE_LIMITED = "rate-limited"
     WAITING_HUMAN = "waiting-human"  # asked a person a question; budget and stall clocks paused
+    LIMITED = "limited"  # hit a usage limit that resets soon: not running, relaunched after it
     COMPLETED = "completed"
     FAILED = "failed"
     TIMEOUT = "timeout"
@@ -46,13 +47,22 @@ TERMINAL = frozenset(
 _ENDS = TERMINAL
 TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     # A pending agent can fail without launching when an agent it depends on failed.
-    AgentState.PENDING: frozenset({AgentState.LAUNCHING, AgentState.FAILED, AgentState.CANCELLED}),
+    # ... or, its account out of quota with no reset to wait for, as usage-limit.
+    AgentState.PENDING: frozenset(
+        {AgentState.LAUNCHING, AgentState.FAILED, AgentState.CANCELLED, AgentState.USAGE_LIMIT}
+    ),
     AgentState.LAUNCHING: frozenset(
         {AgentState.QUEUED, AgentState.RUNNING, AgentState.FAILED, AgentState.CANCELLED}
     ),
-    AgentState.QUEUED: _ENDS | {AgentState.RUNNING},
-    AgentState.RUNNING: _ENDS | {AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN},
-    AgentState.RATE_LIMITED: _ENDS | {AgentState.RUNNING, AgentState.WAITING_HUMAN},
+    AgentState.QUEUED: _ENDS | {AgentState.RUNNING, AgentState.LIMITED},
+    AgentState.RUNNING: _ENDS
+    | {AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN, AgentState.LIMITED},
+    AgentState.RATE_LIMITED: _ENDS
+    | {AgentState.RUNNING, AgentState.WAITING_HUMAN, AgentState.LIMITED},
+    # Parked until its account's reset: then launched again (pending), or ended.
+    AgentState.LIMITED: frozenset(
+        {AgentState.PENDING, AgentState.FAILED, AgentState.USAGE_LIMIT, AgentState.CANCELLED}
+    ),
     AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING},
 }
 

@@ -3,7 +3,7 @@ refuses a key it does not list) and what every reader keeps (``untrusted.clean_s
 checks each field against it). A view can no longer drop a field the writer added: both sides
 read this table.
 
-A field is a ``Text``, a ``Count``, a list of texts (``Texts``), a list of objects (``Rows``)
+A field is a ``Text``, a ``Count``, an ``Amount``, a ``Flag``, a list of texts (``Texts``), a list of objects (``Rows``)
 or an object (``Obj``); any field may be null. What does not fit becomes null (a row without
 the key its ``Rows`` requires is dropped), never an exception.
 """
@@ -29,6 +29,18 @@ class Text:
 class Count:
     minimum: int = 0
     maximum: int = MAX_COUNT
+
+
+@dataclass(frozen=True)
+class Amount:
+    """A finite number from 0 up (dollars)."""
+
+    maximum: float = 1e9
+
+
+@dataclass(frozen=True)
+class Flag:
+    """true or false."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,14 @@ AGENT_ROW = {
     "session": Text(64),
     "detail": Text(),
     "deploy": Text(200),  # the agent's last [deploy-status]: `api healthy`
+    "account": Text(200),  # what its usage counts against (governor.accounts)
+    "limited_until": Text(40),  # parked on a usage limit until then (ISO time)
 }
+# The fleet governor: spend against the limits, and accounts that wait for a usage limit's reset.
+GOVERNOR = {"spent_usd": Amount(), "spend_limit_usd": Amount(), "wave_spent_usd": Amount(),
+            "wave_spend_limit_usd": Amount(), "costs_partial": Flag(),
+            "limited": Rows({"account": Text(200), "until": Text(40), "detail": Text(200)},
+                            items=50)}  # fmt: skip
 EVENT = {"at": Text(40), "event": Text(64), "wave": Count(), "agent": Text(64),
          "status": Text(64), "stage": Text(64)}  # fmt: skip
 # The last failed gate: what `wave status` and the dashboard show with its action line (kept in
@@ -104,6 +123,7 @@ SNAPSHOT: dict[str, Any] = {
     "gate_failure": Obj(GATE_FAILURE),
     "coordination": Obj(COORDINATION),
     "cluster_unreachable_since": Text(40),  # the scheduler's controller stopped answering
+    "governor": Obj(GOVERNOR),
 }
 
 
@@ -114,6 +134,11 @@ def check(spec: Any, value: Any) -> Any:
     if isinstance(spec, Count):
         fits = isinstance(value, int) and not isinstance(value, bool)
         return value if fits and spec.minimum <= value <= spec.maximum else None
+    if isinstance(spec, Amount):
+        fits = isinstance(value, int | float) and not isinstance(value, bool)
+        return value if fits and 0 <= value <= spec.maximum else None
+    if isinstance(spec, Flag):
+        return value if isinstance(value, bool) else None
     if isinstance(spec, Texts):
         items = value[: spec.items] if isinstance(value, list) else []
         return [v[: spec.limit] for v in items if isinstance(v, str)]

@@ -27,6 +27,7 @@ class StatusFile:
     outcome: str | None
     raw: dict[str, Any]
     attempt: int | None = None  # which attempt wrote it; None in a status of an older wave
+    limited_until: float | None = None  # the launcher parked it on a usage limit until then
 
     @property
     def state(self) -> AgentState:
@@ -65,6 +66,7 @@ def read_status(path: Path) -> StatusFile | None:
         outcome=data.get("outcome"),
         raw=data,
         attempt=data.get("attempt"),
+        limited_until=data.get("limited_until"),
     )
 
 
@@ -93,6 +95,10 @@ def _status_problem(data: dict[str, Any]) -> str | None:
     for key in _TEXT_FIELDS:
         if data.get(key) is not None and not isinstance(data[key], str):
             return f"{key!r} is {_show(data[key])}, not text"
+    until = data.get("limited_until")
+    if until is not None and (not isinstance(until, int | float) or isinstance(until, bool)
+                              or not 0 < until < 2**40):  # fmt: skip
+        return f"'limited_until' is {_show(until)}, not a time"
     if data.get("usage_limit") is not None and not isinstance(data["usage_limit"], bool):
         return f"'usage_limit' is {_show(data['usage_limit'])}, not true or false"
     return None

@@ -1,0 +1,235 @@
+"""The fleet governor end to end (issue 25): agents parked on a usage limit and launched again
+after its reset, accounts that wait together, caps per executor, the spend limit, and a
+launcher killed while an agent is parked. Fake claude, codex and opencode CLIs on PATH print
+the real limit texts of ../shared/agent-clis.md."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from helpers import Repo, alive, processes_naming, wait_for
+
+pytestmark = pytest.mark.e2e
+
+# A fake CLI: its first run prints the text in limit/<agent> (if there is one) and fails; any
+# other run succeeds. A cost file makes it print claude's JSON result with that cost.
+FAKE = """\
+cat > /dev/null
+mkdir -p "$WAVE_REPO/runs"
+n=$(cat "$WAVE_REPO/runs/$WAVE_AGENT_ID" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$WAVE_REPO/runs/$WAVE_AGENT_ID"
+echo "$(date +%s.%N) $WAVE_AGENT_ID" >> "$WAVE_REPO/starts"
+if [[ $n == 0 && -f "$WAVE_REPO/limit/$WAVE_AGENT_ID" ]]; then
+  cat "$WAVE_REPO/limit/$WAVE_AGENT_ID"; exit 1
+fi
+if [[ -f "$WAVE_REPO/cost/$WAVE_AGENT_ID" ]]; then
+  printf '{"type":"result","subtype":"success","is_error":false,"result":"done",'
+  printf '"total_cost_usd":%s,"usage":{"input_tokens":10,"output_tokens":5}}\\n' \
+    "$(cat "$WAVE_REPO/cost/$WAVE_AGENT_ID")"
+else
+  echo done
+fi
+"""
+# A local agent that ends once the launcher has parked someone (events.jsonl says so).
+AFTER_PARKED = (
+    'for i in $(seq 600); do grep -q agent_limited "$WAVE_STATE_DIR/events.jsonl" && exit 0; '
+    "sleep 0.1; done; exit 1"
+)
+LANE = """\
+closure: {{required_roles: []}}
+defaults: {{executor: claude, timeout_minutes: 3, max_retries_per_wave: {retries},
+           launch_stagger_ms: 0{caps}}}
+usage_limit: {{margin_seconds: 1}}
+accounts:
+  c1: {{executor: claude, env: {{CLAUDE_CONFIG_DIR: /tmp/wave-test-c1}}}}
+  c2: {{executor: claude, env: {{CLAUDE_CONFIG_DIR: /tmp/wave-test-c2}}}}
+{extra}"""
+
+
+def setup(repo: Repo, agents: list[str], retries: int = 0, caps: str = "", extra: str = "") -> None:
+    for name in ("claude", "codex", "opencode"):
+        repo.fake(name, FAKE)
+    for folder in ("limit", "cost"):
+        (repo.root / folder).mkdir(exist_ok=True)
+    lane = LANE.format(retries=retries, caps=caps, extra=extra)
+    repo.lane("main", lane, {1: "agents:\n" + "".join(f"  - {a}\n" for a in agents)})
+
+
+def say(repo: Repo, agent: str, text: str) -> None:
+    (repo.root / "limit").mkdir(exist_ok=True)
+    (repo.root / "limit" / agent).write_text(text + "\n")
+
+
+def events(repo: Repo, name: str) -> list[dict]:
+    return [e for e in repo.events("main") if e["event"] == name]
+
+
+def at(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def starts(repo: Repo) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for line in (repo.root / "starts").read_text().splitlines():
+        when, agent = line.split()
+        out.setdefault(agent, []).append(float(when))
+    return out
+
+
+def minute_ahead(zone: datetime, seconds: float = 12) -> datetime:
+    """The first whole minute at least ``seconds`` from now (a reset named to the minute)."""
+    soon = zone + timedelta(seconds=seconds)
+    return soon.replace(second=0, microsecond=0) + timedelta(minutes=1 if soon.second else 0)
+
+
+def twelve_hour(when: datetime) -> str:
+    return f"{(when.hour % 12) or 12}:{when.minute:02d}"
+
+
+def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
+    tmux_repo: Repo,
+) -> None:
+    now = datetime.now(UTC)
+    claude_reset = minute_ahead(now)
+    local_reset = minute_ahead(datetime.now().astimezone())
+    ampm = "am" if claude_reset.hour < 12 else "pm"
+    say(tmux_repo, "A1", "You've hit your session limit · resets "
+        f"{twelve_hour(claude_reset)}{ampm} (UTC)")  # fmt: skip
+    say(tmux_repo, "X", "You’ve hit your usage limit. Upgrade to Pro "
+        "(https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase "
+        f"more credits or try again at {twelve_hour(local_reset)} "
+        f"{'AM' if local_reset.hour < 12 else 'PM'}.")  # fmt: skip
+    say(tmux_repo, "O", "Go usage limit reached. It will reset in 0 hours 1 minutes. To continue "
+        "using this model now, enable usage from your available balance - "
+        "https://opencode.ai/workspace/ws/go")  # fmt: skip
+    after = json.dumps(AFTER_PARKED)
+    setup(tmux_repo, [
+        "{id: A1, prompt: p, account: c1}",
+        f"{{id: B, prompt: p, executor: {{id: local, local: {{command: {after}}}}}}}",
+        "{id: A2, prompt: p, account: c1, depends_on: [B]}",
+        "{id: C, prompt: p, account: c2, depends_on: [B]}",
+        "{id: X, prompt: p, executor: {id: codex}}",
+        "{id: O, prompt: p, executor: {id: opencode}}",
+    ])  # fmt: skip
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    wait_for(lambda: len(events(tmux_repo, "agent_limited")) == 3, 30, what="three parked")
+    status = tmux_repo.wave("status", "--lane", "main")
+    assert "limited until" in status.stdout, status.stdout
+    shown = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)
+    rows = {a["id"]: a for a in shown["waves"][0]["agents"]}
+    assert rows["A1"]["state"] == "limited"
+    assert at(rows["A1"]["limited_until"]) == claude_reset.timestamp() + 1
+    out, err = proc.communicate(timeout=150)
+    assert proc.returncode == 0, err
+
+    limited = {e["agent"]: e for e in events(tmux_repo, "agent_limited")}
+    assert set(limited) == {"A1", "X", "O"}
+    assert limited["A1"]["account"] == "c1" and limited["X"]["account"].startswith("codex:")
+    assert at(limited["A1"]["until"]) == claude_reset.timestamp() + 1  # the reset + the margin
+    assert at(limited["X"]["until"]) == local_reset.timestamp() + 1
+    began = starts(tmux_repo)
+    for agent in ("A1", "X", "O"):  # launched again, and not before its reset
+        assert len(began[agent]) == 2, began
+        assert began[agent][1] >= at(limited[agent]["until"]), agent
+    # A2 shares A1's account: it waited for the reset; C's account is another: it did not.
+    assert began["A2"][0] >= at(limited["A1"]["until"])
+    assert began["C"][0] < at(limited["A1"]["until"])
+    wave = tmux_repo.run_state("main")["waves"]["1"]
+    assert wave["state"] == "completed" and wave["attempts"] == 1  # no wave retry used
+    assert not events(tmux_repo, "wave_retry")
+    kept = tmux_repo.agent_dir("main", 1, "A1") / "attempt-1.limited1.log"
+    assert "resets" in kept.read_text()  # the parked try's output is kept
+
+
+def test_a_reset_too_far_away_ends_the_agent_and_its_account_starts_nothing_more(
+    tmux_repo: Repo,
+) -> None:
+    say(tmux_repo, "A1", "Fast limit reached and temporarily disabled · resets in 7h")
+    setup(tmux_repo, [
+        "{id: A1, prompt: p, account: c1}",
+        "{id: A3, prompt: p, account: c1}",  # waits for A1 (the cap), then is never started
+        "{id: C, prompt: p, account: c2}",
+    ], retries=1, caps=", max_running: {account: {c1: 1}}")  # fmt: skip
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 4, done.stderr  # blocked: no fallback, nothing safe to retry
+    finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
+    assert finished["A1"]["status"] == "usage-limit" and "resets in 7h" in finished["A1"]["detail"]
+    assert finished["A3"]["status"] == "usage-limit"
+    assert finished["A3"]["detail"].startswith("not started: c1 hit its usage limit")
+    assert not (tmux_repo.root / "runs" / "A3").exists()
+    assert finished["C"]["status"] == "success"
+    assert not events(tmux_repo, "agent_limited") and not events(tmux_repo, "wave_retry")
+
+
+def test_no_more_than_the_cap_of_codex_agents_run_at_once(tmux_repo: Repo) -> None:
+    ids = [f"K{i}" for i in range(20)]
+    setup(tmux_repo, [f"{{id: {i}, prompt: p, executor: {{id: codex}}}}" for i in ids],
+          caps=", max_running: {codex: 3}")  # fmt: skip
+    tmux_repo.fake("codex", "cat > /dev/null; sleep 0.4; echo done\n")
+    sampled: list[int] = []
+    stop = threading.Event()
+    fake = str(tmux_repo.bin / "codex")
+
+    def sample() -> None:  # how many codex agents run (their CLI processes), every 20 ms
+        while not stop.is_set():
+            sampled.append(sum(1 for pid in processes_naming(fake) if alive(pid)))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=120)
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert done.returncode == 0, done.stderr
+    assert max(sampled) == 3, sampled  # the cap, reached and never passed
+    finished = [e for e in events(tmux_repo, "agent_finished") if e["status"] == "success"]
+    assert len(finished) == 20
+
+
+def test_the_spend_limit_stops_new_agents_and_blocks_the_wave(tmux_repo: Repo) -> None:
+    ids = ["S1", "S2", "S3", "S4"]
+    setup(tmux_repo, [f"{{id: {i}, prompt: p}}" for i in ids], retries=2,
+          caps=", max_running: {claude: 1}",
+          extra="executors: {claude: {output_format: json}}\nspend_limit_usd: 1\n")  # fmt: skip
+    for agent in ids:
+        (tmux_repo.root / "cost" / agent).write_text("0.45")
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 4, done.stderr
+    assert "spend limit $1.00 reached ($1.35 spent)" in done.stderr
+    assert (tmux_repo.root / "runs" / "S4").exists() is False  # never started
+    warned = events(tmux_repo, "spend_warning")
+    assert len(warned) == 1 and "$0.90 of $1.00" in warned[0]["message"]
+    assert not events(tmux_repo, "wave_retry")
+    status = tmux_repo.wave("status", "--lane", "main")
+    assert "spend: $1.35 of $1.00" in status.stdout, status.stdout
+
+
+def test_kill_9_while_parked_then_resume_keeps_the_reset_and_launches_nothing_twice(
+    tmux_repo: Repo,
+) -> None:
+    say(tmux_repo, "A1", "Fast limit reached and temporarily disabled · resets in 8s")
+    setup(tmux_repo, ["{id: A1, prompt: p, account: c1}", "{id: A2, prompt: p, account: c2}"])
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    pid = int(json.loads((tmux_repo.state("main") / "launcher.lock").read_text())["pid"])
+    wait_for(lambda: events(tmux_repo, "agent_limited"), 30, what="A1 parked")
+    until = at(events(tmux_repo, "agent_limited")[0]["until"])
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    status = tmux_repo.wave("status", "--lane", "main")
+    assert "limited until" in status.stdout, status.stdout
+    resumed = tmux_repo.wave("launch", "--lane", "main", "--resume", "--no-dashboard")
+    assert resumed.returncode == 0, resumed.stderr
+    began = starts(tmux_repo)
+    assert len(began["A1"]) == 2 and len(began["A2"]) == 1, began
+    assert began["A1"][1] >= until  # the reset time was kept across the crash
+    assert math.isclose(until - began["A1"][0], 9, abs_tol=3)

@@ -1,0 +1,93 @@
+"""The agent pool's side of the fleet governor (``governor/``): an agent that hit a usage
+limit is parked and launched again after the reset, an agent whose account waits or whose
+executor, account or model is at its cap stays pending, and at the spend limit nothing more
+starts. Without a governor (unit tests, old callers) nothing is held."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..governor.governor import Governor, clock, iso
+from ..state.events import EventLog
+from ..state.fsutil import write_json_atomic
+from ..state.lifecycle import AgentState
+from ..state.status import StatusFile
+from .agent_run import AgentRun
+
+
+class Governed:
+    def __init__(self, governor: Governor | None, events: EventLog, log: Any) -> None:
+        self.governor = governor
+        self.events = events
+        self.log = log
+        self.stopped: str | None = None  # the spend limit's words, once reached
+
+    @property
+    def hard(self) -> bool:
+        return self.governor is not None and self.governor.rules.spend_hard
+
+    def park(self, run: AgentRun, status: StatusFile) -> bool:
+        """True when ``run``, ended on a usage limit, waits for its reset instead of ending;
+        its status file says until when, so that a resumed launcher parks it again."""
+        gov = self.governor
+        if gov is None or self.stopped:
+            return False
+        account = run.launch.account
+        until = gov.park_until(account, status.detail or "", time.time())
+        if until is None:
+            return False
+        run.park(until)
+        try:
+            write_json_atomic(run.launch.paths.status, {**status.raw, "limited_until": until})
+        except OSError as exc:  # a resumed launcher would end it as usage-limit: said here
+            self.log.warning("parked agent's status not marked", agent=run.id, error=str(exc))
+        wave = run.launch.wave.number
+        self.events.emit("agent_limited", wave, run.id, account=account, until=iso(until),
+                         detail=status.detail)  # fmt: skip
+        self.log.warning("agent limited", agent=run.id, account=account,
+                         until=clock(until), detail=status.detail)  # fmt: skip
+        return True
+
+    def turn(self, runs: Iterable[AgentRun]) -> tuple[bool, Counter[Any]]:
+        """Once per launch turn: parked agents whose reset came are pending again, spend news
+        is told. (anything changed, the running agents as ``Governor.hold`` counts them)."""
+        gov, changed = self.governor, False
+        running: Counter[Any] = Counter()
+        if gov is None:
+            return False, running
+        for run in runs:
+            if run.active or run.state is AgentState.LAUNCHING:
+                Governor.add(running, run.slot)
+            elif (run.state is AgentState.LIMITED and (run.limited_until or 0) <= time.time()
+                  and gov.waiting(run.launch.account) is None):  # fmt: skip
+                run.unpark()
+                self.log.info("agent's usage limit reset", agent=run.id)
+                changed = True
+        warnings, stop = gov.spend_news()
+        for warning in warnings:
+            self.events.emit("spend_warning", message=warning)
+            self.log.warning(warning)
+        if stop and not self.stopped:
+            self.stopped = stop
+            self.events.emit("spend_limit", message=stop, hard=self.hard)
+            self.log.warning(stop)
+        return changed or bool(warnings), running
+
+    def hold(self, run: AgentRun, running: Counter[Any]) -> bool:
+        """True when ``run`` may not start now; its ``hold`` says why (views show it)."""
+        why = self.governor.hold(run.slot, running) if self.governor else None
+        changed, run.hold = why != run.hold, why
+        if changed and why:
+            self.log.info("agent held", agent=run.id, why=why)
+        return why is not None
+
+    def out_of_quota(self, run: AgentRun) -> str | None:
+        """Why ``run`` is not started at all (its account has no reset to wait for)."""
+        return self.governor.out_of_quota(run.launch.account) if self.governor else None
+
+    def started(self, running: Counter[Any], run: AgentRun) -> None:
+        run.hold = None
+        Governor.add(running, run.slot)
