@@ -120,13 +120,16 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     ])  # fmt: skip
     proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     wait_for(lambda: len(events(tmux_repo, "agent_limited")) == 3, 30, what="three parked")
-    status = tmux_repo.wave("status", "--lane", "main")
-    assert "limited until" in status.stdout, status.stdout
-    shown = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)
-    rows = {a["id"]: a for a in shown["waves"][0]["agents"]}
-    assert rows["A1"]["state"] == "limited"
+
+    def shown() -> dict:
+        got = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)
+        return {a["id"]: a for a in got["waves"][0]["agents"]}
+
+    wait_for(lambda: shown()["A1"]["state"] == "limited", 10, what="status to show it")
+    rows = shown()
+    assert "limited until" in tmux_repo.wave("status", "--lane", "main").stdout
     assert at(rows["A1"]["limited_until"]) == claude_reset.timestamp() + 1
-    out, err = proc.communicate(timeout=150)
+    _, err = proc.communicate(timeout=150)
     assert proc.returncode == 0, err
 
     limited = {e["agent"]: e for e in events(tmux_repo, "agent_limited")}

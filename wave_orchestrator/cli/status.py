@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
 from ..state.snapshot_schema import GATE_FIELDS
 from ..state.status import StatusUnreadable, read_status
-from ..state.untrusted import deploy_line, read_launch_record, read_snapshot
+from ..state.untrusted import deploy_line, read_governor, read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 from ._help import add_command
 
@@ -109,6 +110,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             ),
         },
         "waves": waves,
+        "governor": read_governor(layout.governor),
         **({"problem": state.problem} if state.problem else {}),
     }
 
@@ -170,7 +172,10 @@ def _settle(
     except (StatusUnreadable, ValueError):
         agent["state"] = "status-unreadable"
         return
-    if status is not None:
+    if status is not None and status.limited_until is not None:  # parked on a usage limit
+        agent["state"] = "limited"
+        agent["limited_until"] = datetime.fromtimestamp(status.limited_until, UTC).isoformat()
+    elif status is not None:
         agent["state"] = status.state.value
     elif agent.get("session") in sessions:
         queued = sessions[agent["session"]]
@@ -207,9 +212,42 @@ def _event_text(event: Any) -> str:
 
 
 def _state_text(agent: dict[str, Any]) -> str:
-    limited = agent.get("state") == "rate-limited" and agent.get("state_note")
-    note = f" ({agent['state_note']})" if limited else ""
-    return f"{agent.get('state', '?')}{note}"
+    state, note = agent.get("state", "?"), agent.get("state_note")
+    if state == "limited" and isinstance(agent.get("limited_until"), str):
+        return f"limited until {_clock(agent['limited_until'])}"
+    if state == "pending" and isinstance(note, str):
+        return note  # the governor holds it: "waiting for c1 until 09:40", "queued (cap ...)"
+    return f"{state} ({note})" if state == "rate-limited" and note else str(state)
+
+
+def _clock(stamp: str) -> str:
+    """``09:40`` on this machine's clock of an ISO time (the date too when not today)."""
+    from ..governor.governor import clock
+
+    try:
+        return clock(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return stamp
+
+
+def _governor_lines(gov: dict[str, Any]) -> list[str]:
+    """Spend against its limits, and the accounts that wait for a usage limit's reset."""
+    lines = []
+    if isinstance(spent := gov.get("spent_usd"), int | float):
+        limit = gov.get("spend_limit_usd")
+        text = f"spend: ${spent:.2f}" + (f" of ${limit:.2f}" if limit else "")
+        wave_spent, wave_limit = gov.get("wave_spent_usd"), gov.get("wave_spend_limit_usd")
+        if wave_limit and isinstance(wave_spent, int | float):
+            text += f" (this wave ${wave_spent:.2f} of ${wave_limit:.2f})"
+        if gov.get("costs_partial"):
+            text += "; costs partial: some agents' CLIs reported none"
+        if spent or limit or wave_limit:
+            lines.append(text)
+    for item in _dicts(gov.get("limited")):
+        detail = f" ({item['detail']})" if item.get("detail") else ""
+        lines.append(f"limited: {item.get('account')} until {_clock(str(item.get('until')))}"
+                     f"{detail}")  # fmt: skip
+    return lines
 
 
 def _elapsed(ms: Any) -> str:
@@ -234,6 +272,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"lane {data['lane']}: launcher {alive}")
     if data.get("problem"):
         print(f"  warning: {data['problem']}")
+    for line in _governor_lines(data.get("governor") or {}):
+        print(f"  {line}")
     if launcher.get("waiting_on"):
         print(f"  waiting on: {', '.join(launcher['waiting_on'])}")
     if not data["waves"]:

@@ -153,9 +153,10 @@ class Governor:
         with self._lock:
             if usd is None or not math.isfinite(usd) or usd < 0:
                 self.unpriced += executor != "local"
-                return
-            self.spent += usd
-            self.wave_spent += usd
+            else:
+                self.spent += usd
+                self.wave_spent += usd
+        self.save()  # `wave status` shows it, and a resumed launcher goes on from it
 
     def spend_news(self) -> tuple[list[str], str | None]:
         """(warnings not yet given, the reason launching stops or None), for the pool's loop."""

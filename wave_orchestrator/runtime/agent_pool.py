@@ -254,7 +254,7 @@ class AgentPool:
             run.to(AgentState.LAUNCHING)
             try:
                 materialize(launch)
-                if launch.session in self.stale_sessions:  # a previous attempt's dead pane
+                if launch.session in self.stale_sessions or run.parked:  # an earlier try's pane
                     self.placement.remove([launch.session])
                 run.launched_wall, run.launched_mono = time.time(), time.monotonic()
                 write_json_atomic(launch.paths.launch_record, run.launch_record())

@@ -3,9 +3,9 @@ refuses a key it does not list) and what every reader keeps (``untrusted.clean_s
 checks each field against it). A view can no longer drop a field the writer added: both sides
 read this table.
 
-A field is a ``Text``, a ``Count``, an ``Amount``, a ``Flag``, a list of texts (``Texts``), a list of objects (``Rows``)
-or an object (``Obj``); any field may be null. What does not fit becomes null (a row without
-the key its ``Rows`` requires is dropped), never an exception.
+A field is a ``Text``, a ``Count``, an ``Amount``, a ``Flag``, a list of texts (``Texts``), a
+list of objects (``Rows``) or an object (``Obj``); any field may be null. What does not fit
+becomes null (a row without the key its ``Rows`` requires is dropped), never an exception.
 """
 
 from __future__ import annotations

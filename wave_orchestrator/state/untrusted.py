@@ -16,7 +16,7 @@ from typing import Any
 
 from ..names import AGENT_ID_RE
 from .fsutil import read_json
-from .snapshot_schema import SNAPSHOT, check_fields
+from .snapshot_schema import GOVERNOR, SNAPSHOT, check_fields
 
 HEX_DIGEST_RE = re.compile(r"[0-9a-f]{64}")  # a sha256, as runtime.reuse writes it
 MAX_COUNT = 1_000_000  # attempts, tries, retries: far beyond any real run, far below overflow
@@ -117,6 +117,12 @@ def read_snapshot(path: Path) -> dict[str, Any] | None:
     """A wave's ``dashboard.json``, checked field by field; None when absent or unreadable."""
     data = read_object(path)
     return None if data is None else clean_snapshot(data)
+
+
+def read_governor(path: Path) -> dict[str, Any] | None:
+    """``governor.json`` (spend, limited accounts) as the views show it, every field checked."""
+    data = read_object(path)
+    return None if data is None else check_fields(GOVERNOR, data)
 
 
 def deploy_line(agents: list[dict[str, Any]]) -> str:
