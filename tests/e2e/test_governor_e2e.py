@@ -9,12 +9,10 @@ import json
 import math
 import os
 import signal
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from helpers import Repo, alive, processes_naming, wait_for
+from helpers import Repo, alive, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -175,25 +173,24 @@ def test_no_more_than_the_cap_of_codex_agents_run_at_once(tmux_repo: Repo) -> No
     ids = [f"K{i}" for i in range(20)]
     setup(tmux_repo, [f"{{id: {i}, prompt: p, executor: {{id: codex}}}}" for i in ids],
           caps=", max_running: {codex: 3}")  # fmt: skip
-    tmux_repo.fake("codex", "cat > /dev/null; sleep 0.4; echo done\n")
-    sampled: list[int] = []
-    stop = threading.Event()
-    fake = str(tmux_repo.bin / "codex")
-
-    def sample() -> None:  # how many codex agents run (their CLI processes), every 20 ms
-        while not stop.is_set():
-            sampled.append(sum(1 for pid in processes_naming(fake) if alive(pid)))
-            time.sleep(0.02)
-
-    watcher = threading.Thread(target=sample, daemon=True)
-    watcher.start()
-    try:
-        done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=120)
-    finally:
-        stop.set()
-        watcher.join(5)
+    # Each codex run records when it began and ended: the most that overlap is exact (a scan
+    # of running processes is not: it can see one that ended and its successor in one pass).
+    tmux_repo.fake("codex", 'cat > /dev/null; b=$(date +%s.%N); sleep 0.4\n'
+                   'echo "$b $(date +%s.%N)" >> "$WAVE_REPO/spans"; echo done\n')  # fmt: skip
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=120)
     assert done.returncode == 0, done.stderr
-    assert max(sampled) == 3, sampled  # the cap, reached and never passed
+    spans = [
+        tuple(map(float, ln.split())) for ln in (tmux_repo.root / "spans").read_text().splitlines()
+    ]
+    assert len(spans) == 20
+    edges = sorted(
+        [(b, 1) for b, _ in spans] + [(e, -1) for _, e in spans], key=lambda x: (x[0], x[1])
+    )
+    running = most = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    assert most == 3  # the cap, reached and never passed
     finished = [e for e in events(tmux_repo, "agent_finished") if e["status"] == "success"]
     assert len(finished) == 20
 

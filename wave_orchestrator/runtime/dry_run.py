@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
+from ..governor.plan import plan_lines
 from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
 from .lock import LaneLock
@@ -41,6 +42,7 @@ class DryRunResult:
     warnings: list[str] = field(default_factory=list)
     worktrees: dict[tuple[int, str], dict[str, str] | None] = field(default_factory=dict)
     commands: dict[tuple[int, str], str] = field(default_factory=dict)  # sbatch lines (Slurm)
+    plans: dict[int, list[str]] = field(default_factory=dict)  # the governor's, per wave
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -171,6 +173,10 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 result.warnings += data["warnings"]
             write_preview(layout.launch_preview, json_list(previews))
         result.missing = missing_at_start(lane, waves, path_env)
+        for wave in waves:  # per account, the agents and the caps that apply; spend limits
+            slots = [(lc.agent.id, (lc.executor, lc.account, lc.model)) for lc in launches
+                     if lc.wave is wave]  # fmt: skip
+            result.plans[wave.number] = plan_lines(lane.governance, wave, slots)
         if lane.placement.slurm:  # the partition, account and QOS, as the cluster knows them
             from .placement.slurm import SlurmPlacement
 
@@ -217,6 +223,7 @@ def format_table(result: DryRunResult) -> str:
                 )
             if (number, lc.agent.id) in result.commands:
                 out.append(f"  {lc.agent.id}: {result.commands[(number, lc.agent.id)]}")
+        out += [f"  {line}" for line in result.plans.get(number, [])]
         out.append("")
     if result.missing:
         out.append("warning: executables missing (a live launch would stop):")
