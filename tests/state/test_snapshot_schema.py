@@ -20,6 +20,10 @@ def sample(spec: Any, key: str = "x") -> Any:
         return max(spec.minimum, 3)
     if isinstance(spec, schema.Texts):
         return ["A1", "B2"]
+    if isinstance(spec, schema.Amount):
+        return 2.5
+    if isinstance(spec, schema.Flag):
+        return True
     if isinstance(spec, schema.Obj):
         return {k: sample(v, k) for k, v in spec.fields.items()}
     if isinstance(spec, schema.Rows):

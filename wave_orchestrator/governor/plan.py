@@ -10,17 +10,21 @@ from .governor import Slot
 
 
 def plan_lines(rules: Governance, wave: WaveDef, agents: Sequence[tuple[str, Slot]]) -> list[str]:
-    """``agents``: (id, (executor, account, model)) of each agent of ``wave``."""
+    """``agents``: (id, (executor, account, model)) of each agent of ``wave``. Nothing for a
+    wave of ``local`` agents with no cap or spend limit: nothing would be governed."""
     caps = rules.caps.over(wave.caps)
+    limited = any(slot[1] for _, slot in agents)
+    if not (limited or caps or rules.spend_limit_usd or wave.spend_limit_usd):
+        return []
     by_account: dict[str, list[tuple[str, Slot]]] = {}
     for agent, slot in agents:
         by_account.setdefault(slot[1] or f"none ({slot[0]})", []).append((agent, slot))
     lines = []
     for account, members in by_account.items():
-        applies = {
-            f"{ex}={caps.executor[ex]}" for _, (ex, _a, _m) in members if ex in caps.executor
-        }
-        applies |= {f"{m}={caps.model[m]}" for _, (_e, _a, m) in members if m in caps.model}
+        executors = {slot[0] for _, slot in members}
+        models = {slot[2] for _, slot in members if slot[2] is not None}
+        applies = {f"{ex}={caps.executor[ex]}" for ex in executors if ex in caps.executor}
+        applies |= {f"{m}={caps.model[m]}" for m in models if m in caps.model}
         if account in caps.account:
             applies.add(f"{account}={caps.account[account]}")
         ids = ", ".join(a for a, _ in members)
@@ -34,6 +38,8 @@ def plan_lines(rules: Governance, wave: WaveDef, agents: Sequence[tuple[str, Slo
         hard = " (running agents stopped too)" if rules.spend_hard else ""
         lines.append(f"spend limit {' and '.join(limits)}{hard}")
     policy = rules.usage_limit
+    if not limited:
+        return lines
     if policy.wait:
         lines.append(f"usage limits: a reset within {policy.max_wait_minutes:g} minutes is "
                      f"waited out, {policy.margin_seconds:g}s after it")  # fmt: skip

@@ -97,6 +97,7 @@ class AgentRun:
         """It hit a usage limit that resets at ``until``: no process, no clock, no retry used."""
         self.to(AgentState.LIMITED)
         self.limited_until, self.parked = until, self.parked + 1
+        self.finished_wall = time.time()  # its clock stops while it waits
 
     def unpark(self) -> None:
         """Its account's limit has reset: launched again as a new try of the same attempt
