@@ -25,14 +25,30 @@ def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
     rows = wave_stats(records, {("main", 1): {"C", "E"}})
     assert rows == [
         {"lane": "main", "wave": 1, "tasks": 4, "completed": 1, "abandoned": 1, "active": 2,
-         "avg_complete_ms": 3000},
+         "avg_complete_ms": 3000, "cost_usd": None, "accepted": False},
         {"lane": "main", "wave": 2, "tasks": 1, "completed": 1, "abandoned": 0, "active": 0,
-         "avg_complete_ms": 1000},
+         "avg_complete_ms": 1000, "cost_usd": None, "accepted": False},
     ]  # fmt: skip
     lines = format_waves(rows).splitlines()
     assert lines[0].split() == ["lane", "wave", "tasks", "completed", "abandoned", "active",
-                                "time", "to", "complete"]  # fmt: skip
-    assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "3s"]
+                                "time", "to", "complete", "accepted", "cost"]  # fmt: skip
+    assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "3s", "no", "—"]
+
+
+def test_a_wave_costs_every_run_and_an_accepted_one_counts_per_accepted_wave() -> None:
+    costly = [
+        {**rec("A", "failed", 1000), "id": "a1", "cost_usd": 0.5},  # rejected, still paid for
+        {**rec("A", "success", 1000), "id": "a2", "cost_usd": 1.25},
+        {**rec("B", "success", 1000, wave=2), "id": "b1", "cost_usd": 3.0},  # its wave failed
+        {**rec("C", "success", 1000, wave=3), "id": "c1"},  # its CLI reported no cost
+    ]
+    rows = wave_stats(costly, {}, {"a1": False, "a2": True, "b1": False, "c1": True})
+    assert [(r["wave"], r["cost_usd"], r["accepted"]) for r in rows] == [
+        (1, 1.75, True), (2, 3.0, False), (3, None, True)
+    ]  # fmt: skip
+    table = format_waves(rows).splitlines()
+    assert table[1].split()[-2:] == ["yes", "$1.75"] and table[2].split()[-2:] == ["no", "$3.00"]
+    assert table[-1] == "cost per accepted wave: $1.75 (1 wave(s) whose gates passed)"
 
 
 def test_odd_records_are_left_out() -> None:

@@ -89,9 +89,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _waves(records: list[dict[str, Any]], layouts: Any, as_json: bool) -> int:
     """Per-wave task stats: completed, abandoned and active tasks, mean time to complete."""
+    from ..metrics.report import read_verdicts
     from ..metrics.tasks import format_waves, wave_stats
 
-    rows = wave_stats(records, _active(layouts))
+    layouts = list(layouts)
+    verdicts = read_verdicts(layout.verdicts for layout in layouts)
+    rows = wave_stats(records, _active(layouts), verdicts)
     if as_json:
         emit_json({"waves": rows})
     else:

@@ -12,10 +12,14 @@ from .report import NO_VALUE, format_duration
 
 
 def wave_stats(
-    records: Iterable[dict[str, Any]], active: Mapping[tuple[str, int], set[str]]
+    records: Iterable[dict[str, Any]],
+    active: Mapping[tuple[str, int], set[str]],
+    verdicts: Mapping[str, bool] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (lane, wave) with records or active agents, in lane and wave order;
-    ``active``: the agents each running wave runs now (from its launcher's dashboard)."""
+    ``active``: the agents each running wave runs now (from its launcher's dashboard);
+    ``verdicts``: record id -> accepted (a wave whose gates passed kept some run)."""
+    verdicts = verdicts or {}
     runs: dict[tuple[str, int], dict[str, list[dict[str, Any]]]] = {}
     for record in records:
         lane, wave, agent = record.get("lane"), record.get("wave"), record.get("agent")
@@ -27,6 +31,8 @@ def wave_stats(
         completed = {a for a, rs in by_agent.items() if rs[-1].get("status") == "success"}
         abandoned = set(by_agent) - completed - now
         spans = [s for a in completed if (s := _time_to_complete(by_agent[a])) is not None]
+        every = [r for rs in by_agent.values() for r in rs]
+        costs = [c for r in every if isinstance(c := r.get("cost_usd"), int | float)]
         rows.append(
             {
                 "lane": key[0],
@@ -36,6 +42,9 @@ def wave_stats(
                 "abandoned": len(abandoned),
                 "active": len(now),
                 "avg_complete_ms": round(sum(spans) / len(spans)) if spans else None,
+                # every run of the wave, retries and rejected ones included: what it cost
+                "cost_usd": round(sum(costs), 4) if costs else None,
+                "accepted": any(verdicts.get(str(r.get("id"))) for r in every),
             }
         )
     return rows
@@ -49,7 +58,8 @@ def _time_to_complete(records: Sequence[dict[str, Any]]) -> int | None:
 
 def format_waves(rows: Sequence[dict[str, Any]]) -> str:
     """The per-wave rows as an aligned text table (no trailing newline)."""
-    header = ["lane", "wave", "tasks", "completed", "abandoned", "active", "time to complete"]
+    header = ["lane", "wave", "tasks", "completed", "abandoned", "active", "time to complete",
+              "accepted", "cost"]  # fmt: skip
     table = [header] + [
         [
             str(r["lane"]),
@@ -59,14 +69,20 @@ def format_waves(rows: Sequence[dict[str, Any]]) -> str:
             str(r["abandoned"]),
             str(r["active"]),
             format_duration(r["avg_complete_ms"]) if r["avg_complete_ms"] is not None else NO_VALUE,
+            "yes" if r["accepted"] else "no",
+            f"${r['cost_usd']:.2f}" if r["cost_usd"] is not None else NO_VALUE,
         ]
         for r in rows
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join(
+    accepted = [r["cost_usd"] for r in rows if r["accepted"] and r["cost_usd"] is not None]
+    footer = (f"\ncost per accepted wave: ${sum(accepted) / len(accepted):.2f} "
+              f"({len(accepted)} wave(s) whose gates passed)" if accepted else "")  # fmt: skip
+    text = "\n".join(
         "  ".join(
             c.ljust(w) if i == 0 else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in table
     )
+    return text + footer
