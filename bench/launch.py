@@ -8,7 +8,8 @@ agent's own exit → the `agent_finished` event), p50/p99; then the same with `i
 (a `git worktree add` per agent, the commits and the merges): detection there ends at
 `agent_exited`, and "commit" is from it to `agent_finished` (the work on its branch); then a
 dependent's start from its dependencies' work. Then the launcher's CPU seconds and
-peak RSS while 200 agents wait, and the dry-run time of a lane of 20 waves x 10 agents.
+peak RSS while 200 agents run, and while 200 agents are parked on a usage limit, and the
+dry-run time of a lane of 20 waves x 10 agents.
 
 With ``--slurm N``: N no-op agents placed as Slurm jobs (one sbatch each), next to the same N
 locally. The cluster is the one SLURM_CONF names, else scripts/slurm-dev-cluster.sh starts one
@@ -168,22 +169,43 @@ def proc_cpu_rss(pid: int) -> tuple[float, int]:
     return cpu, hwm
 
 
-def bench_idle(n: int, seconds: float) -> None:
+PARKED_CLAUDE = """#!/usr/bin/env bash
+cat > /dev/null
+echo "You've hit your session limit · resets in 2h"
+exit 1
+"""
+
+
+def bench_idle(n: int, seconds: float, parked: bool = False) -> None:
+    """The launcher's CPU while ``n`` agents run (sleep), or while they are parked on a usage
+    limit (``parked``: a stand-in claude that meets one whose reset is 2 hours away)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_repo(root, 1, n, "sleep 600")
-        socket = f"wave-bench-idle-{os.getpid()}"
+        env = env_for(socket := f"wave-bench-idle-{os.getpid()}")
+        if parked:
+            (root / "bin").mkdir()
+            (root / "bin" / "claude").write_text(PARKED_CLAUDE)
+            (root / "bin" / "claude").chmod(0o755)
+            env["PATH"] = f"{root / 'bin'}:{env['PATH']}"
+            rows = "".join(  # an account each: every one starts, then waits for its reset
+                f"  - {{id: A{i}, prompt: p, executor: {{id: claude, env: "
+                f"{{CLAUDE_CONFIG_DIR: {root}/c{i}}}}}}}\n"
+                for i in range(n)
+            )
+            (root / "lanes/bench/waves/wave-1.yaml").write_text("agents:\n" + rows)
         proc = subprocess.Popen(
             wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
-            env=env_for(socket),
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        waited = "agent_limited" if parked else "agent_launched"
         try:
             deadline = time.monotonic() + 120
-            while sum(e["event"] == "agent_launched" for e in events(root)) < n:
+            while sum(e["event"] == waited for e in events(root)) < n:
                 if time.monotonic() > deadline:
-                    raise SystemExit("agents did not all launch")
+                    raise SystemExit(f"agents did not all reach {waited}")
                 time.sleep(0.2)
             time.sleep(2)  # let launch-time work settle
             cpu0, _ = proc_cpu_rss(proc.pid)
@@ -191,7 +213,8 @@ def bench_idle(n: int, seconds: float) -> None:
             cpu1, hwm = proc_cpu_rss(proc.pid)
             used = cpu1 - cpu0
             print(
-                f"idle with {n} pending agents for {seconds:g}s: launcher CPU {used:.2f}s "
+                f"idle with {n} {'parked' if parked else 'running'} agents for {seconds:g}s: "
+                f"launcher CPU {used:.2f}s "
                 f"({used / seconds * 100:.2f}% of a core), peak RSS {hwm / 1024:.1f} MB"
             )
         finally:
@@ -260,7 +283,14 @@ def main() -> None:
     p.add_argument("--worktree-sizes", type=int, nargs="*", default=[10, 50])
     p.add_argument("--chain-sizes", type=int, nargs="*", default=[1, 5, 20])
     p.add_argument("--slurm", type=int, metavar="N", help="only: N agents on Slurm and locally")
+    p.add_argument(
+        "--idle-only", action="store_true", help="only: idle cost with agents running, then parked"
+    )
     args = p.parse_args()
+    if args.idle_only:
+        bench_idle(args.idle_agents, args.idle_seconds)
+        bench_idle(args.idle_agents, args.idle_seconds, parked=True)
+        return
     if args.slurm:
         bench_slurm(args.slurm)
         return
@@ -271,6 +301,7 @@ def main() -> None:
     for n in args.chain_sizes:
         bench_chain(n)
     bench_idle(args.idle_agents, args.idle_seconds)
+    bench_idle(args.idle_agents, args.idle_seconds, parked=True)
     bench_dry_run()
 
 
