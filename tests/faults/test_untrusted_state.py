@@ -32,6 +32,8 @@ HOSTILE_STATUS = [
     '{"code": 0, "attempt": "2"}',
     '{"code": 0, "detail": {"a": 1}}',
     '{"code": 0, "usage_limit": "yes"}',
+    '{"code": 1, "usage_limit": true, "limited_until": "tomorrow"}',
+    '{"code": 1, "usage_limit": true, "limited_until": 1e15}',
     '{"code": 99999999999999999999}',
     "[" * 100_000 + "]" * 100_000,  # deeper than the parser's recursion
 ]
