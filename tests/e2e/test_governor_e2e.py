@@ -233,3 +233,32 @@ def test_kill_9_while_parked_then_resume_keeps_the_reset_and_launches_nothing_tw
     assert len(began["A1"]) == 2 and len(began["A2"]) == 1, began
     assert began["A1"][1] >= until  # the reset time was kept across the crash
     assert math.isclose(until - began["A1"][0], 9, abs_tol=3)
+
+
+def test_a_rate_limit_one_agent_meets_is_waited_out_by_its_account_s_other_agents(
+    tmux_repo: Repo,
+) -> None:
+    say(tmux_repo, "R1", "API Error: Request rejected (429) · This request would exceed the "
+        "rate limit for your organization of 50,000 input tokens per minute.")  # fmt: skip
+    setup(tmux_repo, [
+        "{id: R1, prompt: p, account: c1}",
+        "{id: R3, prompt: p, account: c2}",
+        "{id: R2, prompt: p, account: c1}",
+    ], extra="")  # fmt: skip
+    lane = tmux_repo.root / "lanes/main/lane.yaml"
+    lane.write_text(lane.read_text().replace(
+        "launch_stagger_ms: 0",
+        "launch_stagger_ms: 1500,\n           rate_limit: {retries: 1, base_delay_seconds: 8, "
+        "max_delay_seconds: 8, jitter_seconds: 0}",
+    ))  # fmt: skip
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 0, done.stderr
+    shared = list((tmux_repo.state("main") / "accounts").iterdir())
+    assert len(shared) == 1  # c1's: R1 met the limit; c2 never did
+    until = int(shared[0].read_text()) / 1000
+    began = starts(tmux_repo)
+    assert began["R2"][0] >= until  # launched during R1's backoff, it waited for its end
+    assert began["R3"][0] < until  # another account's agent did not
+    said = (tmux_repo.agent_dir("main", 1, "R2") / "output.log").read_text()
+    assert "[wave] account c1 is backing off: waiting" in said
+    assert "backing off" not in (tmux_repo.agent_dir("main", 1, "R3") / "output.log").read_text()

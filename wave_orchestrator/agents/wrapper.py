@@ -53,6 +53,8 @@ class WrapperSpec:
     env_file: str | None = None
     tools: Mapping[str, str] | None = None  # tool name -> path; None: found on our PATH
     model: str | None = None  # for the run's footer line in output.log
+    account: str | None = None  # what its usage counts against (governor.accounts)
+    account_backoff: str | None = None  # that account's backoff file, shared by its wrappers
 
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
@@ -106,6 +108,32 @@ write_backoff() {
   local tmp="$agent_dir/.backoff.json.$$"
   printf '{"try": %d, "tries": %d, "delay_ms": %d, "until_ms": %d}\n' \
     "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
+}
+say() {  # say LINE: into the log, and the pane when it shows the output
+  if (( shows )); then printf '%s\n' "$1" | "$bin_tee" -a -- "$log"; else printf '%s\n' "$1" >> "$log"; fi
+}
+# One backoff per account: a rate limit another agent of the same login met is waited out
+# here too, rather than N agents hammering one limit. The file is in the state dir, which
+# agents can write: it must be a plain file holding a time; the wait is capped at max_ms.
+account_wait() {
+  [[ -n $account_backoff && -f $account_backoff && ! -L $account_backoff ]] || return 0
+  local until_ms now_ms wait_ms
+  until_ms=$("$bin_timeout" 1 "$bin_head" -c 16 -- "$account_backoff" 2>/dev/null)
+  [[ $until_ms =~ ^[0-9]{13}$ ]] || return 0
+  now_ms=$("$bin_date" +%s%3N)
+  (( until_ms > now_ms )) || return 0
+  wait_ms=$(( until_ms - now_ms < max_ms ? until_ms - now_ms : max_ms ))
+  say "[wave] account $account is backing off: waiting $(seconds "$wait_ms")s"
+  write_backoff "$wait_ms"
+  "$bin_sleep" "$(seconds "$wait_ms")"
+  "$bin_touch" -- "$log"
+  "$bin_rm" -f -- "$agent_dir/backoff.json"
+}
+account_backoff_until() {  # account_backoff_until DELAY_MS: tell the account's other wrappers
+  [[ -n $account_backoff ]] || return 0
+  local tmp="$account_backoff.$$"
+  ( set -C; printf '%d\n' $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" ) 2>/dev/null \
+    && "$bin_mv" -f -- "$tmp" "$account_backoff"
 }
 
 write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: unless one is there)
@@ -224,6 +252,7 @@ trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "
 started_at=$(now)
 while (( try < tries )); do
   try=$(( try + 1 ))
+  account_wait
   offset=$("$bin_stat" -c %s -- "$log")
   "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
@@ -259,12 +288,9 @@ while (( try < tries )); do
     (( delay_ms > max_ms )) && delay_ms=$max_ms
     (( jitter_s > 0 )) && delay_ms=$(( delay_ms + (RANDOM % jitter_s) * 1000 ))
     delay=$(seconds "$delay_ms")
-    if (( shows )); then
-      printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" | "$bin_tee" -a -- "$log"
-    else
-      printf '[wave] rate limited: try %d/%d, retrying in %ss\n' "$try" "$tries" "$delay" >> "$log"
-    fi
+    say "[wave] rate limited: try $try/$tries, retrying in ${delay}s"
     write_backoff "$delay_ms"
+    account_backoff_until "$delay_ms"
     "$bin_sleep" "$delay"
     "$bin_touch" -- "$log"  # the sleep was not silence: stall detection counts from here
     "$bin_rm" -f -- "$agent_dir/backoff.json"
@@ -282,11 +308,7 @@ finishing=1  # the status is being written: a late TERM must not write a second 
 # The run's footer line (as bot-lobby prints it): how it ended, how long it took, on what model.
 footer=$(printf '[wave] run ended: exit %d after %ds, %d tr%s, model %s' "$code" \
   $(( EPOCHSECONDS - start_s )) "$try" "$( (( try == 1 )) && echo y || echo ies)" "$model")
-if (( shows )); then
-  printf '%s\n' "$footer" | "$bin_tee" -a -- "$log"
-else
-  printf '%s\n' "$footer" >> "$log"
-fi
+say "$footer"
 write_status "$code" "$extra"
 # Stay until the pane shows the last output: a person who attaches later reads it there.
 for shown in "${showers[@]}"; do wait "$shown" 2>/dev/null; done
@@ -337,6 +359,7 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"wave={spec.wave}",
         f"attempt={spec.attempt}",
         f"model={q(spec.model or 'not named')}",
+        f"account={q(spec.account or '')} account_backoff={q(spec.account_backoff or '')}",
         _array("argv", spec.argv),
         f"tries={rl.tries}",
         f"base_ms={round(rl.base_delay_seconds * 1000)}",

@@ -118,6 +118,7 @@ class AgentLaunch:
     coordination: str = ""  # at launch: the agent's inbox and the wave's shared summary
     workdir: Path | None = None  # its own git worktree (isolation: worktree), else the repo
     fingerprint: str = ""  # what shapes its work, recorded in launch.json (runtime.reuse)
+    accounts_dir: Path | None = None  # where each account's shared backoff file is
 
     @property
     def cwd(self) -> Path:
@@ -149,6 +150,14 @@ class AgentLaunch:
         the executor it is a login of (a fallback executor uses its own)."""
         named = self.agent.executor.account if self.executor == self.agent.executor.id else None
         return account_of(self.executor, named, self.agent.executor.env, os.environ)
+
+    @property
+    def account_backoff(self) -> Path | None:
+        """The file every wrapper of its account reads before a try, and writes when rate
+        limited: one backoff per account (named by a digest: an account may hold a path)."""
+        if self.account is None or self.accounts_dir is None:
+            return None
+        return self.accounts_dir / f"{hashlib.sha256(self.account.encode()).hexdigest()[:16]}"
 
     def preview(self) -> dict[str, object]:
         return {
@@ -240,6 +249,7 @@ def plan_agent(
         bin_dir=layout.agent_bin,
         workdir=workdir,
         fingerprint=fingerprint,
+        accounts_dir=layout.accounts,
     )
 
 
@@ -264,6 +274,8 @@ def materialize(
         check_regular_or_missing(path)  # through a link it would write outside the state dir
     if with_bin and launch.bin_dir is not None:
         ensure_agent_bin(launch.bin_dir)
+    if (shared := launch.account_backoff) is not None:
+        ensure_dir(shared.parent)
     write(launch.paths.prompt, prompt)
     spec = WrapperSpec(
         lane=launch.lane.name,
@@ -279,6 +291,8 @@ def materialize(
         rate_limit=launch.rate_limit,
         env_file=str(launch.env_file) if launch.env_file else None,
         model=launch.model,
+        account=launch.account,
+        account_backoff=str(shared) if shared else None,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
     write(launch.paths.run_script, render_run_script(spec), mode=0o700)

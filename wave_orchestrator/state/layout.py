@@ -201,6 +201,12 @@ class StateLayout:
         return self.root / "verdicts.jsonl"
 
     @property
+    def accounts(self) -> Path:
+        """One backoff file per account: a rate limit one agent met, every wrapper of the
+        same login waits out (run.sh)."""
+        return self.base / "accounts"
+
+    @property
     def governor(self) -> Path:
         """Accounts waiting for a usage limit's reset and the run's spend (governor/)."""
         return self.base / "governor.json"
