@@ -14,7 +14,7 @@ from rich.console import Console
 
 from wave_orchestrator.cli import main
 from wave_orchestrator.dashboard.render import elapsed, render
-from wave_orchestrator.state.events import utc_stamp
+from wave_orchestrator.state.events import iso_time, short_clock, utc_stamp
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "dashboard"
 
@@ -173,3 +173,29 @@ def test_a_silent_cluster_controller_shows_since_when_on_this_machine_s_clock() 
     assert len(lines) <= 30
     data["cluster_unreachable_since"] = None
     assert "unreachable" not in frame(data, 80, 30)
+
+
+def test_limited_and_held_agents_and_the_governor_s_view_are_shown() -> None:
+    data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
+    data["agents"] = data["agents"][:3]
+    soon = time.time() + 600
+    data["agents"][0].update(state="limited", limited_until=iso_time(soon), state_note="x")
+    data["agents"][1].update(state="pending", state_note="waiting for team until 09:40")
+    data["agents"][2].update(state="pending", state_note="queued (cap codex=8)")
+    data["governor"] = {"spent_usd": 1.35, "spend_limit_usd": 5.0, "costs_partial": True,
+                        "limited": [{"account": "team", "until": iso_time(soon),
+                                     "detail": "usage limit, resets in 10m"}]}  # fmt: skip
+    text = frame(data, 120, 30)
+    assert f"limited until {short_clock(soon)}" in text
+    assert "waiting for team until 09:40" in text and "queued (cap codex=8)" in text
+    assert "spend: $1.35 of $5.00; costs partial" in text
+    assert f"limited: team until {short_clock(soon)}" in text
+
+
+def test_a_reset_time_reads_as_the_clock_today_and_with_its_date_on_another_day() -> None:
+    now = time.time()
+    today = time.localtime(now)
+    noon = time.mktime((today.tm_year, today.tm_mon, today.tm_mday, 12, 5, 0, 0, 0, -1))
+    assert short_clock(noon) == "12:05"
+    later = noon + 2 * 86400
+    assert short_clock(later) == time.strftime("%b %d 12:05", time.localtime(later))

@@ -13,6 +13,7 @@ from ..state.events import local_clock
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
+from ..state.shown import governor_lines, state_text
 from ..state.snapshot_schema import GATE_FIELDS
 from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import deploy_line, read_governor, read_launch_record, read_snapshot
@@ -211,45 +212,6 @@ def _event_text(event: Any) -> str:
     return f"{event['event']} at {str(event.get('at', ''))[11:23]}Z"
 
 
-def _state_text(agent: dict[str, Any]) -> str:
-    state, note = agent.get("state", "?"), agent.get("state_note")
-    if state == "limited" and isinstance(agent.get("limited_until"), str):
-        return f"limited until {_clock(agent['limited_until'])}"
-    if state == "pending" and isinstance(note, str):
-        return note  # the governor holds it: "waiting for c1 until 09:40", "queued (cap ...)"
-    return f"{state} ({note})" if state == "rate-limited" and note else str(state)
-
-
-def _clock(stamp: str) -> str:
-    """``09:40`` on this machine's clock of an ISO time (the date too when not today)."""
-    from ..governor.governor import clock
-
-    try:
-        return clock(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return stamp
-
-
-def _governor_lines(gov: dict[str, Any]) -> list[str]:
-    """Spend against its limits, and the accounts that wait for a usage limit's reset."""
-    lines = []
-    if isinstance(spent := gov.get("spent_usd"), int | float):
-        limit = gov.get("spend_limit_usd")
-        text = f"spend: ${spent:.2f}" + (f" of ${limit:.2f}" if limit else "")
-        wave_spent, wave_limit = gov.get("wave_spent_usd"), gov.get("wave_spend_limit_usd")
-        if wave_limit and isinstance(wave_spent, int | float):
-            text += f" (this wave ${wave_spent:.2f} of ${wave_limit:.2f})"
-        if gov.get("costs_partial"):
-            text += "; costs partial: some agents' CLIs reported none"
-        if spent or limit or wave_limit:
-            lines.append(text)
-    for item in _dicts(gov.get("limited")):
-        detail = f" ({item['detail']})" if item.get("detail") else ""
-        lines.append(f"limited: {item.get('account')} until {_clock(str(item.get('until')))}"
-                     f"{detail}")  # fmt: skip
-    return lines
-
-
 def _elapsed(ms: Any) -> str:
     if not isinstance(ms, int):
         return "-"
@@ -272,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"lane {data['lane']}: launcher {alive}")
     if data.get("problem"):
         print(f"  warning: {data['problem']}")
-    for line in _governor_lines(data.get("governor") or {}):
+    for line in governor_lines(data.get("governor") or {}):
         print(f"  {line}")
     if launcher.get("waiting_on"):
         print(f"  waiting on: {', '.join(launcher['waiting_on'])}")
@@ -294,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  deploys: {deploys}")
         for gap in wave.get("gaps") or []:
             print(f"  gap {gap.get('kind')} ({gap.get('agent')}): {gap.get('detail') or '-'}")
-        states = [_state_text(a) for a in wave["agents"]]
+        states = [state_text(a) for a in wave["agents"]]
         width = max([16, *(len(st) + 1 for st in states)])  # `running (no launcher)` fits
         for a, state in zip(wave["agents"], states, strict=True):
             code = "-" if a.get("exit_code") is None else a["exit_code"]

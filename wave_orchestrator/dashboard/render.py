@@ -18,6 +18,7 @@ from ..sanitize import clean_tree, strip_controls
 from ..state.events import local_clock
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
+from ..state.shown import governor_lines, state_text
 from ..state.untrusted import deploy_line, read_snapshot
 
 STATE_STYLES = {
@@ -110,9 +111,8 @@ def _table(agents: list[dict[str, Any]], width: int) -> Table:
         cells: list[RenderableType] = [str(a.get("id"))]
         if wide:
             cells += [str(a.get("role", "")), str(a.get("executor", ""))]
-        note = f" ({a['state_note']})" if state == "rate-limited" and a.get("state_note") else ""
         cells += [
-            Text(state + note, STATE_STYLES.get(state, "")),
+            Text(state_text(a), STATE_STYLES.get(state, "")),
             str(a.get("attempt", "")),
             str(a.get("tries", "")),
             elapsed(a.get("elapsed_ms")),
@@ -161,6 +161,8 @@ def _attention(data: dict[str, Any]) -> list[Text]:
         out.append(
             Text(f"gap {gap.get('kind')} ({gap.get('agent')}): {gap.get('detail')}", "yellow")
         )
+    if isinstance(gov := data.get("governor"), dict):  # spend, and accounts that wait
+        out += [Text(line, "yellow") for line in governor_lines(gov)]
     if isinstance(since := data.get("cluster_unreachable_since"), str):
         out.append(Text(f"cluster unreachable since {local_clock(since)}", "bold red"))
     gate = data.get("gate_failure")

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions.model import Caps, Governance, WaveDef
+from ..state.events import iso_time as iso
+from ..state.events import short_clock as clock
 from ..state.fsutil import read_json, write_json_atomic
 from .resets import reset_time
 
@@ -34,17 +36,6 @@ class Limited:
 
     until: float
     detail: str
-
-
-def clock(epoch: float) -> str:
-    """``09:40`` on this machine's clock (with the date when it is not today)."""
-    at = datetime.fromtimestamp(epoch).astimezone()
-    today = datetime.now().astimezone().date()
-    return at.strftime("%H:%M") if at.date() == today else at.strftime("%b %d %H:%M")
-
-
-def iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
 class Governor:

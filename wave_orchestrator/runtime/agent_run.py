@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.usage import CliRetryFollower
 from ..definitions.model import AgentDef, WaveDef
-from ..governor.governor import Slot, clock
+from ..governor.governor import Slot
+from ..state.events import short_clock as clock
 from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status

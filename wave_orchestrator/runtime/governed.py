@@ -10,8 +10,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..governor.governor import Governor, clock, iso
+from ..governor.governor import Governor
 from ..state.events import EventLog
+from ..state.events import iso_time as iso
+from ..state.events import short_clock as clock
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
 from ..state.status import StatusFile

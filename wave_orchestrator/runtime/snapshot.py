@@ -11,7 +11,7 @@ from typing import Any
 
 from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
 from ..closure.signals import deploy_text
-from ..governor.governor import iso
+from ..state.events import iso_time as iso
 from ..state.events import utc_now
 from ..state.fsutil import open_read, write_json_atomic
 from ..state.lifecycle import AgentState

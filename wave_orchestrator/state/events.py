@@ -29,6 +29,18 @@ def local_clock(stamp: str) -> str:
     return when.astimezone().strftime("%H:%M:%S")
 
 
+def short_clock(epoch: float) -> str:
+    """``09:40`` on this machine's clock (with the date when it is not today)."""
+    at = datetime.fromtimestamp(epoch).astimezone()
+    today = datetime.now().astimezone().date()
+    return at.strftime("%H:%M") if at.date() == today else at.strftime("%b %d %H:%M")
+
+
+def iso_time(epoch: float) -> str:
+    """``2026-12-04T23:43:33+00:00``: a time as `--json` and events give it."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+
+
 class EventLog:
     """Appends events as the launcher notices facts; keeps the newest 100 for the dashboard."""
 
