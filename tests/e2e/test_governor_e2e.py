@@ -81,10 +81,9 @@ def starts(repo: Repo) -> dict[str, list[float]]:
     return out
 
 
-def minute_ahead(zone: datetime, seconds: float = 12) -> datetime:
-    """The first whole minute at least ``seconds`` from now (a reset named to the minute)."""
-    soon = zone + timedelta(seconds=seconds)
-    return soon.replace(second=0, microsecond=0) + timedelta(minutes=1 if soon.second else 0)
+def minute_to_name(now: datetime) -> datetime:
+    """A minute to name as the reset, whose end (when the limit is over) is 15 to 75 s away."""
+    return now.replace(second=0, microsecond=0) + timedelta(minutes=1 if now.second >= 45 else 0)
 
 
 def twelve_hour(when: datetime) -> str:
@@ -94,9 +93,8 @@ def twelve_hour(when: datetime) -> str:
 def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     tmux_repo: Repo,
 ) -> None:
-    now = datetime.now(UTC)
-    claude_reset = minute_ahead(now)
-    local_reset = minute_ahead(datetime.now().astimezone())
+    claude_reset = minute_to_name(datetime.now(UTC))  # over at its minute's end
+    local_reset = minute_to_name(datetime.now().astimezone())
     ampm = "am" if claude_reset.hour < 12 else "pm"
     say(tmux_repo, "A1", "You've hit your session limit · resets "
         f"{twelve_hour(claude_reset)}{ampm} (UTC)")  # fmt: skip
@@ -126,15 +124,16 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     wait_for(lambda: shown()["A1"]["state"] == "limited", 10, what="status to show it")
     rows = shown()
     assert "limited until" in tmux_repo.wave("status", "--lane", "main").stdout
-    assert at(rows["A1"]["limited_until"]) == claude_reset.timestamp() + 1
+    assert at(rows["A1"]["limited_until"]) == claude_reset.timestamp() + 60 + 1
     _, err = proc.communicate(timeout=150)
     assert proc.returncode == 0, err
 
     limited = {e["agent"]: e for e in events(tmux_repo, "agent_limited")}
     assert set(limited) == {"A1", "X", "O"}
     assert limited["A1"]["account"] == "c1" and limited["X"]["account"].startswith("codex:")
-    assert at(limited["A1"]["until"]) == claude_reset.timestamp() + 1  # the reset + the margin
-    assert at(limited["X"]["until"]) == local_reset.timestamp() + 1
+    # the named minute's end + the margin
+    assert at(limited["A1"]["until"]) == claude_reset.timestamp() + 60 + 1
+    assert at(limited["X"]["until"]) == local_reset.timestamp() + 60 + 1
     began = starts(tmux_repo)
     for agent in ("A1", "X", "O"):  # launched again, and not before its reset
         assert len(began[agent]) == 2, began

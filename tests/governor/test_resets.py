@@ -17,22 +17,24 @@ NOW = datetime(2026, 12, 4, 9, 20, 30, tzinfo=UTC)
     [
         ("You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
          "https://chatgpt.com/settings/usage to purchase more credits or try again at 9:39 AM.",
-         datetime(2026, 12, 4, 9, 39, tzinfo=UTC)),
+         datetime(2026, 12, 4, 9, 40, tzinfo=UTC)),
         ("You’ve hit your usage limit. Try again at Dec 5th, 2026 9:39 AM.",
-         datetime(2026, 12, 5, 9, 39, tzinfo=UTC)),
+         datetime(2026, 12, 5, 9, 40, tzinfo=UTC)),
         ("You've hit your session limit · resets 9:40am (UTC)",
-         datetime(2026, 12, 4, 9, 40, tzinfo=UTC)),
+         datetime(2026, 12, 4, 9, 41, tzinfo=UTC)),
+        ("You've hit your session limit · resets 12am (UTC)",
+         datetime(2026, 12, 5, 0, 1, tzinfo=UTC)),
         ("You've hit your weekly limit · resets 4:40am (America/New_York)",
-         datetime(2026, 12, 4, 9, 40, tzinfo=UTC)),
+         datetime(2026, 12, 4, 9, 41, tzinfo=UTC)),
         ("Fast limit reached and temporarily disabled · resets in 2h 30m",
          NOW + timedelta(hours=2, minutes=30)),
         ("Fast limit reached and temporarily disabled · resets in 45s", NOW + timedelta(seconds=45)),
         ("Sonnet usage limit reached. It will reset in 2 hours 10 minutes. To continue using this "
          "model now, enable usage", NOW + timedelta(hours=2, minutes=10)),
-        ("usage limit, resets 9:20am (UTC)", datetime(2026, 12, 4, 9, 20, tzinfo=UTC)),
-        ("usage limit, resets 9:19am (UTC)", datetime(2026, 12, 5, 9, 19, tzinfo=UTC)),
-        ("try again at 12:05 AM", datetime(2026, 12, 5, 0, 5, tzinfo=UTC)),
-        ("try again at 12:05 PM", datetime(2026, 12, 4, 12, 5, tzinfo=UTC)),
+        ("usage limit, resets 9:20am (UTC)", datetime(2026, 12, 4, 9, 21, tzinfo=UTC)),
+        ("usage limit, resets 9:19am (UTC)", datetime(2026, 12, 5, 9, 20, tzinfo=UTC)),
+        ("try again at 12:05 AM", datetime(2026, 12, 5, 0, 6, tzinfo=UTC)),
+        ("try again at 12:05 PM", datetime(2026, 12, 4, 12, 6, tzinfo=UTC)),
     ],
 )  # fmt: skip
 def test_each_cli_s_words_give_the_reset(text: str, expect: datetime) -> None:
@@ -56,7 +58,7 @@ def test_a_clock_time_without_a_zone_is_the_machine_s(monkeypatch: pytest.Monkey
     finally:
         monkeypatch.undo()
         time.tzset()
-    assert got == datetime(2026, 12, 4, 12, 39, tzinfo=UTC)
+    assert got == datetime(2026, 12, 4, 12, 40, tzinfo=UTC)
 
 
 def test_a_date_without_a_year_past_today_is_next_year_s() -> None:

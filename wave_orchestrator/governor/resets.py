@@ -8,8 +8,10 @@ The forms are those of ../shared/agent-clis.md:
 - claude: ``resets 9:40am (UTC)`` (the zone in brackets), ``resets in 2h 30m``;
 - opencode: ``It will reset in 2 hours 10 minutes``.
 
-A clock time names a minute: the reset lies within it, so a time less than a minute past is
-"now", and one further past is that time tomorrow (the CLI said the next one).
+A clock time names a minute, and the reset lies somewhere in it (codex prints 12:01 AM for a
+reset at 00:01:58; claude 12am for one at 00:00:58): the limit is over at the minute's end,
+which is the time returned. A minute already over is that minute tomorrow (the CLI said the
+next one).
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ def reset_time(text: str, now: datetime) -> datetime | None:
     day = _day(clock, local_now.date())
     if day is None:
         return None
-    at = datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone)
-    if clock["month"] is None and at + timedelta(minutes=1) <= local_now:
-        at += timedelta(days=1)  # a clock time already past (by over its minute): tomorrow's
+    at = datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone) + timedelta(minutes=1)
+    if clock["month"] is None and at <= local_now:
+        at += timedelta(days=1)  # a minute already over: tomorrow's
     return at.astimezone(now.tzinfo)
 
 
