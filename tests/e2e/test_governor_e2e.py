@@ -198,7 +198,8 @@ def test_the_spend_limit_stops_new_agents_and_blocks_the_wave(tmux_repo: Repo) -
     ids = ["S1", "S2", "S3", "S4"]
     setup(tmux_repo, [f"{{id: {i}, prompt: p}}" for i in ids], retries=2,
           caps=", max_running: {claude: 1}",
-          extra="executors: {claude: {output_format: json}}\nspend_limit_usd: 1\n")  # fmt: skip
+          extra="executors: {claude: {output_format: json}}\nspend_limit_usd: 1\n"
+                "notify: {command: [sh, -c, 'cat >> told.jsonl; echo >> told.jsonl']}\n")  # fmt: skip
     for agent in ids:
         (tmux_repo.root / "cost" / agent).write_text("0.45")
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
@@ -210,6 +211,9 @@ def test_the_spend_limit_stops_new_agents_and_blocks_the_wave(tmux_repo: Repo) -
     assert not events(tmux_repo, "wave_retry")
     status = tmux_repo.wave("status", "--lane", "main")
     assert "spend: $1.35 of $1.00" in status.stdout, status.stdout
+    told = [json.loads(x) for x in (tmux_repo.root / "told.jsonl").read_text().split("\n") if x]
+    assert [t["kind"] for t in told] == ["spend-warning", "spend-limit"]  # a person hears it
+    assert told[1]["message"] == "spend limit $1.00 reached ($1.35 spent)"
 
 
 def test_kill_9_while_parked_then_resume_keeps_the_reset_and_launches_nothing_twice(

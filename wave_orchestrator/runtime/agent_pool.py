@@ -90,7 +90,7 @@ class AgentPool:
         self.heartbeat = Heartbeat(log)
         self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
         self.git = GitJobs()
-        self.rules = Governed(governor, events, log)  # usage limits, caps and spend
+        self.rules = Governed(governor, events, log, self.talk.tell_person)  # limits, caps, spend
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:

@@ -180,6 +180,12 @@ class Coordinator:
         self.tick()
         self._flush(now=True)
 
+    def tell_person(self, payload: dict[str, Any]) -> None:
+        """What a person who left the fleet alone should hear of (a usage limit, the spend
+        limit): ``notify.command`` gets it as it gets a question, one JSON object."""
+        if self.notify:
+            self.notifier.send(payload)
+
     def _flush(self, now: bool = False) -> None:
         """Write the projections of what changed, at most once per ``PROJECTION_SECONDS``:
         at 50 posts a second the board is redrawn once a second, not fifty times."""
@@ -452,6 +458,12 @@ class Notifier:
                 except RuntimeError as exc:  # no thread to be had (a pids limit): logged
                     self._worker = None
                     self.log.warning("notify command not run", error=str(exc))
+
+    def drain(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for the notifications still queued (the launcher ends)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(seconds)
 
     def _drain(self) -> None:
         while True:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..governor.governor import Governor
-from ..state.events import EventLog
+from ..state.events import EventLog, utc_now
 from ..state.events import iso_time as iso
 from ..state.events import short_clock as clock
 from ..state.fsutil import write_json_atomic
@@ -21,10 +21,17 @@ from .agent_run import AgentRun
 
 
 class Governed:
-    def __init__(self, governor: Governor | None, events: EventLog, log: Any) -> None:
+    def __init__(
+        self,
+        governor: Governor | None,
+        events: EventLog,
+        log: Any,
+        tell: Callable[[dict[str, Any]], None] = lambda payload: None,
+    ) -> None:
         self.governor = governor
         self.events = events
         self.log = log
+        self.tell = tell  # the lane's notify.command: a person hears of limits and spend
         self.stopped: str | None = None  # the spend limit's words, once reached
 
     @property
@@ -51,6 +58,9 @@ class Governed:
                          detail=status.detail)  # fmt: skip
         self.log.warning("agent limited", agent=run.id, account=account,
                          until=clock(until), detail=status.detail)  # fmt: skip
+        self.tell({"kind": "usage-limit", "lane": run.launch.lane.name, "wave": wave,
+                   "agent": run.id, "account": account, "until": iso(until),
+                   "detail": status.detail, "at": utc_now()})  # fmt: skip
         return True
 
     def turn(self, runs: Iterable[AgentRun]) -> tuple[bool, Counter[Any]]:
@@ -72,10 +82,12 @@ class Governed:
         for warning in warnings:
             self.events.emit("spend_warning", message=warning)
             self.log.warning(warning)
+            self.tell({"kind": "spend-warning", "message": warning, "at": utc_now()})
         if stop and not self.stopped:
             self.stopped = stop
             self.events.emit("spend_limit", message=stop, hard=self.hard)
             self.log.warning(stop)
+            self.tell({"kind": "spend-limit", "message": stop, "at": utc_now()})
         return changed or bool(warnings), running
 
     def hold(self, run: AgentRun, running: Counter[Any]) -> bool:

@@ -36,6 +36,7 @@ from .selection import LaunchOptions, prepare_lane, select_waves
 from .wave_context import WaveContext, WaveOutcome
 from .wave_runner import WaveRunner
 
+NOTIFY_DRAIN_SECONDS = 5  # the longest a launcher waits, at its end, on notifications left
 __all__ = ["LaunchOptions", "LaunchResult", "Launcher", "prepare_lane", "select_waves"]
 
 
@@ -200,6 +201,8 @@ class Launcher:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
             if self.reaper is not None:
                 self.reaper.drain()
+            if self.coordinator is not None:  # what a person must hear: the spend limit...
+                self.coordinator.notifier.drain(NOTIFY_DRAIN_SECONDS)
             # A server that lost its socket can be ended only by its pid: none is left behind.
             self.tmux.shutdown_if_unreachable()
             unregister_launcher(registered)

@@ -5,7 +5,7 @@ the pool its coordinator (runtime/coordinator.py); tests and dry runs give it no
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Messages(Protocol):
@@ -19,6 +19,8 @@ class Messages(Protocol):
 
     def flush(self) -> None: ...
 
+    def tell_person(self, payload: dict[str, Any]) -> None: ...
+
 
 class NoMessages:
     def tick(self) -> bool:
@@ -31,4 +33,7 @@ class NoMessages:
         return ""
 
     def flush(self) -> None:
+        return None
+
+    def tell_person(self, payload: dict[str, Any]) -> None:
         return None
