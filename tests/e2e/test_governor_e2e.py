@@ -9,6 +9,7 @@ import json
 import math
 import os
 import signal
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -265,3 +266,20 @@ def test_a_rate_limit_one_agent_meets_is_waited_out_by_its_account_s_other_agent
     said = (tmux_repo.agent_dir("main", 1, "R2") / "output.log").read_text()
     assert "[wave] account c1 is backing off: waiting" in said
     assert "backing off" not in (tmux_repo.agent_dir("main", 1, "R3") / "output.log").read_text()
+
+
+def test_wave_stop_ends_a_wait_for_a_reset_at_once(tmux_repo: Repo) -> None:
+    say(tmux_repo, "A1", "You've hit your session limit · resets in 3 hours")
+    setup(tmux_repo, ["{id: A1, prompt: p, account: c1}"])
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: events(tmux_repo, "agent_limited"), 30, what="A1 parked")
+    t0 = time.monotonic()
+    stopped = tmux_repo.wave("stop", "--lane", "main")
+    assert stopped.returncode == 0, stopped.stderr
+    assert time.monotonic() - t0 < 15  # not the 3 hours
+    finished = events(tmux_repo, "agent_finished")
+    assert [(e["agent"], e["status"]) for e in finished] == [("A1", "cancelled")]
+    assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "cancelled"
+    status = tmux_repo.wave("status", "--lane", "main")
+    assert "limited until" not in status.stdout  # the wait is over, not left behind
