@@ -283,3 +283,28 @@ def test_wave_stop_ends_a_wait_for_a_reset_at_once(tmux_repo: Repo) -> None:
     assert tmux_repo.run_state("main")["waves"]["1"]["state"] == "cancelled"
     status = tmux_repo.wave("status", "--lane", "main")
     assert "limited until" not in status.stdout  # the wait is over, not left behind
+
+
+def test_a_limit_with_no_reset_near_runs_the_fallback_now_without_a_wave_retry(
+    tmux_repo: Repo,
+) -> None:
+    say(tmux_repo, "F", "You've hit your weekly limit · resets in 4 days")
+    setup(tmux_repo, [
+        "{id: F, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
+        # waits for F (the cap), then its account is out of quota: it starts on codex at once
+        "{id: G, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
+    ], caps=", max_running: {account: {c1: 1}}")  # fmt: skip
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 0, done.stderr
+    fell = {e["agent"]: e for e in events(tmux_repo, "agent_fallback")}
+    assert {a: (e["previous"], e["executor"]) for a, e in fell.items()} == {
+        "F": ("claude", "codex"), "G": ("claude", "codex")
+    }  # fmt: skip
+    finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
+    assert {a: (e["status"], e["executor"]) for a, e in finished.items()} == {
+        "F": ("success", "codex"), "G": ("success", "codex")
+    }  # fmt: skip
+    began = starts(tmux_repo)
+    assert (len(began["F"]), len(began["G"])) == (2, 1)  # G never ran on claude
+    assert tmux_repo.run_state("main")["waves"]["1"]["attempts"] == 1
+    assert not events(tmux_repo, "wave_retry")

@@ -27,7 +27,7 @@ from .messages import Messages, NoMessages
 from .placement.base import Placement, ended_state
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
-from .planner import materialize
+from .planner import AgentLaunch, materialize
 from .rate_limits import follow_backoff, follow_cli_retries
 from .watcher import AgentFolderWatcher
 
@@ -64,6 +64,7 @@ class AgentPool:
         reaper: Reaper | None = None,
         workspace: Workspace | None = None,
         governor: Governor | None = None,
+        fallback: Callable[[AgentRun], AgentLaunch | None] = lambda run: None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -91,6 +92,7 @@ class AgentPool:
         self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
         self.git = GitJobs()
         self.rules = Governed(governor, events, log, self.talk.tell_person)  # limits, caps, spend
+        self.fallback = fallback  # a usage limit with no reset near: the next executor, now
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -192,7 +194,8 @@ class AgentPool:
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
             if (gone := self.rules.out_of_quota(run)) is not None:
-                self._finish(run, AgentState.USAGE_LIMIT, detail=gone)
+                if not self.rules.fall_back(run, self.fallback):  # else: its next executor
+                    self._finish(run, AgentState.USAGE_LIMIT, detail=gone)
                 continue
             if not ready or self._preparing(run) or self._held(run):
                 continue
@@ -325,9 +328,10 @@ class AgentPool:
                 )
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
-        if status.state is AgentState.USAGE_LIMIT and self.rules.park(run, status):
+        limit = status.state is AgentState.USAGE_LIMIT
+        if limit and (self.rules.park(run, status) or self.rules.fall_back(run, self.fallback)):
             self.reaping.settle(run.launch.session, run.pid, time.monotonic())
-            self._changed()  # parked: launched again after its account's reset
+            self._changed()  # launched again: after its account's reset, or on its fallback
             return True
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..agents.usage import CliRetryFollower
 from ..governor.governor import Governor
 from ..state.events import EventLog, utc_now
 from ..state.events import iso_time as iso
@@ -18,6 +19,7 @@ from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
 from ..state.status import StatusFile
 from .agent_run import AgentRun
+from .planner import AgentLaunch
 
 
 class Governed:
@@ -61,6 +63,28 @@ class Governed:
         self.tell({"kind": "usage-limit", "lane": run.launch.lane.name, "wave": wave,
                    "agent": run.id, "account": account, "until": iso(until),
                    "detail": status.detail, "at": utc_now()})  # fmt: skip
+        return True
+
+    def fall_back(self, run: AgentRun, plan: Callable[[AgentRun], AgentLaunch | None]) -> bool:
+        """True when ``run``, ended on a usage limit it cannot wait out (or pending on an
+        account out of quota), runs at once on its next fallback executor (``plan`` makes that
+        launch), in the same attempt: no wave retry used. Not with ``usage_limit.wait: false``
+        (a wave retry tries the fallback then)."""
+        if self.governor is None or not self.governor.rules.usage_limit.wait or self.stopped:
+            return False
+        if (launch := plan(run)) is None:
+            return False
+        was, pending = run.launch.executor, run.state is AgentState.PENDING
+        if not pending:
+            run.park(time.time())  # the try that met the limit is kept (attempt-<k>.limited<n>)
+        run.launch = launch
+        if not pending:
+            run.unpark()
+        run.cli = CliRetryFollower(launch.executor, launch.paths.output_log)
+        run.executors.append(launch.executor)
+        self.events.emit("agent_fallback", launch.wave.number, run.id, executor=launch.executor,
+                         previous=was)  # fmt: skip
+        self.log.warning("agent falls back", agent=run.id, executor=launch.executor, was=was)
         return True
 
     def turn(self, runs: Iterable[AgentRun]) -> tuple[bool, Counter[Any]]:

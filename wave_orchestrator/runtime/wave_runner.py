@@ -27,7 +27,7 @@ from .components import check_matrix, matrix_stage, record_levels
 from .metrics_writer import MetricsWriter
 from .placement.base import PaneInfo
 from .placement.reaper import Reaper
-from .planner import next_executor, plan_agent
+from .planner import AgentLaunch, next_executor, plan_agent
 from .recorder import open_desk, release_files, unenforced_checkouts
 from .resume import adopt_leftover, reused_run
 from .retry import (
@@ -222,16 +222,10 @@ class WaveRunner:
             logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
             self.gate_failure = failure_summary(gate, results, logs)
             self.ctx.coordinator.gate_failed(self.gate_failure)
-            self.ctx.events.emit(
-                "gate_failed",
-                wave,
-                stage=stage,
-                status=gate.code,
-                detail=gate.detail,
-                failures=[f.fields() for f in gate.failures],
-                warnings=gate.warnings or None,
-                **{k: (self.gate_failure or {}).get(k) for k in ("action", "report", "log")},
-            )
+            self.ctx.events.emit("gate_failed", wave, stage=stage, status=gate.code,
+                                 detail=gate.detail, failures=[f.fields() for f in gate.failures],
+                                 warnings=gate.warnings or None, **{k: self.gate_failure.get(k)
+                                 for k in ("action", "report", "log")})  # fmt: skip
             self.ctx.log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
         return gate
 
@@ -331,10 +325,7 @@ class WaveRunner:
             executor = self._next_executor(agent, history) if ran else history[-1]
             if executor != history[-1]:
                 history.append(executor)
-            launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, self.attempt, executor,
-                                ctx.path_env, briefing, self.retry_notes.get(agent.id, ""),
-                                workdir=self.spaces.workdir_path(agent), fingerprint=fingerprint(
-                                    agent, executor, self.spaces.base))  # fmt: skip
+            launch = self._plan(agent, executor, briefing)
             if previous is not None:
                 archive_attempt(launch, previous.launch.attempt)
             elif self.adopting and (
@@ -361,6 +352,7 @@ class WaveRunner:
             reaper=self.reaper,
             workspace=self.spaces,
             governor=ctx.governor,
+            fallback=self._fallback,
         )
         pool.heartbeat.done_before = sum(1 for r in self.latest.values() if r.state.terminal)
         pool.run()
@@ -396,6 +388,23 @@ class WaveRunner:
             ctx.events.emit("agent_reused", self.wave.number, agent.id, attempt=attempt)
             ctx.log.info("agent reused", agent=agent.id)
         return run
+
+    def _plan(self, agent: AgentDef, executor: str, briefing: str) -> AgentLaunch:
+        ctx = self.ctx
+        return plan_agent(ctx.lane, ctx.layout, self.wave, agent, self.attempt, executor,
+                          ctx.path_env, briefing, self.retry_notes.get(agent.id, ""),
+                          workdir=self.spaces.workdir_path(agent),
+                          fingerprint=fingerprint(agent, executor, self.spaces.base))  # fmt: skip
+
+    def _fallback(self, run: AgentRun) -> AgentLaunch | None:
+        """A usage limit with no reset to wait for: the agent's next executor, now, in this
+        attempt (None: none is left; it ends as usage-limit)."""
+        agent, history = run.launch.agent, self.executors[run.id]
+        executor = self._next_executor(agent, history)
+        if executor == run.launch.executor:
+            return None
+        history.append(executor)
+        return self._plan(agent, executor, run.launch.briefing)
 
     def _spend_stop(self) -> str:
         """The spend limit's words when it is what stopped the wave (its blocked reason)."""
