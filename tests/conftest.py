@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import Repo
+from helpers import Hook, Repo
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -112,3 +113,30 @@ def slurm_repo(tmux_repo: Repo, slurm_cluster: Path) -> Iterator[Repo]:
         yield tmux_repo
     finally:
         subprocess.run(["scancel", f"--user={getpass.getuser()}"], env=tmux_repo.env, check=False)
+
+
+@pytest.fixture
+def hook() -> Iterator[Hook]:
+    """A local webhook: a real HTTP server on 127.0.0.1 (no other address) keeping every POST."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got: list[tuple[dict[str, str], bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            got.append((dict(self.headers), body))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Hook(f"http://127.0.0.1:{server.server_address[1]}/topic", got)
+    finally:
+        server.shutdown()
+        server.server_close()

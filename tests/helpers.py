@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -202,3 +203,11 @@ def committed_repo(root: Path, files: dict[str, str]) -> Path:
     sh(root, "git", "add", "--", *files)
     sh(root, "git", "commit", "-qm", "base")
     return root
+
+
+@dataclass
+class Hook:
+    """A local webhook's URL and every POST it got: (headers, body)."""
+
+    url: str
+    posts: list[tuple[dict[str, str], bytes]] = field(default_factory=list)

@@ -19,7 +19,7 @@ TOP_LEVEL_MODULES = {
 }  # fmt: skip
 ROOMS = {
     "cli", "runtime", "metrics", "desk", "dashboard", "coordination", "closure", "agents",
-    "definitions", "state", "worktrees", "governor",
+    "definitions", "state", "worktrees", "governor", "notify",
 }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from helpers import Repo, local_agent, local_lane, wait_for
 from wave_orchestrator.coordination.feedback import FeedbackStore
 from wave_orchestrator.coordination.log import CoordLog
 from wave_orchestrator.errors import WaveError
-from wave_orchestrator.runtime.coordinator import NOTIFY_QUEUE, Notifier
+from wave_orchestrator.notify.sinks import NOTIFY_QUEUE, Notifier
 from wave_orchestrator.state import fsutil
 
 

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .model import EXECUTOR_IDS, NUMBER_RANGES, AccountDef, Caps, Governance, UsageLimitPolicy
+from .model import (
+    EXECUTOR_IDS,
+    NUMBER_RANGES,
+    WEBHOOK_FORMATS,
+    AccountDef,
+    Caps,
+    Governance,
+    UsageLimitPolicy,
+)
 from .schema import Checker
 from .yaml_source import FieldPath
 
@@ -139,3 +147,25 @@ def check_wave_governance(
         else:
             caps = check_caps(ck, value, p, accounts)
     return caps, check_spend(ck, {k: v for k, v in raw.items() if k == "spend_limit_usd"})[0]
+
+
+def check_webhook(ck: Checker, value: Any) -> tuple[str | None, str]:
+    """``notify.webhook``: ``{url, format}``; an http(s) URL with a host, no spaces."""
+    if value is None:
+        return None, "json"
+    p: FieldPath = ("notify", "webhook")
+    raw = ck.mapping(value, p, ("url", "format")) or {}
+    url = ck.string(raw.get("url"), (*p, "url")) if "url" in raw else None
+    if "url" not in raw:
+        ck.error(p, "names no url", "url: https://ntfy.sh/my-topic")
+    elif url is not None:
+        scheme, _, rest = url.partition("://")
+        host = rest.split("/", 1)[0]
+        if scheme not in ("http", "https") or not host or any(c.isspace() for c in url):
+            ck.error((*p, "url"), f"not an http(s) URL: {url!r}", "https://host/path")
+            url = None
+    form = "json"
+    if "format" in raw:
+        form = ck.string(raw["format"], (*p, "format"), choices=WEBHOOK_FORMATS,
+                         noun="format") or "json"  # fmt: skip
+    return url, form

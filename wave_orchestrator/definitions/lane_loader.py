@@ -15,17 +15,19 @@ from ..names import LANE_NAME_RE, WAVE_FILE_RE
 from ..state.layout import resolve_state_dir
 from .eval_targets import check_catalog
 from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
-from .governance import check_governance
+from .governance import check_governance, check_webhook
 from .isolation import check_isolation, check_merge
 from .model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
+    NOTIFY_KINDS,
     NUMBER_RANGES,
     ROLES,
     AccountDef,
     IsolationSettings,
     LaneDef,
     LaneDefaults,
+    NotifySettings,
     PlacementSettings,
     RateLimitPolicy,
     WaveDef,
@@ -59,7 +61,7 @@ LANE_KEYS = (
     "spend_limit_usd",
     "spend_limit",
 )
-NOTIFY_KEYS = ("command",)
+NOTIFY_KEYS = ("command", "desktop", "webhook", "bell", "on")
 FEEDBACK_KEYS = ("timeout_minutes",)
 MAX_FEEDBACK_MINUTES = 7 * 24 * 60
 DEFAULTS_KEYS = (
@@ -150,7 +152,8 @@ class LaneLoader:
             required_roles=tuple(required),
             role_prompts=role_prompts,
             waves=tuple(waves),
-            notify_command=tuple(notify),
+            notify_command=notify.command,
+            notify=notify,
             feedback_timeout_minutes=feedback_minutes,
             merge=merge,
             placement=placement,
@@ -158,15 +161,24 @@ class LaneLoader:
             governance=governance,
         )
 
-    def _notify(self, ck: Checker, value: Any) -> list[str]:
-        """``notify.command``: argv run with each question for a person as JSON on stdin."""
+    def _notify(self, ck: Checker, value: Any) -> NotifySettings:
+        """``notify``: where a person is told of questions, waves ending, limits and spend."""
         raw = ck.mapping(value, ("notify",), NOTIFY_KEYS) or {}
         command = ck.string_list(raw.get("command"), ("notify", "command")) or []
         if "command" in raw and not command:
             ck.error(
                 ("notify", "command"), "is empty", "a command line as a list, e.g. [notify-send]"
             )
-        return command
+        flags = {
+            k: bool(ck.boolean(raw[k], ("notify", k))) for k in ("desktop", "bell") if k in raw
+        }
+        url, form = check_webhook(ck, raw.get("webhook"))
+        on: tuple[str, ...] = NOTIFY_KINDS
+        if "on" in raw:
+            on = tuple(ck.string_list(raw["on"], ("notify", "on"), choices=NOTIFY_KINDS,
+                                      noun="event") or ())  # fmt: skip
+        return NotifySettings(tuple(command), flags.get("desktop", False), url, form,
+                              flags.get("bell", False), on)  # fmt: skip
 
     def _feedback_minutes(self, ck: Checker, value: Any) -> float:
         """How long a wave with nothing else to wait for waits on a question (then: blocked)."""

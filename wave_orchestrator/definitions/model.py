@@ -296,6 +296,28 @@ class WaveDef:
         raise KeyError(agent_id)
 
 
+# What a person can be told of (``notify.on``), in the order docs/coordination.md lists them.
+NOTIFY_KINDS = ("question", "wave-completed", "wave-failed", "wave-blocked", "usage-limit",
+                "spend-warning", "spend-limit", "lane-done")  # fmt: skip
+WEBHOOK_FORMATS = ("json", "slack", "ntfy")
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """``notify`` of lane.yaml: where a person is told of what needs them (docs/coordination.md,
+    "Notifications"): a command, the desktop, a webhook, the terminal's bell."""
+
+    command: tuple[str, ...] = ()  # run with each event as JSON on stdin
+    desktop: bool = False  # notify-send, when the machine has it
+    webhook_url: str | None = None
+    webhook_format: str = "json"  # json | slack | ntfy
+    bell: bool = False  # a bell on the launcher's terminal
+    on: tuple[str, ...] = NOTIFY_KINDS
+
+    def __bool__(self) -> bool:
+        return bool(self.command or self.desktop or self.webhook_url or self.bell)
+
+
 @dataclass(frozen=True)
 class LaneDef:
     """A lane as `wave` runs it: lane.yaml merged with every wave file, all checked."""
@@ -312,6 +334,7 @@ class LaneDef:
     waves: tuple[WaveDef, ...] = ()
     merge: str = "none"  # ff: fast-forward your branch to a completed wave's integration branch
     notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
+    notify: NotifySettings = field(default_factory=NotifySettings)
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report

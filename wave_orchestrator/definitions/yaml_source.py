@@ -231,7 +231,14 @@ class _Builder:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise YamlSyntaxError("a mapping key must be a plain value", *_position(key_node))
             key = self.loader.construct_object(key_node)
-            key = key if isinstance(key, str) else str(key)
+            # `on:` or `yes:` as a key means the word (YAML 1.1 would make it true): as written
+            key = (
+                key_node.value
+                if isinstance(key, bool)
+                else key
+                if isinstance(key, str)
+                else str(key)
+            )
             child = (*path, key)
             if key in written:
                 self.out.duplicate_keys.append(child)

@@ -12,8 +12,6 @@ import contextlib
 import itertools
 import json
 import os
-import queue
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,15 +34,14 @@ from ..coordination.views import (
     open_requests,
     shared_summary,
 )
-from ..definitions.model import AgentDef
+from ..definitions.model import AgentDef, NotifySettings
 from ..errors import WaveError
+from ..notify.sinks import Teller
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import json_text, write_atomic, write_json_atomic
+from ..state.fsutil import write_atomic, write_json_atomic
 from ..state.layout import StateLayout
 
-NOTIFY_TIMEOUT_SECONDS = 30
 PROJECTION_SECONDS = 1.0  # board, summary and inboxes redrawn at most this often
-NOTIFY_QUEUE = 20  # questions waiting to be notified; more are coalesced into one
 BLOCKING_PRIORITIES = ("high", "urgent")
 
 
@@ -57,20 +54,20 @@ class Coordinator:
         events: EventLog,
         log: Any,
         *,
-        notify: Sequence[str] = (),
+        notify: NotifySettings | None = None,
+        bell: Any = None,
         echo: Callable[[str], None] = print,
     ) -> None:
         self.layout = layout
         self.lane = layout.lane
         self.events = events
         self.log = log
-        self.notify = tuple(notify)
         self.echo = echo
         self.feedback = FeedbackStore(layout.feedback, layout.lane, layout.coordination_log)
         self.wave = 0
         self.owners: dict[str, tuple[str, ...]] = {}
         self.requests: dict[str, FeedbackRequest] = {}
-        self.notifier = Notifier(self.notify, log)
+        self.teller = Teller(notify or NotifySettings(), log, bell)  # the lane's sinks
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
         self.follow = LogFollower(layout.coordination_log(0), 0)
@@ -182,9 +179,8 @@ class Coordinator:
 
     def tell_person(self, payload: dict[str, Any]) -> None:
         """What a person who left the fleet alone should hear of (a usage limit, the spend
-        limit): ``notify.command`` gets it as it gets a question, one JSON object."""
-        if self.notify:
-            self.notifier.send(payload)
+        limit, a wave that ended): the lane's sinks get it, one JSON object."""
+        self.teller.tell(payload)
 
     def _flush(self, now: bool = False) -> None:
         """Write the projections of what changed, at most once per ``PROJECTION_SECONDS``:
@@ -229,8 +225,9 @@ class Coordinator:
             f"wave: {request.agent} asks: {asked}\n"
             f"      answer with: {answer_command(request.id, self.lane)}"
         )
-        if self.notify:
-            self.notifier.send(request.to_json())
+        command = answer_command(request.id, self.lane)
+        self.teller.tell({**request.to_json(), "kind": "question", "reason": request.question,
+                          "command": command, "at": utc_now()})  # fmt: skip
 
     def waiting_human(self) -> frozenset[str]:
         """Agents of this wave waiting for a person's answer right now (`ask --wait` alive
@@ -427,69 +424,3 @@ def _brief(record: CoordRecord) -> dict[str, Any]:
         "priority": record.priority,
         "summary": clean(record.summary)[:120],
     }
-
-
-class Notifier:
-    """The lane's ``notify.command``, run for one question at a time on one worker thread,
-    with the request as JSON on stdin. At most ``NOTIFY_QUEUE`` wait; past that they are
-    counted and said in one ``{"coalesced": N}`` notification instead. A notifier that
-    fails, hangs (ended at ``NOTIFY_TIMEOUT_SECONDS``) or cannot start is only logged: an
-    agent that asks a thousand questions costs one thread and one process at a time."""
-
-    def __init__(self, command: Sequence[str], log: Any) -> None:
-        self.command = tuple(command)
-        self.log = log
-        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(NOTIFY_QUEUE)
-        self.coalesced = 0
-        self._lock = threading.Lock()
-        self._worker: threading.Thread | None = None
-
-    def send(self, payload: dict[str, Any]) -> None:
-        with self._lock:  # the worker decides to end under this lock too: nothing is stranded
-            try:
-                self.queue.put_nowait(payload)
-            except queue.Full:
-                self.coalesced += 1
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._drain, name="wave-notify",
-                                                daemon=True)  # fmt: skip
-                try:
-                    self._worker.start()
-                except RuntimeError as exc:  # no thread to be had (a pids limit): logged
-                    self._worker = None
-                    self.log.warning("notify command not run", error=str(exc))
-
-    def drain(self, seconds: float) -> None:
-        """Wait up to ``seconds`` for the notifications still queued (the launcher ends)."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(seconds)
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                payload = self.queue.get(timeout=1.0)
-            except queue.Empty:
-                with self._lock:
-                    if self.coalesced:
-                        payload, self.coalesced = {"coalesced": self.coalesced}, 0
-                    elif self.queue.empty():
-                        self._worker = None
-                        return
-                    else:
-                        continue
-            self._run(payload)
-
-    def _run(self, payload: dict[str, Any]) -> None:
-        try:
-            done = subprocess.run(
-                self.command,
-                input=json_text(payload).encode("utf-8"),  # lone surrogates escaped
-                capture_output=True,
-                timeout=NOTIFY_TIMEOUT_SECONDS,
-                check=False,
-            )
-            if done.returncode != 0:
-                self.log.warning("notify command failed", code=done.returncode)
-        except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            self.log.warning("notify command failed", error=str(exc))

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..agents.usage import CliRetryFollower
 from ..governor.governor import Governor
-from ..state.events import EventLog, utc_now
+from ..notify.documents import document
+from ..state.events import EventLog
 from ..state.events import iso_time as iso
 from ..state.events import short_clock as clock
 from ..state.fsutil import write_json_atomic
@@ -60,9 +61,10 @@ class Governed:
                          detail=status.detail)  # fmt: skip
         self.log.warning("agent limited", agent=run.id, account=account,
                          until=clock(until), detail=status.detail)  # fmt: skip
-        self.tell({"kind": "usage-limit", "lane": run.launch.lane.name, "wave": wave,
-                   "agent": run.id, "account": account, "until": iso(until),
-                   "detail": status.detail, "at": utc_now()})  # fmt: skip
+        lane = run.launch.lane.name
+        self.tell(document("usage-limit", lane, wave=wave, agent=run.id, reason=status.detail,
+                           command=f"wave status --lane {lane}", account=account,
+                           until=iso(until)))  # fmt: skip
         return True
 
     def fall_back(self, run: AgentRun, plan: Callable[[AgentRun], AgentLaunch | None]) -> bool:
@@ -106,13 +108,20 @@ class Governed:
         for warning in warnings:
             self.events.emit("spend_warning", message=warning)
             self.log.warning(warning)
-            self.tell({"kind": "spend-warning", "message": warning, "at": utc_now()})
+            self.tell(self._spend_doc("spend-warning", warning, runs))
         if stop and not self.stopped:
             self.stopped = stop
             self.events.emit("spend_limit", message=stop, hard=self.hard)
             self.log.warning(stop)
-            self.tell({"kind": "spend-limit", "message": stop, "at": utc_now()})
+            self.tell(self._spend_doc("spend-limit", stop, runs))
         return changed or bool(warnings), running
+
+    @staticmethod
+    def _spend_doc(kind: str, message: str, runs: Iterable[AgentRun]) -> dict[str, Any]:
+        launch = next((r.launch for r in runs), None)
+        lane = launch.lane.name if launch else ""
+        return document(kind, lane, wave=launch.wave.number if launch else None, reason=message,
+                        command=f"wave status --lane {lane}", message=message)  # fmt: skip
 
     def hold(self, run: AgentRun, running: Counter[Any]) -> bool:
         """True when ``run`` may not start now; its ``hold`` says why (views show it)."""

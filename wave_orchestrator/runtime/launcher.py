@@ -17,6 +17,7 @@ from ..agents.wrapper import render_env_file
 from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError
 from ..governor.governor import Governor
+from ..notify.documents import document
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
@@ -172,8 +173,14 @@ class Launcher:
                 if self.stop.is_set():
                     break
                 result.outcomes.append(self.run_wave(wave, run_state))
+                self._tell(result.outcomes[-1])
                 if result.outcomes[-1].state != "completed":
                     break
+            done = [o for o in result.outcomes if o.state == "completed"]
+            if waves and len(done) == len(waves) and self.coordinator is not None:
+                self.coordinator.tell_person(document(
+                    "lane-done", self.lane.name, reason=f"{len(done)} wave(s) completed",
+                    command=f"wave status --lane {self.lane.name}"))  # fmt: skip
             if self.stop.is_set() and not result.outcomes:
                 self._stopped_before_start(run_state)
             self._conclude(result)
@@ -202,7 +209,7 @@ class Launcher:
             if self.reaper is not None:
                 self.reaper.drain()
             if self.coordinator is not None:  # what a person must hear: the spend limit...
-                self.coordinator.notifier.drain(NOTIFY_DRAIN_SECONDS)
+                self.coordinator.teller.drain(NOTIFY_DRAIN_SECONDS)
             # A server that lost its socket can be ended only by its pid: none is left behind.
             self.tmux.shutdown_if_unreachable()
             unregister_launcher(registered)
@@ -309,6 +316,20 @@ class Launcher:
             for s, h in old.items():
                 signal.signal(s, h)
 
+    def _tell(self, outcome: WaveOutcome) -> None:
+        """A person hears how a wave ended (notify: wave-completed, -failed, -blocked)."""
+        if self.coordinator is None or outcome.state == "cancelled":
+            return
+        failed = outcome.state != "completed"
+        kind = "wave-blocked" if failed and outcome.blocked else f"wave-{outcome.state}"
+        gate = outcome.gate.failures if outcome.gate is not None else []
+        agent = next((r.id for r in outcome.failures), next((f.agent for f in gate), None))
+        reason = self.failure_text(outcome).splitlines()[1:3] if failed else []
+        self.coordinator.tell_person(document(
+            kind, self.lane.name, wave=outcome.wave, agent=agent or None,
+            reason=outcome.note or "; ".join(line.strip(" -") for line in reason) or None,
+            command=f"wave status --lane {self.lane.name}"))  # fmt: skip
+
     def failure_text(self, outcome: WaveOutcome) -> str:
         blocked = " (blocked: nothing safe to retry)" if outcome.blocked else ""
         if outcome.note:
@@ -341,7 +362,8 @@ class Launcher:
                 self.layout,
                 self.events,
                 self.log,
-                notify=self.lane.notify_command,
+                notify=self.lane.notify,
+                bell=sys.stderr,
                 echo=lambda text: print(text, file=sys.stderr, flush=True),
             )
         return self.coordinator
