@@ -35,6 +35,7 @@ def register(sub: Any) -> None:
             ("wave logs A1", "agent A1's output in its latest wave"),
             ("wave logs A1 --wave 2 -f", "follow A1 of wave 2, waiting for it to start"),
             ("wave logs --launcher -f", "follow a detached launcher"),
+            ("wave logs --all -f", "every agent's output, interleaved, as the launcher goes on"),
         ],
     )
     add_repo(p)
@@ -50,6 +51,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--launcher", action="store_true", help="the detached launcher's output, not an agent's"
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every agent of the wave (the running one, else the latest), each line prefixed "
+        "with its id; with -f, until the launcher ends",
     )
     p.set_defaults(handler=run)
 
@@ -101,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     layout = state_layout(repo, lane)
     if args.launcher:
         return _launcher_logs(args, layout)
+    if args.all:
+        return _all_logs(args, layout, repo)
     if not args.agent or not AGENT_ID_RE.fullmatch(args.agent):
         raise UsageError(
             f"invalid agent id {args.agent!r}" if args.agent else "give an agent id or --launcher"
@@ -179,6 +188,21 @@ def _copy(path: Path, offset: int, final: bool = False) -> int:
         out.write(shown.feed(b"", final=True))
     out.flush()
     return offset
+
+
+def _all_logs(args: argparse.Namespace, layout: StateLayout, repo: Path) -> int:
+    from ._common import _running_wave
+    from ._complete import wave_agents
+    from .logs_all import show_all
+
+    if args.agent:
+        raise UsageError("--all shows every agent: give no agent id with it")
+    wave = args.wave or _running_wave(layout)
+    if wave is None:
+        raise UsageError(f"no wave of lane {layout.lane!r} has run yet (see `wave status`)")
+    alive = lambda: _launcher_since(layout) is not None  # noqa: E731
+    return show_all(layout, wave, args.follow, alive, lambda: _running_wave(layout),
+                    lambda n: wave_agents(repo, layout.lane, n))  # fmt: skip
 
 
 def _launcher_logs(args: argparse.Namespace, layout: StateLayout) -> int:

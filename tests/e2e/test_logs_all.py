@@ -1,0 +1,78 @@
+"""`wave logs --all -f`: every agent's lines, prefixed with its id, as they are written, and
+on into the next wave; without -f, what each agent printed."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from queue import Empty, Queue
+
+import pytest
+from helpers import Repo, local_agent, local_lane, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def gate(name: str) -> str:
+    return f'until [ -e "$WAVE_REPO/go-{name}" ]; do sleep 0.05; done'
+
+
+def test_follow_interleaves_the_agents_as_they_write_and_goes_on_to_the_next_wave(
+    tmux_repo: Repo,
+) -> None:
+    # A and B take turns, each waiting for the test to have seen the other's line: the view
+    # must show each line as it is written, not each log once it is done.
+    a = f"echo a1; {gate('a2')}; echo a2"
+    b = f"{gate('b1')}; echo b1; {gate('b2')}; echo b2"
+    tmux_repo.lane("main", local_lane(), {
+        1: "agents:\n" + local_agent("A", a) + local_agent("B", b),
+        2: "agents:\n" + local_agent("C", "echo c1"),
+    })  # fmt: skip
+    launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    wait_for(lambda: (tmux_repo.state("main") / "run-state.json").exists(), 20, what="start")
+    view = subprocess.Popen(tmux_repo.command("logs", "--lane", "main", "--all", "-f"),
+                            env=tmux_repo.env, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    lines: Queue[str] = Queue()
+    threading.Thread(target=lambda: [lines.put(x.rstrip("\n")) for x in view.stdout or []],
+                     daemon=True).start()  # fmt: skip
+    seen: list[str] = []
+
+    def next_line(want: str) -> None:
+        while True:
+            try:
+                line = lines.get(timeout=30)
+            except Empty:
+                raise AssertionError(f"no {want!r} in {seen}") from None
+            seen.append(line)
+            if line == want:
+                return
+
+    try:
+        next_line("A | a1")
+        (tmux_repo.root / "go-b1").touch()
+        next_line("B | b1")
+        (tmux_repo.root / "go-a2").touch()
+        next_line("A | a2")
+        (tmux_repo.root / "go-b2").touch()
+        next_line("B | b2")
+        next_line("--- wave 2 ---")
+        next_line("C | c1")
+        assert view.wait(timeout=30) == 0  # it ends with the launcher
+    finally:
+        view.kill()
+        launcher.wait(timeout=60)
+    assert launcher.returncode == 0
+
+
+def test_without_follow_each_agent_s_lines_are_printed_prefixed(tmux_repo: Repo) -> None:
+    tmux_repo.lane("main", local_lane(), {
+        1: "agents:\n" + local_agent("api", "echo one; printf 'two'")
+        + local_agent("ui", "printf 'x\\033]0;title\\007y\\n'"),
+    })  # fmt: skip
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    out = tmux_repo.wave("logs", "--lane", "main", "--all").stdout.splitlines()
+    assert out[0] == "api | one" and out[1].startswith("api | two")  # `two` had no newline
+    assert sum(line.startswith("api | ") for line in out) == 2
+    assert "ui  | x\x1b]0;title\x07y" in out  # to a pipe, the log as it is
+    refused = tmux_repo.wave("logs", "--lane", "main", "--all", "api")
+    assert refused.returncode == 2 and "give no agent id" in refused.stderr
