@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import subprocess
 import sys
 from typing import Any
 
@@ -24,12 +25,15 @@ def register(sub: Any) -> None:
         "attach to an agent's tmux session",
         "Put your terminal on the tmux session of a running agent (or of the dashboard) on the "
         "lane's private tmux server; detach again with the tmux prefix and d (C-b d). Needs a "
-        "terminal; without one, --print gives the tmux command to run. A detached launcher's "
-        "own output is `wave logs --launcher`.",
+        "terminal; without one, --print gives the tmux command to run. Inside your own tmux the "
+        "session nests: detach the inner one with the prefix twice (C-b C-b d), or open it in "
+        "a new window of your tmux with --new-window. A detached launcher's own output is "
+        "`wave logs --launcher`.",
         [
             ("wave attach A1", "watch agent A1 of the current wave work"),
             ("wave attach --dashboard", "the live dashboard session"),
             ("wave attach A1 --wave 2 --print", "the tmux command, to run elsewhere"),
+            ("wave attach A1 --new-window", "inside your tmux: A1 in a new window of it"),
         ],
     )
     add_repo(p)
@@ -46,6 +50,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--print", action="store_true", help="print the tmux command instead of running it"
+    )
+    p.add_argument(
+        "--new-window",
+        action="store_true",
+        help="inside your own tmux: open the session in a new window of it",
     )
     p.set_defaults(handler=run)
 
@@ -82,9 +91,25 @@ def run(args: argparse.Namespace) -> int:
             f"no tmux session {target!r} on lane {lane!r}: agent sessions end with their wave "
             "(launch with --keep-sessions to keep them); `wave logs` shows the output"
         )
+    if args.new_window:
+        return _new_window(target, argv)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
             f"wave attach needs a terminal (this one's input or output is not): run "
             f"`{shlex.join(argv)}` from a terminal, or follow the output with `wave logs -f`"
         )
     os.execvp("tmux", argv)
+
+
+def _new_window(name: str, attach: list[str]) -> int:
+    """A window of the user's own tmux (the one ``$TMUX`` names) attached to the lane's
+    session: tmux cannot switch a client across servers, so the lane's server runs nested in
+    it, with ``TMUX`` unset for the inner client."""
+    if not os.environ.get("TMUX"):
+        raise UsageError("--new-window opens a window of your tmux: run it inside tmux ($TMUX)")
+    inner = shlex.join(["env", "-u", "TMUX", *attach])
+    done = subprocess.run(["tmux", "new-window", "-n", name, inner], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise UsageError(f"tmux new-window failed: {done.stderr.strip() or done.returncode}")
+    return 0
