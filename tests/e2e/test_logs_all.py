@@ -8,7 +8,7 @@ import threading
 from queue import Empty, Queue
 
 import pytest
-from helpers import Repo, local_agent, local_lane, wait_for
+from helpers import Repo, git_init, local_agent, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -76,3 +76,23 @@ def test_without_follow_each_agent_s_lines_are_printed_prefixed(tmux_repo: Repo)
     assert "ui  | x\x1b]0;title\x07y" in out  # to a pipe, the log as it is
     refused = tmux_repo.wave("logs", "--lane", "main", "--all", "api")
     assert refused.returncode == 2 and "give no agent id" in refused.stderr
+
+
+def test_wave_diff_in_a_shared_checkout_shows_the_owned_paths_changes(tmux_repo: Repo) -> None:
+    root = tmux_repo.root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "api.txt").write_text("v1\n")
+    (root / "ui.txt").write_text("old\n")
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n"
+        + local_agent("api", "echo v2 >> api.txt; echo new > api-new.txt",
+                      owns=["api.txt", "api-new.txt"])
+        + local_agent("ui", "echo changed > ui.txt", owns=["ui.txt"])})  # fmt: skip
+    git_init(root)
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    shown = tmux_repo.wave("diff", "api", "--lane", "main")
+    assert shown.returncode == 0, shown.stderr
+    assert "+++ b/api.txt" in shown.stdout and "+v2" in shown.stdout
+    assert "new file, not in git yet: api-new.txt" in shown.stdout
+    assert "ui.txt" not in shown.stdout  # another agent's path
+    stat = tmux_repo.wave("diff", "ui", "--lane", "main", "--stat")
+    assert "ui.txt | 2 +-" in stat.stdout

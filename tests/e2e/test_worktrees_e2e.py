@@ -341,7 +341,7 @@ def test_wave_diff_shows_an_agents_own_change_from_where_it_started(tmux_repo: R
     stat = tmux_repo.wave("diff", "A", "--lane", "main", "--wave", "1", "--stat")
     assert stat.returncode == 0 and "A.txt | 1 +" in stat.stdout
     unknown = tmux_repo.wave("diff", "nobody", "--lane", "main")
-    assert unknown.returncode == 2 and "no branch" in unknown.stderr
+    assert unknown.returncode == 2 and "agent 'nobody' has not run" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
 

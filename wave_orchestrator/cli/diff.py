@@ -1,6 +1,7 @@
-"""`wave diff AGENT`: one agent's work in ``isolation: worktree``: its branch against the
+"""`wave diff AGENT`: one agent's work. In ``isolation: worktree``, its branch against the
 commit it started from (the base, or its dependencies' work merged onto it), so a person
-reviews what the agent did and not what it was given."""
+reviews what the agent did and not what it was given; in a shared checkout, the changes in
+the paths it owns."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ def register(sub: Any) -> None:
         sub,
         "diff",
         "show an agent's work: its branch against the commit it started from",
-        "For a wave run with isolation: worktree: the git diff of the agent's branch "
+        "In a shared checkout: `git diff HEAD` of the paths the agent owns, and its new files "
+        "git does not track yet. For a wave run with isolation: worktree: the git diff of the "
+        "agent's branch "
         "wave/<lane>/w<n>-<agent> against the commit it started from, as recorded when the "
         "wave ran (the base, or, with depends_on, its dependencies' branches merged onto it), "
         "so only the agent's own change shows. Without --wave, the latest such wave that "
@@ -61,7 +64,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{repo} is not a git repository")
     layout = state_layout(repo, lane)
     iso = Isolation(repo, layout.worktrees, lane)
-    wave = args.wave or _latest_wave(layout, iso, args.agent)
+    if args.wave is not None and not (layout.wave_dir(args.wave) / RECORD).is_file():
+        return _shared(repo, lane, args.wave, args)
+    try:
+        wave = args.wave or _latest_wave(layout, iso, args.agent)
+    except UsageError:  # no worktree wave ran it: a shared checkout's wave
+        from .logs import find_agent_wave
+
+        return _shared(repo, lane, find_agent_wave(layout, args.agent), args)
     record = _record(layout, wave)
     branch = iso.branch(wave, args.agent)
     if not iso.exists(branch):
@@ -73,13 +83,39 @@ def run(args: argparse.Namespace) -> int:
             f"{where} records no commit agent {args.agent} started from that is in this "
             f"repository; compare by hand: git diff <commit>...{branch}"
         )
-    text = diff(iso, branch, start, stat=args.stat)
+    _write(diff(iso, branch, start, stat=args.stat))
+    return 0
+
+
+def _shared(repo: Path, lane: str, wave: int, args: argparse.Namespace) -> int:
+    """In a shared checkout the agent's work is what changed in the paths it owns: `git diff
+    HEAD` of those, and the new files there git does not track yet."""
+    from ..definitions.lane_loader import load_lane
+    from ..worktrees.git import GitError, out
+
+    try:
+        owns = load_lane(repo, lane).wave(wave).agent(args.agent).owns
+    except KeyError:
+        raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}") from None
+    if not owns:
+        raise UsageError(f"agent {args.agent} of wave {wave} owns no paths: nothing to diff")
+    flags = ["--no-ext-diff", "--no-textconv", "--no-color", *(["--stat"] if args.stat else [])]
+    try:
+        text = out(repo, "diff", *flags, "HEAD", "--", *owns)
+        new = out(repo, "ls-files", "--others", "--exclude-standard", "--", *owns).splitlines()
+    except GitError as exc:  # no commit yet, a broken repository: said, not a traceback
+        raise UsageError(f"git could not compare agent {args.agent}'s paths: {exc}") from None
+    text = (text + "\n" if text else "") + "".join(f"new file, not in git yet: {p}\n" for p in new)
+    _write(text)
+    return 0
+
+
+def _write(text: str) -> None:
     if sys.stdout.isatty():  # an agent wrote it: shown on a terminal, never obeyed
         from ..sanitize import strip_controls
 
         text = strip_controls(text, newlines=True)
     sys.stdout.write(text)
-    return 0
 
 
 def _record(layout: StateLayout, wave: int) -> dict[str, Any]:
