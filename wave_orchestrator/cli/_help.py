@@ -42,6 +42,7 @@ COMMAND_EXIT_CODES: dict[str, tuple[int, ...]] = {
     "feedback": (0, 2, 4),
     "comment": (0, 2),
     "diff": (0, 1, 2),
+    "rerun": (0, 1, 2, 3, 4, 130),
     "worktrees": (0, 1, 2),
     "lanes": (0, 2),
     "init": (0, 2),

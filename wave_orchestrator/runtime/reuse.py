@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..definitions.model import AgentDef, WaveDef
 from ..errors import WaveError
+from ..sanitize import strip_controls
 from ..state.fsutil import write_json_atomic
 from ..state.layout import AgentPaths, StateLayout
 from ..state.lifecycle import AgentState
@@ -126,7 +127,19 @@ def reusable_agents(
     prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
     earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if spaces.has_branch(a.id)}
     rejected = previous.get("rejected_agents")
-    return choose_reused(impl, prints, earlier, rejected if isinstance(rejected, list) else ())
+    rejected = [*(rejected if isinstance(rejected, list) else ()), *rerun_notes(previous)]
+    return choose_reused(impl, prints, earlier, rejected)
+
+
+def rerun_notes(previous: Mapping[str, Any]) -> dict[str, str]:
+    """The agents `wave rerun` asked to run again, each with its prompt's "why you run again"
+    (run-state's ``rerun``, already checked on read)."""
+    rerun = previous.get("rerun")
+    if not isinstance(rerun, dict):
+        return {}
+    reason = strip_controls(str(rerun.get("reason") or "")) or "no reason given"
+    note = f"## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
+    return dict.fromkeys(rerun.get("agents") or [], note)
 
 
 def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str]) -> list[str]:

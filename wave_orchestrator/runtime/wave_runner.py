@@ -39,7 +39,7 @@ from .retry import (
     plan_closure_retry,
     plan_failed_retry,
 )
-from .reuse import carry_over, earlier_attempt, fingerprint, reusable_agents
+from .reuse import carry_over, earlier_attempt, fingerprint, rerun_notes, reusable_agents
 from .snapshot import SnapshotWriter
 from .summaries import gaps_of, write_summaries
 from .wave_context import AttemptResult, WaveContext, WaveOutcome
@@ -368,8 +368,7 @@ class WaveRunner:
 
     def _adopt_the_rest(self, plan: RetryPlan) -> None:
         """Resuming a retry: the agents its plan does not run again stand as they ended."""
-        targets = {a.id for a in plan.agents}
-        kept = [a for a in self.wave.implementation_agents if a.id not in targets]
+        kept = [a for a in self.wave.implementation_agents if a not in plan.agents]
         kept += [a for _, group in self.wave.closure_stages()[: plan.first_stage] for a in group]
         for agent in kept:
             if (run := self._adopt(agent, {})) is not None and run.state.terminal:
@@ -452,6 +451,7 @@ class WaveRunner:
             return first, restored or everyone
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous, self.spaces)
+        self.retry_notes = rerun_notes(previous)  # `wave rerun`: why it runs again, for its prompt
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
             ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
             self.reused = carry_over(ctx.layout, wave.number, suffix, reusable)
@@ -459,7 +459,7 @@ class WaveRunner:
         if self.desk is not None:
             self.desk.reset()
         ctx.events.emit("wave_started", wave.number, title=wave.title, agents=len(wave.agents))
-        ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))
+        ctx.log.info("wave started", title=wave.title, agents=len(wave.agents))  # fmt: skip
         return 1, everyone
 
     def _end(self, outcome: WaveOutcome, run_state: RunState) -> None:

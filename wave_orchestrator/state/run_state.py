@@ -34,6 +34,13 @@ def clean_entry(raw: Any) -> dict[str, Any] | None:
         }
     if isinstance(raw.get("plan"), dict):  # checked against the wave by RetryPlan.restored
         entry["plan"] = raw["plan"]
+    rerun = raw.get("rerun")  # `wave rerun`: the agents the next run must not reuse, and why
+    if isinstance(rerun, dict) and isinstance(rerun.get("agents"), list):
+        entry["rerun"] = {
+            "agents": [a for a in rerun["agents"][:100] if isinstance(a, str)
+                       and AGENT_ID_RE.fullmatch(a)],
+            "reason": rerun["reason"][:500] if isinstance(rerun.get("reason"), str) else "",
+        }  # fmt: skip
     rejected = raw.get("rejected_agents")
     if isinstance(rejected, list):
         entry["rejected_agents"] = [
@@ -85,7 +92,7 @@ class RunState:
             entry["started_at"] = now
             entry.pop("finished_at", None)
             entry.pop("reason", None)
-            for done_with in ("gate_failure", "rejected_agents", "plan", "waiting_for"):
+            for done_with in ("gate_failure", "rejected_agents", "plan", "waiting_for", "rerun"):
                 entry.pop(done_with, None)
         if to in ("completed", "failed", "cancelled"):
             entry["finished_at"] = now
@@ -124,6 +131,15 @@ class RunState:
             entry["waiting_for"] = waiting_for
         else:
             entry.pop("waiting_for", None)
+        self.data["waves"][str(number)] = entry
+        self.save()
+
+    def ask_rerun(self, number: int, agent: str, reason: str) -> None:
+        """`wave rerun`: the next run of the wave runs ``agent`` again (not reused), its prompt
+        saying why."""
+        entry = dict(self.wave(number))
+        asked = entry.get("rerun") or {"agents": [], "reason": ""}
+        entry["rerun"] = {"agents": sorted({*asked["agents"], agent}), "reason": reason[:500]}
         self.data["waves"][str(number)] = entry
         self.save()
 

@@ -1,5 +1,6 @@
-"""`wave logs --all -f`: every agent's lines, prefixed with its id, as they are written, and
-on into the next wave; without -f, what each agent printed."""
+"""The commands a person at a terminal reaches for (issue 26 §2): `wave logs --all -f` (every
+agent's lines, prefixed with its id, as they are written, and on into the next wave), `wave diff`
+in a shared checkout and `wave rerun`."""
 
 from __future__ import annotations
 
@@ -96,3 +97,41 @@ def test_wave_diff_in_a_shared_checkout_shows_the_owned_paths_changes(tmux_repo:
     assert "ui.txt" not in shown.stdout  # another agent's path
     stat = tmux_repo.wave("diff", "ui", "--lane", "main", "--stat")
     assert "ui.txt | 2 +-" in stat.stdout
+
+
+def test_rerun_runs_the_agent_again_with_why_then_the_closure_and_reuses_the_rest(
+    tmux_repo: Repo,
+) -> None:
+    count = 'n=$(cat "$WAVE_REPO/n-$WAVE_AGENT_ID" 2>/dev/null || echo 0); ' \
+            'echo $((n + 1)) > "$WAVE_REPO/n-$WAVE_AGENT_ID"'  # fmt: skip
+    qa = (count + "; mkdir -p docs; echo ok > docs/qa.md; "
+          "echo '[wave-gate] architecture=pass integration=pass durability=pass live=pass "
+          "docs=pass'; echo '[wave-verdict] pass'")  # fmt: skip
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", count)
+                   + local_agent("B", count)
+                   + local_agent("Q", qa, role="cont-qa", owns=["docs/qa.md"])})  # fmt: skip
+    git_init(tmux_repo.root)
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    again = tmux_repo.wave("rerun", "A", "--lane", "main", "--reason", "flaky tests",
+                           "--no-dashboard")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    runs = {a: int((tmux_repo.root / f"n-{a}").read_text()) for a in ("A", "B", "Q")}
+    assert runs == {"A": 2, "B": 1, "Q": 2}  # A again, B reused, the closure sweep again
+    prompt = (tmux_repo.agent_dir("main", 1, "A") / "prompt.md").read_text()
+    assert "A person asked for it (`wave rerun`): flaky tests" in prompt
+    assert "rerun" not in tmux_repo.run_state("main")["waves"]["1"]  # asked once, done
+    unknown = tmux_repo.wave("rerun", "Z", "--lane", "main", "--wave", "1")
+    assert unknown.returncode == 2 and "has no agent 'Z'" in unknown.stderr
+
+
+def test_rerun_refuses_while_a_launcher_runs_the_lane(tmux_repo: Repo) -> None:
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "sleep 30")})
+    launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: tmux_repo.agent_dir("main", 1, "A").joinpath("output.log").exists(),
+                 20, what="A to run")  # fmt: skip
+        refused = tmux_repo.wave("rerun", "A", "--lane", "main")
+        assert refused.returncode == 2 and "a launcher runs lane main" in refused.stderr
+    finally:
+        launcher.terminate()
+        launcher.wait(timeout=60)
