@@ -213,8 +213,10 @@ def test_the_spend_limit_stops_new_agents_and_blocks_the_wave(tmux_repo: Repo) -
     status = tmux_repo.wave("status", "--lane", "main")
     assert "spend: $1.35 of $1.00" in status.stdout, status.stdout
     told = [json.loads(x) for x in (tmux_repo.root / "told.jsonl").read_text().split("\n") if x]
-    assert [t["kind"] for t in told] == ["spend-warning", "spend-limit"]  # a person hears it
+    kinds = [t["kind"] for t in told]  # a person hears it
+    assert kinds == ["spend-warning", "spend-limit", "wave-blocked"]
     assert told[1]["message"] == "spend limit $1.00 reached ($1.35 spent)"
+    assert told[2]["reason"] == "spend limit $1.00 reached ($1.35 spent)"
 
 
 def test_kill_9_while_parked_then_resume_keeps_the_reset_and_launches_nothing_twice(
