@@ -199,8 +199,8 @@ class AgentPool:
                 continue
             if not ready or self._preparing(run) or self._held(run):
                 continue
-            if self.rules.hold(run, running):
-                changed = True
+            if (why := self.rules.hold(run, running)) is not None:
+                changed |= why  # shown once its reason is new, not every turn
                 continue
             if time.monotonic() < self.next_launch or self._full(len(batch)):
                 break

@@ -123,13 +123,14 @@ class Governed:
         return document(kind, lane, wave=launch.wave.number if launch else None, reason=message,
                         command=f"wave status --lane {lane}", message=message)  # fmt: skip
 
-    def hold(self, run: AgentRun, running: Counter[Any]) -> bool:
-        """True when ``run`` may not start now; its ``hold`` says why (views show it)."""
+    def hold(self, run: AgentRun, running: Counter[Any]) -> bool | None:
+        """None when ``run`` may start now; else whether the reason it is held for is new
+        (its ``hold`` says why: views show it)."""
         why = self.governor.hold(run.slot, running) if self.governor else None
         changed, run.hold = why != run.hold, why
         if changed and why:
             self.log.info("agent held", agent=run.id, why=why)
-        return why is not None
+        return None if why is None else changed
 
     def out_of_quota(self, run: AgentRun) -> str | None:
         """Why ``run`` is not started at all (its account has no reset to wait for)."""
