@@ -27,7 +27,46 @@ POST_TIMEOUT_SECONDS = 5.0
 POST_TRIES = 3  # a webhook that fails is tried this often per batch (1 s, then 2 s apart)
 
 
-class Notifier:
+class _Queued:
+    """Events for one worker thread, alive while there is something to send (the worker ends
+    under the same lock ``send`` starts it under: nothing is stranded). An event that does not
+    fit the queue is counted in ``overflow``, never held."""
+
+    thread_name = "wave-notify"
+
+    def __init__(self, size: int, log: Any) -> None:
+        self.log = log
+        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(size)
+        self.overflow = 0
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def send(self, doc: dict[str, Any]) -> None:
+        with self._lock:
+            try:
+                self.queue.put_nowait(doc)
+            except queue.Full:
+                self.overflow += 1
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._drain, name=self.thread_name,
+                                                daemon=True)  # fmt: skip
+                try:
+                    self._worker.start()
+                except RuntimeError as exc:  # no thread to be had (a pids limit): logged
+                    self._worker = None
+                    self.log.warning("notifications not sent", error=str(exc))
+
+    def drain(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for what is still queued (the launcher ends)."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(seconds)
+
+    def _drain(self) -> None:
+        raise NotImplementedError
+
+
+class Notifier(_Queued):
     """The lane's ``notify.command``, run for one event at a time on one worker thread,
     with the event as JSON on stdin. At most ``NOTIFY_QUEUE`` wait; past that they are
     counted and said in one ``{"coalesced": N}`` notification instead. A notifier that
@@ -35,33 +74,8 @@ class Notifier:
     agent that asks a thousand questions costs one thread and one process at a time."""
 
     def __init__(self, command: Sequence[str], log: Any) -> None:
+        super().__init__(NOTIFY_QUEUE, log)
         self.command = tuple(command)
-        self.log = log
-        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(NOTIFY_QUEUE)
-        self.coalesced = 0
-        self._lock = threading.Lock()
-        self._worker: threading.Thread | None = None
-
-    def send(self, payload: dict[str, Any]) -> None:
-        with self._lock:  # the worker decides to end under this lock too: nothing is stranded
-            try:
-                self.queue.put_nowait(payload)
-            except queue.Full:
-                self.coalesced += 1
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._drain, name="wave-notify",
-                                                daemon=True)  # fmt: skip
-                try:
-                    self._worker.start()
-                except RuntimeError as exc:  # no thread to be had (a pids limit): logged
-                    self._worker = None
-                    self.log.warning("notify command not run", error=str(exc))
-
-    def drain(self, seconds: float) -> None:
-        """Wait up to ``seconds`` for the notifications still queued (the launcher ends)."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(seconds)
 
     def _drain(self) -> None:
         while True:
@@ -69,8 +83,8 @@ class Notifier:
                 payload = self.queue.get(timeout=1.0)
             except queue.Empty:
                 with self._lock:
-                    if self.coalesced:
-                        payload, self.coalesced = {"coalesced": self.coalesced}, 0
+                    if self.overflow:
+                        payload, self.overflow = {"coalesced": self.overflow}, 0
                     elif self.queue.empty():
                         self._worker = None
                         return
@@ -93,7 +107,7 @@ class Notifier:
             self.log.warning("notify command failed", error=str(exc))
 
 
-class Delivery:
+class Delivery(_Queued):
     """The desktop (notify-send) and the webhook, on one worker thread that lives while there
     is something to send. Events of the same second are sent together: 200 questions at once
     are a few POSTs, not 200. A failing sink is warned of once, then quietly retried with
@@ -105,39 +119,16 @@ class Delivery:
         log: Any,
         post: Callable[[str, bytes, dict[str, str]], None] | None = None,
     ) -> None:
+        super().__init__(DELIVERY_QUEUE, log)
         self.url, self.form = settings.webhook_url, settings.webhook_format
         self.desktop = shutil.which("notify-send") if settings.desktop else None
-        self.log = log
         self.post = post or _post
-        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(DELIVERY_QUEUE)
-        self.dropped = 0
         self.warned: set[str] = set()
-        self._lock = threading.Lock()
-        self._worker: threading.Thread | None = None
 
     def __bool__(self) -> bool:
         return bool(self.url or self.desktop)
 
-    def send(self, doc: dict[str, Any]) -> None:
-        with self._lock:
-            try:
-                self.queue.put_nowait(doc)
-            except queue.Full:
-                self.dropped += 1
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._drain, name="wave-deliver",
-                                                daemon=True)  # fmt: skip
-                try:
-                    self._worker.start()
-                except RuntimeError as exc:
-                    self._worker = None
-                    self._warn("notify", f"no thread to send notifications: {exc}")
-
-    def drain(self, seconds: float) -> None:
-        """Wait up to ``seconds`` for what is still queued (the launcher ends)."""
-        worker = self._worker
-        if worker is not None:
-            worker.join(seconds)
+    thread_name = "wave-deliver"
 
     def _drain(self) -> None:
         while True:
@@ -156,7 +147,7 @@ class Delivery:
                 except queue.Empty:
                     break
             with self._lock:
-                dropped, self.dropped = self.dropped, 0
+                dropped, self.overflow = self.overflow, 0
             self._deliver(batch, dropped)
 
     def _deliver(self, batch: list[dict[str, Any]], dropped: int) -> None:
