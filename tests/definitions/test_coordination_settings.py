@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import Repo
 
 from wave_orchestrator.definitions.lane_loader import load_lane
@@ -75,12 +76,9 @@ def test_a_bad_sink_is_named(repo: Repo) -> None:
         "  on: [wave-exploded]\n  bell: loud\n",
         {1: WAVE},
     )
-    try:
+    with pytest.raises(LaneInvalid) as refused:  # a file URL, an unknown format and event
         load_lane(repo.root, "main")
-    except LaneInvalid as exc:
-        text = str(exc)
-    else:
-        raise AssertionError("a file URL, an unknown format and event must be refused")
+    text = str(refused.value)
     assert "notify.webhook.url: not an http(s) URL: 'file:///etc/passwd'" in text
     assert "notify.webhook.format: unknown format 'teams'" in text
     assert "notify.on[0]: unknown event 'wave-exploded'" in text

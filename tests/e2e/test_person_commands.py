@@ -135,3 +135,20 @@ def test_rerun_refuses_while_a_launcher_runs_the_lane(tmux_repo: Repo) -> None:
     finally:
         launcher.terminate()
         launcher.wait(timeout=60)
+
+
+def test_all_logs_show_a_line_of_megabytes_in_parts_and_never_hold_it_whole(
+    tmux_repo: Repo,
+) -> None:
+    big = "yes x | tr -d '\\n' | head -c 5000000"  # 5 MB, no newline
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", big)})
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    shown = subprocess.run(tmux_repo.command("logs", "--lane", "main", "--all"),
+                           env=tmux_repo.env, capture_output=True)  # fmt: skip
+    assert shown.returncode == 0
+    parts = [line for line in shown.stdout.split(b"\n") if line.startswith(b"A | x")]
+    payload = b"".join(line[len(b"A | ") :] for line in parts)  # the line, then the footer
+    assert payload.startswith(b"x" * 5_000_000) and payload[5_000_000:].startswith(
+        b"[wave] run ended"
+    )
+    assert len(parts) >= 2 and max(len(line) for line in parts) <= 2 * (1 << 20) + 8

@@ -40,8 +40,8 @@ class Interleaver:
             more |= full
             lines = data.split(b"\n")
             rest = lines.pop()  # after the last newline: a line still being written
-            if final and not full and rest:
-                lines.append(rest)  # the log is done: its last line has no newline
+            if (final and not full and rest) or len(rest) > READ_BYTES:
+                lines.append(rest)  # the log is done, or a line of megabytes: shown in parts
                 rest = b""
             self.partial[path] = rest
             for line in lines:
