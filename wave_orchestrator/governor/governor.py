@@ -149,23 +149,28 @@ class Governor:
                 self.wave_spent += usd
         self.save()  # `wave status` shows it, and a resumed launcher goes on from it
 
-    def spend_news(self) -> tuple[list[str], str | None]:
-        """(warnings not yet given, the reason launching stops or None), for the pool's loop."""
+    def _spending(self) -> list[tuple[str, float, float]]:
+        """(scope, spent, limit) of each limit set: the lane's run, this wave."""
         with self._lock:
             spent = {"lane": self.spent, "wave": self.wave_spent}
         limits = {"lane": self.rules.spend_limit_usd, "wave": self.wave_limit}
-        warnings, stop = [], None
-        for scope, limit in limits.items():
-            if limit is None:
-                continue
-            if spent[scope] >= limit:
-                stop = stop or f"spend limit ${limit:.2f} reached (${spent[scope]:.2f} spent)"
-            if spent[scope] >= WARN_AT * limit and scope not in self._warned:
+        return [(scope, spent[scope], limit) for scope, limit in limits.items() if limit]
+
+    def spend_stop(self) -> str | None:
+        """Why nothing more may start (a spend limit reached), or None. Changes nothing."""
+        return next((f"spend limit ${limit:.2f} reached (${spent:.2f} spent)"
+                     for _, spent, limit in self._spending() if spent >= limit), None)  # fmt: skip
+
+    def spend_news(self) -> tuple[list[str], str | None]:
+        """(warnings not yet given, the reason launching stops or None), for the pool's loop."""
+        warnings = []
+        for scope, spent, limit in self._spending():
+            if spent >= WARN_AT * limit and scope not in self._warned:
                 self._warned.add(scope)
                 self.save()
-                warnings.append(f"spend at {spent[scope] / limit:.0%} of the {scope}'s limit "
-                                f"(${spent[scope]:.2f} of ${limit:.2f})")  # fmt: skip
-        return warnings, stop
+                warnings.append(f"spend at {spent / limit:.0%} of the {scope}'s limit "
+                                f"(${spent:.2f} of ${limit:.2f})")  # fmt: skip
+        return warnings, self.spend_stop()
 
     # -- views and persistence ----------------------------------------------------------------
     def view(self) -> dict[str, Any]:

@@ -408,7 +408,7 @@ class WaveRunner:
     def _spend_stop(self) -> str:
         """The spend limit's words when it is what stopped the wave (its blocked reason)."""
         gov = self.ctx.governor
-        return (gov.spend_news()[1] or "") if gov is not None else ""
+        return (gov.spend_stop() or "") if gov is not None else ""
 
     def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
         return next_executor(agent, history, self.ctx.path_env, self.ctx.lane.repo)
