@@ -9,7 +9,7 @@ import threading
 from queue import Empty, Queue
 
 import pytest
-from helpers import Repo, git_init, local_agent, local_lane, wait_for
+from helpers import Repo, git_init, local_agent, local_lane, sh, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -97,6 +97,11 @@ def test_wave_diff_in_a_shared_checkout_shows_the_owned_paths_changes(tmux_repo:
     assert "ui.txt" not in shown.stdout  # another agent's path
     stat = tmux_repo.wave("diff", "ui", "--lane", "main", "--stat")
     assert "ui.txt | 2 +-" in stat.stdout
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "-c", "user.name=Me", "-c", "user.email=me@example.com", "commit", "-qm", "x")
+    same = tmux_repo.wave("diff", "ui", "--lane", "main")
+    assert same.returncode == 0 and same.stdout == ""
+    assert "agent ui of wave 1: no change since HEAD in the paths it owns" in same.stderr
 
 
 def test_rerun_runs_the_agent_again_with_why_then_the_closure_and_reuses_the_rest(
