@@ -9,7 +9,7 @@ import sys
 import pytest
 from helpers import Repo
 
-HEAVY = ("libtmux", "watchdog", "rich", "structlog", "sqlite3")
+HEAVY = ("libtmux", "watchdog", "rich", "structlog", "sqlite3", "textual")
 # Loaded only where used: grep for a lane's own patterns, difflib for a misspelt name, git and
 # worktrees for isolated waves, the Slurm placement for Slurm lanes, the launcher's machinery.
 LIGHT = (

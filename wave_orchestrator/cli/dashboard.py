@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from typing import Any
 
 from ..errors import UsageError
@@ -18,11 +19,15 @@ def register(sub: Any) -> None:
         sub,
         "dashboard",
         "live dashboard of the lane's current wave",
-        "Draw the lane's current wave live: each agent's state, elapsed time and last line, "
-        "the closure stages and the latest events, refreshed as the launcher writes them. "
-        "Ctrl-C leaves. --once prints one frame (plain text when piped).",
+        "On a terminal, an interactive console of the lane's current wave: each agent's "
+        "state, attempt, elapsed time, tokens, cost and last line, the closure stages, open "
+        "questions and spend; pick an agent with the arrows or j/k, then l its output, d its "
+        "diff, Enter attach, s stop, r rerun, a answer, c comment (w wave, / filter, ? keys, "
+        "q quit). Piped, with --once, --plain, NO_COLOR or --color never: the plain view, "
+        "redrawn as the launcher writes (Ctrl-C leaves); --once prints one frame.",
         [
-            ("wave dashboard", "follow the current wave"),
+            ("wave dashboard", "the interactive console of the current wave"),
+            ("wave dashboard --plain", "the plain live view (no keys)"),
             ("wave dashboard --wave 2 --once --width 80", "one frame of wave 2"),
         ],
     )
@@ -32,6 +37,7 @@ def register(sub: Any) -> None:
         "--wave", type=int, metavar="N", help="show this wave (default: the current one)"
     )
     p.add_argument("--once", action="store_true", help="print one frame and exit")
+    p.add_argument("--plain", action="store_true", help="the plain live view, without keys")
     p.add_argument(
         "--width", type=int, metavar="COLS", help="frame width (default: the terminal's)"
     )
@@ -53,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     if args.wave is not None and args.wave not in (numbers := wave_numbers(repo, lane)):
         listed = ", ".join(map(str, numbers)) or "none"
         raise UsageError(f"lane {lane!r} has no wave {args.wave} (waves: {listed})")
+    if _interactive(args):
+        from ..dashboard.console_app import FleetConsole
+        from .dashboard_fleet import CommandFleet
+
+        FleetConsole(layout, args.wave, CommandFleet(repo, lane, layout)).run()
+        return 0
     console = Console(
         width=args.width,
         height=args.height,
@@ -66,3 +78,11 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person leaves it
         show_live(layout, args.wave, console)
     return 0
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """The console on a terminal; the plain view when piped, asked for, or colour is off."""
+    plain = args.once or args.plain or args.width is not None or args.height is not None
+    colourless = args.color == "never" or (args.color == "auto" and "NO_COLOR" in os.environ)
+    terminal = sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    return not plain and not colourless and terminal

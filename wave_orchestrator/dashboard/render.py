@@ -53,7 +53,7 @@ def elapsed(ms: Any) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-def _header(data: dict[str, Any], width: int = 80) -> Text:
+def header(data: dict[str, Any], width: int = 80) -> Text:
     """One line that fits ``width``: the title gives way, the state and attempt stay."""
     status = str(data.get("status", "?"))
     lead = f"lane {_cut(str(data.get('lane')), 32)}  wave {data.get('wave')}: "
@@ -76,12 +76,12 @@ def _cut(text: str, room: int) -> str:
     return text if len(text) <= room else text[: max(0, room - 1)] + "…"
 
 
-def _stages(data: dict[str, Any]) -> Text:
+def stages_line(data: dict[str, Any]) -> Text:
     """Each closure stage with its mark; once the wave failed, a stage still marked running
     is the one that failed (its gate, or the attempt, ended there)."""
     failed_wave = data.get("status") == "failed"
     line = Text("stages: ", no_wrap=True, overflow="ellipsis")
-    for i, stage in enumerate(_dicts(data.get("stages"))):
+    for i, stage in enumerate(dicts(data.get("stages"))):
         if i:
             line.append(" → ", "dim")
         state = stage.get("state", "pending")
@@ -146,18 +146,18 @@ def _order(agents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(agents, key=lambda a: rank.get(str(a.get("state")), 1))
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
+def dicts(value: Any) -> list[dict[str, Any]]:
     """The dict items of a list: a half-written or hand-edited file must not crash the view."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _attention(data: dict[str, Any]) -> list[Text]:
+def attention_lines(data: dict[str, Any]) -> list[Text]:
     """The last failed gate with what to do, open blockers and requests, and the board."""
     out = []
-    if deploys := deploy_line(_dicts(data.get("agents"))):
+    if deploys := deploy_line(dicts(data.get("agents"))):
         style = "bold red" if " failed " in f"{deploys} " else "blue"
         out.append(Text(f"deploys: {deploys}", style))
-    for gap in _dicts(data.get("gaps"))[:3]:
+    for gap in dicts(data.get("gaps"))[:3]:
         out.append(
             Text(f"gap {gap.get('kind')} ({gap.get('agent')}): {gap.get('detail')}", "yellow")
         )
@@ -172,14 +172,14 @@ def _attention(data: dict[str, Any]) -> list[Text]:
     talk = data.get("coordination")
     if isinstance(talk, dict):
         for key, style in (("blockers", "bold red"), ("requests", "yellow")):
-            for item in _dicts(talk.get(key))[:3]:
+            for item in dicts(talk.get(key))[:3]:
                 out.append(
                     Text(
                         f"{key[:-1]} {item.get('id')} {item.get('agent')}: {item.get('summary')}",
                         style,
                     )
                 )
-        for item in _dicts(talk.get("questions"))[:3]:
+        for item in dicts(talk.get("questions"))[:3]:
             out.append(
                 Text(
                     f"question {item.get('id')} {item.get('agent')}: {item.get('question')}",
@@ -196,10 +196,10 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     Agents come first: on a short screen the events give way, not the agents. Every string in
     ``data`` came from a file agents can write to: shown, never obeyed."""
     data = clean_tree(data)
-    agents = _dicts(data.get("agents"))
+    agents = dicts(data.get("agents"))
     reason = data.get("attempt_reason")
     reason = reason if isinstance(reason, str) and reason else None
-    attention = _attention(data)
+    attention = attention_lines(data)
     # header, stages, the table's header row, the line the cursor sits on
     room = max(1, height - 4 - (1 if reason else 0) - len(attention))
     if len(agents) <= room:
@@ -207,9 +207,9 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     else:
         shown, hidden = _order(agents)[: room - 1], _order(agents)[room - 1 :]
     left = room - len(shown) - (1 if hidden else 0)
-    events = _dicts(data.get("events"))[-min(5, left - 1) :] if left >= 2 else []
+    events = dicts(data.get("events"))[-min(5, left - 1) :] if left >= 2 else []
     heading = left >= 1
-    parts: list[RenderableType] = [_header(data, width), _stages(data)]
+    parts: list[RenderableType] = [header(data, width), stages_line(data)]
     if reason:  # why this attempt runs, in one line
         parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
     parts.append(_table(shown, width))

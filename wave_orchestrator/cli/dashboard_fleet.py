@@ -1,0 +1,84 @@
+"""What the interactive dashboard's keys do, as the commands do it: each key runs `wave ...` in a
+child process exactly as a person would type it, so a key and a command are one behaviour (and
+one set of tests), and nothing a command does can disturb the app's terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..dashboard.console_app import Done
+from ..state.layout import StateLayout
+
+OUTPUT_LIMIT = 4 * 1024 * 1024  # what the app takes of a command's output (a diff can be huge)
+
+
+class CommandFleet:
+    def __init__(self, repo: Path, lane: str, layout: StateLayout) -> None:
+        self.repo, self.lane, self.layout = repo, lane, layout
+        self._usage_seen: tuple[int, int, int] | None = None
+        self._usage: dict[str, tuple[int | None, float | None]] = {}
+
+    def command(self, argv: list[str]) -> Done:
+        full = [sys.executable, "-m", "wave_orchestrator", *argv,
+                "--lane", self.lane, "--repo", str(self.repo)]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "WAVE_AGENT_ID"}
+        env["NO_COLOR"] = "1"  # the app shows the words, not a terminal's escapes
+        pipe, devnull = subprocess.PIPE, subprocess.DEVNULL
+        with subprocess.Popen(full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe,
+                              stderr=subprocess.STDOUT) as proc:  # fmt: skip
+            assert proc.stdout is not None
+            out = proc.stdout.read(OUTPUT_LIMIT + 1)
+            if len(out) > OUTPUT_LIMIT:  # the rest is not read: the command is ended
+                proc.kill()
+                out = out[:OUTPUT_LIMIT] + b"\n... (cut at 4 MiB: run the command to see it all)"
+            code = proc.wait()
+        return Done(code, out.decode("utf-8", "replace"))
+
+    def attach(self, argv: list[str]) -> Done:
+        """tmux (or srun) on this terminal until the person detaches; TMUX unset, as for any
+        attach from inside a tmux of one's own (the lane's server is another server)."""
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        try:
+            done = subprocess.run(argv, env=env, stderr=subprocess.PIPE, check=False)
+        except OSError as exc:
+            return Done(127, f"{argv[0]}: {exc.strerror}")
+        return Done(done.returncode, done.stderr.decode("utf-8", "replace")[-2000:])
+
+    def launcher_alive(self) -> bool:
+        from ..runtime.lock import live_lock
+
+        return live_lock(self.layout.lock) is not None
+
+    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
+        """The tokens and cost of each agent's last recorded attempt of ``wave``; read again
+        only when metrics.jsonl changed."""
+        from ..metrics.report import read_records
+
+        path = self.layout.metrics
+        try:
+            st = path.stat()
+            seen = (wave, st.st_mtime_ns, st.st_size)
+        except OSError:
+            return {}
+        if seen != self._usage_seen:
+            self._usage_seen = seen
+            records = [r for r in read_records([path]) if r.get("wave") == wave]
+            self._usage = {str(r["agent"]): (_tokens(r), _cost(r)) for r in records}
+        return self._usage
+
+
+def _tokens(record: dict[str, Any]) -> int | None:
+    counts = [record.get(k) for k in ("input_tokens", "output_tokens")]
+    numbers = [n for n in counts if isinstance(n, int) and not isinstance(n, bool) and n >= 0]
+    return sum(numbers) if numbers else None
+
+
+def _cost(record: dict[str, Any]) -> float | None:
+    cost = record.get("cost_usd")
+    if isinstance(cost, bool) or not isinstance(cost, int | float):
+        return None
+    return float(cost) if 0 <= cost < 1e9 else None

@@ -1,0 +1,415 @@
+"""The interactive dashboard (issue 26): the ``dashboard.json`` the plain view draws, as a
+Textual app a person drives with keys, like lazygit or claude-squad. It reads state files only;
+whatever a key does to the fleet goes through ``Fleet``, which the cli builds from its own
+commands, so a key and a command are one behaviour."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Footer, Log, Static
+
+from ..names import AGENT_ID_RE
+from ..sanitize import clean_tree, strip_controls
+from ..state.fsutil import read_json
+from ..state.layout import StateLayout
+from ..state.shown import state_text
+from ..state.untrusted import read_snapshot
+from .follow import LogFollower
+from .render import STATE_STYLES, attention_lines, current_wave, dicts, elapsed, header, stages_line
+from .screens import Ask, Confirm, Keys, PickWave
+
+TICK_SECONDS = 0.25  # how often the files are looked at (a stat each; read only when changed)
+REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]{0,63}")  # a question id, as the store makes them
+RERUN_REASON = "rerun by a person from the dashboard"
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a command said: its exit code and its words."""
+
+    code: int
+    text: str
+
+
+class Fleet(Protocol):
+    """What the app asks of the lane beyond its state files (the cli's commands)."""
+
+    def command(self, argv: list[str]) -> Done:
+        """`wave ARGV --lane L --repo R`, as a person would type it."""
+
+    def attach(self, argv: list[str]) -> Done:
+        """Run an attach command line on this terminal (the app is suspended meanwhile)."""
+
+    def launcher_alive(self) -> bool:
+        """Whether a launcher holds the lane now."""
+
+    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
+        """Tokens and cost each agent's last finished attempt reported (metrics)."""
+
+
+COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "last output")
+
+
+class FleetConsole(App[None]):
+    TITLE = "wave dashboard"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #head { height: auto; }
+    #agents { height: 1fr; }
+    #pane { height: 1fr; border: round $accent; display: none; }
+    #attention { height: auto; max-height: 7; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "move(1)", "down", show=False),
+        Binding("k,up", "move(-1)", "up", show=False),
+        Binding("l", "log", "log"),
+        Binding("d", "diff", "diff"),
+        Binding("enter", "attach", "attach"),
+        Binding("s", "stop", "stop"),
+        Binding("r", "rerun", "rerun"),
+        Binding("a", "answer", "answer"),
+        Binding("c", "comment", "comment"),
+        Binding("w", "pick_wave", "wave"),
+        Binding("slash", "filter", "filter"),
+        Binding("question_mark", "keys", "keys"),
+        Binding("escape", "close", "close", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, layout: StateLayout, wave: int | None, fleet: Fleet) -> None:
+        super().__init__()
+        self.layout, self.pinned, self.fleet = layout, wave, fleet
+        self.wave: int | None = None  # the wave on screen
+        self.data: dict[str, Any] | None = None
+        self.filter = ""
+        self.alive = True
+        self._seen: tuple[Path | None, float, bool] | None = None
+        self._ids: list[str] = []
+        self._usage: dict[str, tuple[int | None, float | None]] = {}
+        self._follower: LogFollower | None = None
+        self._ticks = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="head")
+        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
+        yield table
+        yield Log(id="pane", max_lines=5000, auto_scroll=False)
+        yield Static(id="attention")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        self._tick()
+        self.set_interval(TICK_SECONDS, self._tick)
+
+    # -- what is on screen ----------------------------------------------------------------
+    def _tick(self) -> None:
+        """Redraw when the wave's file changed (or the launcher came or went); follow the log."""
+        if self._ticks % 8 == 0:  # every 2 s: a lock file and /proc read
+            self.alive = self.fleet.launcher_alive()
+        self._ticks += 1
+        number = self.pinned if self.pinned is not None else current_wave(self.layout)
+        path = self.layout.dashboard(number) if number is not None else None
+        try:
+            stamp = path.stat().st_mtime if path else 0.0
+        except OSError:
+            stamp = 0.0
+        if (path, stamp, self.alive) != self._seen:
+            self._seen = (path, stamp, self.alive)
+            if number != self.wave:
+                self._close_pane()
+            self.wave = number
+            self.data = read_snapshot(path) if path else None
+            if number is not None:
+                self._usage = self.fleet.usage(number)
+            self._draw()
+        if self._follower is not None:
+            self._follow()
+
+    def _draw(self) -> None:
+        data = clean_tree(self.data) if self.data else None
+        width = max(40, self.size.width)
+        self.query_one("#head", Static).update(self._head(data, width))
+        self.query_one("#attention", Static).update(
+            Group(*attention_lines(data)) if data else Text("")
+        )
+        self._rows([a for a in dicts((data or {}).get("agents")) if self._shown(a)], width)
+
+    def _head(self, data: dict[str, Any] | None, width: int) -> RenderableType:
+        if data is None:
+            where = strip_controls(str(self.layout.root))
+            parts: list[RenderableType] = [
+                Text(f"lane {self.layout.lane}: no wave has started yet (state dir {where})")
+            ]
+        else:
+            parts = [header(data, width), stages_line(data)]
+            reason = data.get("attempt_reason")
+            if isinstance(reason, str) and reason:
+                parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
+        if not self.alive:
+            lane = self.layout.lane
+            said = f"no launcher runs lane {lane}: this is the last state it recorded"
+            parts.append(Text(said, "bold magenta"))
+        if self.filter:
+            parts.append(Text(f"filter: {self.filter}  (Esc clears)", "cyan"))
+        return Group(*parts)
+
+    def _shown(self, agent: dict[str, Any]) -> bool:
+        if not self.filter:
+            return True
+        said = " ".join(str(agent.get(k, "")) for k in ("id", "state", "role", "executor"))
+        return self.filter.lower() in said.lower()
+
+    def _rows(self, agents: list[dict[str, Any]], width: int) -> None:
+        table: DataTable[Any] = self.query_one(DataTable)
+        rows = {str(a.get("id")): self._cells(a) for a in agents}
+        widths = [len(name) for name in COLUMNS[:-1]]
+        for cells in rows.values():
+            widths = [max(w, cell.cell_len) for w, cell in zip(widths, cells, strict=False)]
+        room = max(10, width - sum(widths) - 2 * len(COLUMNS) - 2)  # padding, a scrollbar
+        for cells in rows.values():
+            cells[-1].truncate(room, overflow="ellipsis")
+        if list(rows) != self._ids:
+            chosen = self.selected()
+            table.clear()
+            for key, cells in rows.items():
+                table.add_row(*cells, key=key)
+            self._ids = list(rows)
+            if chosen in self._ids:
+                table.move_cursor(row=self._ids.index(chosen))
+            return
+        for key, cells in rows.items():
+            for column, cell in zip(COLUMNS, cells, strict=True):
+                table.update_cell(key, column, cell)
+
+    def _cells(self, agent: dict[str, Any]) -> list[Text]:
+        state = str(agent.get("state", "?"))
+        tokens, cost = self._usage.get(str(agent.get("id")), (None, None))
+        last = str(agent.get("last_line") or agent.get("detail") or "")
+        return [
+            Text(str(agent.get("id"))),
+            Text(state_text(agent)[:14], STATE_STYLES.get(state, "")),
+            Text(str(agent.get("attempt", "")), justify="right"),
+            Text(elapsed(agent.get("elapsed_ms")), justify="right"),
+            Text(_tokens(tokens), justify="right"),
+            Text("-" if cost is None else f"${cost:.2f}", justify="right"),
+            Text(last, "dim"),
+        ]
+
+    def selected(self) -> str | None:
+        table: DataTable[Any] = self.query_one(DataTable)
+        if not self._ids or not 0 <= table.cursor_row < len(self._ids):
+            return None
+        return self._ids[table.cursor_row]
+
+    def on_data_table_row_selected(self) -> None:
+        """Enter on the table (the table takes the key before the app's binding sees it)."""
+        self.action_attach()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    # -- moving and panes -------------------------------------------------------------------
+    def action_move(self, step: int) -> None:
+        table: DataTable[Any] = self.query_one(DataTable)
+        if self._ids:
+            table.move_cursor(row=max(0, min(len(self._ids) - 1, table.cursor_row + step)))
+        if self._follower is not None:  # the log pane follows the selection
+            self.action_log()
+
+    def action_log(self) -> None:
+        agent = self._agent()
+        if agent is None or self.wave is None:
+            return
+        self._follower = LogFollower(self.layout.agent(self.wave, agent).output_log)
+        self._open_pane(f"output of {agent} (follows; PgUp/PgDn scroll; Esc closes)")
+        self._follow()
+
+    def _follow(self) -> None:
+        assert self._follower is not None
+        if text := self._follower.read():
+            pane = self.query_one("#pane", Log)
+            pane.write_lines(text.split("\n"), scroll_end=pane.is_vertical_scroll_end)
+
+    def action_diff(self) -> None:
+        agent = self._agent()
+        if agent is None or self.wave is None:
+            return
+        self._follower = None
+        self._open_pane(f"diff of {agent} (Esc closes)")
+        self._diff(agent, self.wave)
+
+    @work(thread=True, exclusive=True, group="diff")
+    def _diff(self, agent: str, wave: int) -> None:
+        done = self.fleet.command(["diff", agent, "--wave", str(wave)])
+        self.call_from_thread(self._show_diff, done)
+
+    def _show_diff(self, done: Done) -> None:
+        pane = self.query_one("#pane", Log)
+        if pane.display and self._follower is None:
+            pane.clear()
+            pane.write_lines((done.text or "(no changes)").split("\n"), scroll_end=False)
+
+    def _open_pane(self, title: str) -> None:
+        pane = self.query_one("#pane", Log)
+        pane.clear()
+        pane.border_title = title
+        pane.display = True
+
+    def _close_pane(self) -> None:
+        self._follower = None
+        pane = self.query_one("#pane", Log)
+        pane.display = False
+        self.query_one(DataTable).focus()
+
+    def action_close(self) -> None:
+        if self.query_one("#pane", Log).display:
+            self._close_pane()
+        elif self.filter:
+            self.filter = ""
+            self._draw()
+
+    # -- acting on an agent (through the commands) ---------------------------------------
+    def action_attach(self) -> None:
+        agent = self._agent()
+        if agent is None or self.wave is None:
+            return
+        done = self.fleet.command(["attach", agent, "--wave", str(self.wave), "--print"])
+        if done.code != 0:
+            self._said(f"attach {agent}", done)
+            return
+        with self.suspend():  # the terminal is tmux's until the person detaches
+            ended = self.fleet.attach(shlex.split(done.text))
+        if ended.code != 0:
+            self._said(f"attach {agent}", ended)
+        self.refresh(layout=True)
+
+    def action_stop(self) -> None:
+        if agent := self._agent():
+            self._confirmed(f"Stop {agent}? It counts as cancelled; the wave goes on.",
+                            f"stop {agent}", ["stop", "--agent", agent])  # fmt: skip
+
+    def action_rerun(self) -> None:
+        if (agent := self._agent()) and self.wave is not None:
+            argv = ["rerun", agent, "--wave", str(self.wave), f"--reason={RERUN_REASON}"]
+            self._confirmed(f"Rerun {agent} of wave {self.wave}?", f"rerun {agent}",
+                            [*argv, "--detach"] if not self.alive else argv)  # fmt: skip
+
+    def action_answer(self) -> None:
+        agent = self._agent()
+        if agent is None:
+            return
+        talk = (self.data or {}).get("coordination")
+        questions = dicts(talk.get("questions") if isinstance(talk, dict) else None)
+        asked = [
+            q
+            for q in questions
+            if q.get("agent") == agent and REQUEST_ID_RE.fullmatch(str(q.get("id")))
+        ]
+        if not asked:
+            self.notify(f"{agent} has no open question", title="answer")
+            return
+        question = asked[0]
+        rid = str(question["id"])
+        self._ask(f"Answer {agent}'s question {strip_controls(rid)}:",
+                  strip_controls(str(question.get("question", ""))),
+                  lambda text: ["feedback", "respond", rid, f"--response={text}"],
+                  f"answer {agent}")  # fmt: skip
+
+    def action_comment(self) -> None:
+        if (agent := self._agent()) and self.wave is not None:
+            wave = str(self.wave)
+            self._ask(f"Comment for {agent} (its inbox now, its later prompts):", "",
+                      lambda text: ["comment", "--agent", agent, "--wave", wave, f"--text={text}"],
+                      f"comment to {agent}")  # fmt: skip
+
+    def action_pick_wave(self) -> None:
+        def chosen(number: int | None) -> None:
+            if number is not None:
+                self.pinned = number
+                self._tick()
+
+        self.push_screen(PickWave(self._waves(), self.wave), chosen)
+
+    def action_filter(self) -> None:
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.filter = text
+                self._draw()
+
+        self.push_screen(Ask("Show the agents whose id, state, role or executor has:",
+                             value=self.filter), chosen)  # fmt: skip
+
+    def action_keys(self) -> None:
+        self.push_screen(Keys())
+
+    def _agent(self) -> str | None:
+        agent = self.selected()
+        if agent is None or not AGENT_ID_RE.fullmatch(agent):
+            self.notify("no agent selected", severity="warning")
+            return None
+        return agent
+
+    def _confirmed(self, question: str, what: str, argv: list[str]) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{what}…", title=what, timeout=2)
+                self._run(what, argv)
+
+        self.push_screen(Confirm(question), answered)
+
+    def _ask(self, title: str, prompt: str, argv: Callable[[str], list[str]], what: str) -> None:
+        def answered(text: str | None) -> None:
+            if text:
+                self._run(what, argv(text))
+
+        self.push_screen(Ask(title, prompt), answered)
+
+    @work(thread=True, group="commands")
+    def _run(self, what: str, argv: list[str]) -> None:
+        """A command off the event loop: stopping an agent may take its kill grace."""
+        done = self.fleet.command(argv)
+        self.call_from_thread(self._said, what, done)
+
+    def _said(self, what: str, done: Done) -> None:
+        text = strip_controls(done.text.strip(), newlines=True)[-600:] or f"exit {done.code}"
+        self.notify(text, title=what, severity="error" if done.code else "information",
+                    timeout=8 if done.code else 4)  # fmt: skip
+        self._seen = None  # redraw now: the command changed what the files say
+
+    def _waves(self) -> list[tuple[int, str]]:
+        try:
+            waves = read_json(self.layout.run_state).get("waves", {})
+        except (OSError, ValueError, AttributeError):
+            waves = {}
+        waves = waves if isinstance(waves, dict) else {}
+        found = {
+            int(p.parent.name.removeprefix("wave-"))
+            for p in self.layout.base.glob("waves/wave-*/dashboard.json")
+            if p.parent.name.removeprefix("wave-").isdigit()
+        }
+        return [(n, _wave_state(waves.get(str(n)))) for n in sorted(found)]
+
+
+def _wave_state(record: Any) -> str:
+    state = record.get("state") if isinstance(record, dict) else None
+    return strip_controls(state)[:32] if isinstance(state, str) else ""
+
+
+def _tokens(count: int | None) -> str:
+    if count is None:
+        return "-"
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)

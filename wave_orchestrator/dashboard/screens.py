@@ -1,0 +1,128 @@
+"""The dashboard's small windows over the fleet: confirm with `y`, type an answer, pick a wave,
+read the keys. Each gives back what the person chose; the app acts on it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+MODAL_CSS = """
+Confirm, Ask, PickWave, Keys { align: center middle; }
+#box {
+    width: 76; max-width: 100%; height: auto; max-height: 100%;
+    border: round $accent; padding: 0 1; background: $surface;
+}
+"""
+
+# Every key of the console, in the order `?` shows them (docs/operating.md lists the same).
+KEYS = (
+    ("↑ ↓  j k", "move between agents"),
+    ("l", "the agent's live output (follows; PgUp/PgDn scroll)"),
+    ("d", "the agent's diff (its branch, or its owned paths)"),
+    ("Enter", "attach to its tmux session (detach: C-b d)"),
+    ("s", "stop the agent (asks y)"),
+    ("r", "rerun the agent (asks y)"),
+    ("a", "answer its open question"),
+    ("c", "send it a comment"),
+    ("w", "switch wave"),
+    ("/", "filter agents (Esc clears)"),
+    ("Esc", "close the pane or the filter"),
+    ("?", "these keys"),
+    ("q", "quit"),
+)
+
+
+class Confirm(ModalScreen[bool]):
+    """`y` does it; any other key leaves things as they are (a stray key never stops an agent)."""
+
+    CSS = MODAL_CSS
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(self.question, markup=False)
+            yield Static("y: yes   any other key: no", classes="hint")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        if self.is_current:  # keys typed fast may arrive after the first one closed it
+            self.dismiss(event.key == "y")
+
+
+class Ask(ModalScreen[str | None]):
+    """One line of text from the person (an answer, a comment, a filter); Esc gives up."""
+
+    CSS = MODAL_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "give_up", "cancel")]
+
+    def __init__(self, title: str, prompt: str = "", value: str = "") -> None:
+        super().__init__()
+        self.title_text, self.prompt, self.value = title, prompt, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(self.title_text, markup=False)
+            if self.prompt:
+                yield Static(self.prompt, markup=False)
+            yield Input(value=self.value, placeholder="Enter sends, Esc cancels")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_give_up(self) -> None:
+        self.dismiss(None)
+
+
+class PickWave(ModalScreen[int | None]):
+    """The lane's waves with how each stands; Enter shows one."""
+
+    CSS = MODAL_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "give_up", "cancel")]
+
+    def __init__(self, waves: list[tuple[int, str]], current: int | None) -> None:
+        super().__init__()
+        self.waves, self.current = waves, current
+
+    def compose(self) -> ComposeResult:
+        options = [Option(f"wave {n}  {state}", id=str(n)) for n, state in self.waves]
+        with Vertical(id="box"):
+            yield Static("show which wave? (Enter picks, Esc cancels)")
+            yield OptionList(*options)
+
+    def on_mount(self) -> None:
+        picker = self.query_one(OptionList)
+        numbers = [n for n, _ in self.waves]
+        if self.current in numbers:
+            picker.highlighted = numbers.index(self.current)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(int(event.option.id or 0))
+
+    def action_give_up(self) -> None:
+        self.dismiss(None)
+
+
+class Keys(ModalScreen[None]):
+    """What each key does; any key closes it."""
+
+    CSS = MODAL_CSS
+
+    def compose(self) -> ComposeResult:
+        width = max(len(k) for k, _ in KEYS) + 2
+        with Vertical(id="box"):
+            yield Static("\n".join(f"{key:<{width}}{what}" for key, what in KEYS), markup=False)
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        if self.is_current:
+            self.dismiss(None)
