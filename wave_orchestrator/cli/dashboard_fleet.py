@@ -25,8 +25,7 @@ class CommandFleet:
     def command(self, argv: list[str]) -> Done:
         full = [sys.executable, "-m", "wave_orchestrator", *argv,
                 "--lane", self.lane, "--repo", str(self.repo)]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if k != "WAVE_AGENT_ID"}
-        env["NO_COLOR"] = "1"  # the app shows the words, not a terminal's escapes
+        env = {**os.environ, "NO_COLOR": "1"}  # the app shows the words, not escapes
         pipe, devnull = subprocess.PIPE, subprocess.DEVNULL
         with subprocess.Popen(full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe,
                               stderr=subprocess.STDOUT) as proc:  # fmt: skip

@@ -294,7 +294,10 @@ class FleetConsole(App[None]):
         with self.suspend():  # the terminal is tmux's until the person detaches
             ended = self.fleet.attach(shlex.split(done.text))
         if ended.code != 0:
-            self._said(f"attach {agent}", ended)
+            gone = any(w in ended.text for w in ("can't find session", "no sessions", "no server"))
+            said = (f"no tmux session for {agent}: agent sessions end with their wave (launch "
+                    "with --keep-sessions to keep them); l shows its output")  # fmt: skip
+            self._said(f"attach {agent}", Done(ended.code, said) if gone else ended)
         self.refresh(layout=True)
 
     def action_stop(self) -> None:

@@ -43,6 +43,6 @@ class LogFollower:
         text = self._partial + self._decoder.decode(chunk)
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         done, _, self._partial = text.rpartition("\n")
-        if len(self._partial) > CHUNK_BYTES:  # a line with no end: shown in parts
+        if len(self._partial) >= CHUNK_BYTES:  # a line with no end: shown in parts
             done, self._partial = f"{done}\n{self._partial}" if done else self._partial, ""
         return strip_controls(done, newlines=True) if done else ""
