@@ -192,8 +192,10 @@ class FleetConsole(App[None]):
                 table.move_cursor(row=self._ids.index(chosen))
             return
         for key, cells in rows.items():
-            for column, cell in zip(COLUMNS, cells, strict=True):
-                table.update_cell(key, column, cell)
+            before = table.get_row(key)
+            for column, cell, was in zip(COLUMNS, cells, before, strict=True):
+                if (cell.plain, cell.style) != (was.plain, was.style):  # redraw what changed
+                    table.update_cell(key, column, cell)
 
     def _cells(self, agent: dict[str, Any]) -> list[Text]:
         state = str(agent.get("state", "?"))
