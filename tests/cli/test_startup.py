@@ -189,3 +189,13 @@ def test_a_launch_loads_structlog_without_rich(tmux_repo: Repo) -> None:
     done = subprocess.run([sys.executable, "-c", probe, str(tmux_repo.root)], env=tmux_repo.env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert "RESULT 0 True False" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("args", [("dashboard", "--once"), ("dashboard", "--plain", "--once")])
+def test_the_plain_dashboard_loads_rich_but_not_the_console(
+    lane_repo: Repo, args: tuple[str, ...]
+) -> None:
+    """The interactive console's library (Textual) loads only for the console itself."""
+    result = loaded(lane_repo, *args)
+    assert result["code"] == 0
+    assert "textual" not in result["heavy"] and "rich" in result["heavy"]  # type: ignore[operator]

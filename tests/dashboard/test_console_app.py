@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from textual.binding import Binding
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Log, Static
 
@@ -330,3 +331,17 @@ def test_what_agents_wrote_is_shown_not_obeyed_and_fits_80_columns(layout: State
         assert "\x1b" not in text_of(app, "#head")
 
     drive(layout, FakeFleet(), script)
+
+
+def test_operating_md_lists_every_key_the_console_has() -> None:
+    from wave_orchestrator.dashboard.screens import KEYS
+
+    doc = (Path(__file__).parents[2] / "docs" / "operating.md").read_text()
+    table = [line for line in doc.splitlines() if line.startswith("| `")]
+    bound = {b.key for b in FleetConsole.BINDINGS if isinstance(b, Binding)}
+    for keys in bound:
+        for key in keys.split(","):
+            shown = {"slash": "/", "question_mark": "?", "escape": "Esc", "enter": "Enter",
+                     "down": "↓", "up": "↑"}.get(key, key)  # fmt: skip
+            assert any(f"`{shown}`" in line for line in table), key
+            assert any(shown in k for k, _ in KEYS), key
