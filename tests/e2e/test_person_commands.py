@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from pathlib import Path
 from queue import Empty, Queue
 
 import pytest
@@ -129,17 +130,47 @@ def test_rerun_runs_the_agent_again_with_why_then_the_closure_and_reuses_the_res
     assert unknown.returncode == 2 and "has no agent 'Z'" in unknown.stderr
 
 
-def test_rerun_refuses_while_a_launcher_runs_the_lane(tmux_repo: Repo) -> None:
-    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "sleep 30")})
+def test_rerun_in_a_running_wave_stops_the_agent_s_try_and_runs_it_again_now(
+    tmux_repo: Repo,
+) -> None:
+    """The first try of A waits for a minute; the rerun stops it and the second try reads
+    the person's reason in its prompt and finishes: the wave completes within seconds."""
+    a = ("echo first-try-output; grep -q 'A person asked for it (`wave rerun`): flaky' "
+         '"$WAVE_PROMPT_FILE" && { echo again > A.txt; exit 0; }; sleep 60')  # fmt: skip
+    waves = {1: "agents:\n" + local_agent("A", a) + local_agent("B", "sleep 1")
+                + local_agent("C", "true", depends_on=["B"])}  # fmt: skip
+    tmux_repo.lane("main", local_lane(), waves)
     launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    folder = tmux_repo.agent_dir("main", 1, "A")
     try:
-        wait_for(lambda: tmux_repo.agent_dir("main", 1, "A").joinpath("output.log").exists(),
-                 20, what="A to run")  # fmt: skip
-        refused = tmux_repo.wave("rerun", "A", "--lane", "main")
-        assert refused.returncode == 2 and "a launcher runs lane main" in refused.stderr
+        wait_for(lambda: "first-try-output" in _text(folder / "output.log"), 20,
+                 what="A's first try to run")  # fmt: skip
+        pending = tmux_repo.wave("rerun", "C", "--lane", "main")  # waits on B: not started
+        assert pending.returncode == 2 and "C has not started yet" in pending.stderr
+        other = tmux_repo.wave("rerun", "A", "--lane", "main", "--wave", "2")
+        assert other.returncode == 2 and "a launcher runs wave 1" in other.stderr
+        again = tmux_repo.wave("rerun", "A", "--lane", "main", "--reason", "flaky")
+        assert again.returncode == 0, again.stderr
+        assert "agent A of wave 1 runs again now" in again.stdout
+        assert launcher.wait(timeout=40) == 0  # not the 60 s of the first try
     finally:
-        launcher.terminate()
-        launcher.wait(timeout=60)
+        if launcher.poll() is None:
+            launcher.terminate()
+            launcher.wait(timeout=60)
+    assert (tmux_repo.root / "A.txt").read_text() == "again\n"
+    assert "first-try-output" in (folder / "attempt-1.rerun1.log").read_text()
+    reruns = [e for e in tmux_repo.events("main") if e["event"] == "agent_rerun"]
+    assert [(e["agent"], e.get("reason")) for e in reruns] == [("A", "flaky")]
+    finished = [e for e in tmux_repo.events("main")
+                if e["event"] == "agent_finished" and e["agent"] == "A"]  # fmt: skip
+    assert [e["status"] for e in finished] == ["success"]  # the stopped try is no result
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_all_logs_show_a_line_of_megabytes_in_parts_and_never_hold_it_whole(

@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {
     "feedback": "questions from agents to a person: ask, list, show, respond, watch",
     "comment": "leave guidance for a running agent (or every agent of a wave)",
     "diff": "show an agent's work: its branch against the commit it started from",
-    "rerun": "run one agent of the last wave again, then the closure sweep",
+    "rerun": "run one agent again: now in the running wave, else its last wave and the closure",
     "worktrees": "list or remove leftover worktrees and wave branches (isolation: worktree)",
     "lanes": "list lanes with their wave counts and last result",
     "init": "scaffold lanes/main/ and add .wave/ to .gitignore",

@@ -1,33 +1,41 @@
-"""`wave rerun AGENT`: run one agent of a finished wave again, then the wave's closure sweep:
-the next run of the wave reuses every other agent's finished work (runtime.reuse), and the
-agent's prompt says a person asked for it."""
+"""`wave rerun AGENT`: run one agent again, its prompt saying a person asked for it. In a
+running wave, now, by the launcher that runs it (runtime.reruns); else the agent's last wave
+runs again with every other agent's finished work reused (runtime.reuse), then its closure
+sweep."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, WaveError
 from ..names import AGENT_ID_RE
+from ..sanitize import strip_controls
+from ..state.layout import StateLayout
 from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
 from ._help import add_command
+
+ANSWER_SECONDS = 15.0  # the launcher looks for requests every second, between two stages later
 
 
 def register(sub: Any) -> None:
     p = add_command(
         sub,
         "rerun",
-        "run one agent of the last wave again, then the closure sweep",
-        "Run AGENT of its latest wave (or --wave N) again, with --reason in its prompt under "
-        "'why you are running again'. The wave runs again with every other implementation "
-        "agent's finished work reused, then its closure stages. It starts a launcher: "
-        "in the foreground, or with --detach in the background. While a launcher runs the "
-        "lane it exits 2: stop that launcher first (`wave stop`), or steer the running agent "
-        "with `wave comment`.",
+        "run one agent again: now in the running wave, else its last wave and the closure",
+        "Run AGENT again, with --reason in its prompt under 'why you are running again'. "
+        "While a launcher runs the lane, it runs the agent of the running wave again now: "
+        "its try so far is stopped (kept as attempt-<k>.rerun<n>.log) and it starts anew; "
+        "the launcher refuses (exit 2) an agent of a stage that is not running. With no "
+        "launcher, the agent's latest wave (or --wave N) runs again with every other "
+        "implementation agent's finished work reused, then its closure stages: a launcher "
+        "in the foreground, or with --detach in the background.",
         [
-            ("wave rerun A1 --reason 'the tests were flaky'", "A1 again, then the closure"),
-            ("wave rerun A1 --wave 2 --detach", "in the background; `wave status` to watch"),
+            ("wave rerun A1 --reason 'the tests were flaky'", "A1 again (now, if its wave runs)"),
+            ("wave rerun A1 --wave 2 --detach", "wave 2's A1, then its closure, in the background"),
         ],
     )
     add_repo(p)
@@ -50,12 +58,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"invalid agent id {args.agent!r}")
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
-    if (lock := live_lock(layout.lock)) is not None:
-        raise UsageError(
-            f"a launcher runs lane {lane} (pid {lock.get('pid')}): `wave rerun` reruns an agent "
-            "of a wave no launcher runs; stop it first (`wave stop`), or steer the running "
-            f"agent with `wave comment --agent {args.agent} ...`"
-        )
+    if live_lock(layout.lock) is not None:
+        return _while_running(args, repo, lane, layout)
     wave = args.wave or find_agent_wave(layout, args.agent)
     if args.agent not in wave_agents(repo, lane, wave):
         raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
@@ -69,3 +73,32 @@ def run(args: argparse.Namespace) -> int:
     from . import main  # the launch, in this process: its exit code is this command's
 
     return main(argv)
+
+
+def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: StateLayout) -> int:
+    """The launcher runs the lane: ask it to run the agent again now (runtime.reruns) and say
+    what it answered."""
+    from ..runtime import reruns
+    from ._common import _running_wave
+    from ._complete import wave_agents
+
+    wave = _running_wave(layout)
+    if wave is None or (args.wave is not None and args.wave != wave):
+        raise UsageError(f"a launcher runs wave {wave} of lane {lane}: `wave rerun` of another "
+                         "wave waits until it ends (or `wave stop` it first)")  # fmt: skip
+    if args.agent not in wave_agents(repo, lane, wave):
+        raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
+    paths = layout.agent(wave, args.agent)
+    rid = reruns.ask(paths, args.reason or "")
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while (said := reruns.answer(paths, rid)) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if said is None:
+        paths.rerun_request.unlink(missing_ok=True)
+        raise WaveError(f"the launcher did not take the request within {ANSWER_SECONDS:g} s "
+                        "(between two stages?): ask again")  # fmt: skip
+    if said.get("taken") is not True:
+        raise UsageError(strip_controls(str(said.get("detail") or "refused")))
+    print(f"wave rerun: agent {args.agent} of wave {wave} runs again now, in the running "
+          "launcher (its try so far stopped, kept as attempt-<k>.rerun<n>.log)")  # fmt: skip
+    return 0

@@ -29,6 +29,7 @@ from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
 from .planner import AgentLaunch, materialize
 from .rate_limits import follow_backoff, follow_cli_retries
+from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
@@ -256,8 +257,10 @@ class AgentPool:
             launch = run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
             run.to(AgentState.LAUNCHING)
             try:
+                if run.reruns:  # what its stopped try wrote, kept aside (its processes are gone)
+                    archive_attempt(launch, launch.attempt, f".rerun{run.reruns}")
                 materialize(launch)
-                if launch.session in self.stale_sessions or run.parked:  # an earlier try's pane
+                if launch.session in self.stale_sessions or run.parked or run.reruns:
                     self.placement.remove([launch.session])
                 run.launched_wall, run.launched_mono = time.time(), time.monotonic()
                 write_json_atomic(launch.paths.launch_record, run.launch_record())
@@ -345,6 +348,8 @@ class AgentPool:
             self._changed()
 
     def _poll(self) -> None:
+        if take_reruns(self.runs, self.events, self.reaping, self.log):  # `wave rerun`
+            self._changed()
         for run in self.runs:
             if not run.active or self._check_status(run):
                 continue
@@ -411,17 +416,11 @@ class AgentPool:
         """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
         status failed; one still running is waited on, never launched a second time."""
         for run in active:
-            if (
-                run.pid is None
-                or self.placement.wrapper_running(run.pid)
-                or self._check_status(run)
-            ):
+            if run.pid is None or self.placement.wrapper_running(run.pid):
                 continue
-            self._finish(
-                run,
-                AgentState.FAILED,
-                detail="wrapper exited without writing a status file (tmux unreachable)",
-            )
+            if not self._check_status(run):
+                died = "wrapper exited without writing a status file (tmux unreachable)"
+                self._finish(run, AgentState.FAILED, detail=died)
 
     def _check_deadlines(self, now: float) -> None:
         if self.placement.unreachable_since is not None:

@@ -55,6 +55,7 @@ class AgentRun:
     limited_until: float | None = None  # parked on a usage limit until then (epoch)
     hold: str | None = None  # why the governor keeps it pending ("queued (cap codex=3)")
     parked: int = 0  # how often it was parked (its earlier tries are kept as attempt-k.limitedN)
+    reruns: int = 0  # how often a person had it run again (`wave rerun`; attempt-k.rerunN)
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)

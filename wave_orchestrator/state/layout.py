@@ -125,6 +125,22 @@ class AgentPaths:
     def preview(self) -> Path:
         return self.dir / "launch-preview.json"
 
+    @property
+    def rerun_request(self) -> Path:
+        """`wave rerun` of a running wave asks its launcher here: beside the wave's agent
+        folders, not in this one (which the agent writes to). The answer goes next to it."""
+        return self.dir.parent.parent / "reruns" / f"{self.dir.name}.json"
+
+    @property
+    def rerun_answer(self) -> Path:
+        return self.dir.parent.parent / "reruns" / f"{self.dir.name}.answer.json"
+
+    def sibling(self, agent_id: str) -> AgentPaths:
+        """The folder of another agent of the same wave run."""
+        if not AGENT_ID_RE.fullmatch(agent_id):
+            raise ValueError(f"invalid agent id {agent_id!r}")
+        return AgentPaths(self.dir.parent / agent_id)
+
     def attempt_log(self, attempt: int, suffix: str = "") -> Path:
         return self.dir / f"attempt-{attempt}{suffix}.log"
 

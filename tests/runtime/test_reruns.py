@@ -1,0 +1,66 @@
+"""`wave rerun` requests to a running launcher (runtime.reruns): what it answers, and request
+files an agent could plant (a FIFO, a link, a huge file, a bad name) ignored, never blocking."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from wave_orchestrator.runtime import reruns
+from wave_orchestrator.state.layout import AgentPaths
+from wave_orchestrator.state.lifecycle import AgentState
+
+
+class Log:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warning(self, message: str, **fields: Any) -> None:
+        self.warnings.append(message)
+
+    def info(self, message: str, **fields: Any) -> None:
+        pass
+
+
+def pending(tmp_path: Path, agent: str) -> Any:
+    """A run not started yet (its dependencies still run): a request for it is refused."""
+    paths = AgentPaths(tmp_path / "wave-1" / "agents" / agent)
+    return SimpleNamespace(id=agent, launch=SimpleNamespace(paths=paths), settling=None,
+                           preparing=None, state=AgentState.PENDING, launched_wall=None)  # fmt: skip
+
+
+def test_the_launcher_answers_each_request_and_the_asker_reads_its_own(tmp_path: Path) -> None:
+    run = pending(tmp_path, "A")
+    rid = reruns.ask(run.launch.paths, "flaky")
+    assert reruns.answer(run.launch.paths, rid) is None  # not answered yet
+    other = reruns.ask(run.launch.paths.sibling("Z"), "no such agent running")
+    log = Log()
+    assert reruns.take([run], None, None, log) is False  # type: ignore[arg-type]
+    said = reruns.answer(run.launch.paths, rid)
+    assert said is not None and said["taken"] is False
+    assert "A has not started yet" in said["detail"]
+    unknown = reruns.answer(run.launch.paths.sibling("Z"), other)
+    assert unknown is not None and "Z is not in what the launcher runs now" in unknown["detail"]
+    assert not run.launch.paths.rerun_request.exists()  # taken once
+    assert reruns.answer(run.launch.paths, "another-id") is None
+
+
+def test_planted_requests_are_dropped_unread_and_nothing_blocks(tmp_path: Path) -> None:
+    run = pending(tmp_path, "A")
+    folder = run.launch.paths.rerun_request.parent
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "A.json")  # a FIFO would block a plain open
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"id": "x"}))
+    (folder / "B.json").symlink_to(secret)
+    (folder / "C.json").write_text(json.dumps({"id": "y", "reason": "z" * 20_000}))
+    (folder / "bad name.json").write_text(json.dumps({"id": "z"}))
+    (folder / "D.json").write_text("[1, 2]")
+    log = Log()
+    assert reruns.take([run], None, None, log) is False  # type: ignore[arg-type]
+    assert len(log.warnings) == 5
+    assert sorted(p.name for p in folder.iterdir()) == []  # dropped, none answered
+    assert secret.exists()  # the link's target is not touched

@@ -1,0 +1,120 @@
+"""`wave rerun` of a running wave (issue 26 §2): a person asks, through a request file beside
+the wave's agent folders, that one agent run again now. The pool running it stops the agent's
+process (if it runs) and launches it again as a new try of the same attempt, the reason in its
+prompt; what the stopped try wrote is kept as ``attempt-<k>.rerun<n>.*``. The launcher answers
+every request (taken, or why not) in a file the command waits on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import WaveError
+from ..names import AGENT_ID_RE
+from ..sanitize import strip_controls
+from ..state.events import EventLog, utc_now
+from ..state.fsutil import ensure_dir, open_read, parse_json, write_json_atomic
+from ..state.layout import AgentPaths
+from ..state.lifecycle import AgentState
+from .agent_run import AgentRun
+from .placement.reaper import Reaper
+
+REQUEST_LIMIT = 8192  # a request is a few lines of JSON; a bigger file is not one wave wrote
+KEEP = {"launch", "executors", "parked", "prepared", "cli", "reruns"}  # across a rerun
+NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
+
+
+def ask(paths: AgentPaths, reason: str) -> str:
+    """Write the request for the agent of ``paths``; returns its id (what the answer names)."""
+    rid = uuid.uuid4().hex
+    ensure_dir(paths.rerun_request.parent)
+    paths.rerun_answer.unlink(missing_ok=True)
+    write_json_atomic(paths.rerun_request, {"id": rid, "reason": reason[:2000], "at": utc_now()})
+    return rid
+
+
+def answer(paths: AgentPaths, rid: str) -> dict[str, Any] | None:
+    """The launcher's answer to request ``rid``, once it has written one."""
+    found = _read(paths.rerun_answer)
+    return found if found is not None and found.get("id") == rid else None
+
+
+def take(runs: list[AgentRun], events: EventLog, reaping: Reaper, log: Any) -> bool:
+    """Answer every request waiting beside the wave's agents; True when one is taken."""
+    if not runs:
+        return False
+    folder = runs[0].launch.paths.rerun_request.parent
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.endswith(".json")]
+    except OSError:  # no request was ever made (no folder), or it cannot be read
+        return False
+    by_id = {r.id: r for r in runs}
+    taken = False
+    for name in names:
+        agent = name.removesuffix(".json")
+        if agent.endswith(".answer"):
+            continue
+        request = folder / name
+        found = _read(request)
+        request.unlink(missing_ok=True)
+        rid = found.get("id") if found else None
+        if not AGENT_ID_RE.fullmatch(agent) or not isinstance(rid, str) or len(rid) > 64:
+            log.warning("rerun request ignored: not one `wave rerun` wrote", file=str(request))
+            continue
+        reason = strip_controls(str(found.get("reason", "") if found else ""))[:2000]
+        run = by_id.get(agent)
+        why = _refused(run, agent)
+        if run is not None and why is None:
+            _restart(run, reason or "no reason given", reaping)
+            events.emit("agent_rerun", run.launch.wave.number, run.id, reason=reason or None)
+            log.info("agent runs again: a person asked (wave rerun)", agent=run.id)
+            taken = True
+        _reply(runs[0].launch.paths.sibling(agent).rerun_answer, rid, why)
+    return taken
+
+
+def _refused(run: AgentRun | None, agent: str) -> str | None:
+    if run is None:
+        return (f"{agent} is not in what the launcher runs now (an agent of another stage, or "
+                "one this wave does not have): once the wave has ended, `wave rerun` runs it "
+                "again with the closure sweep")  # fmt: skip
+    if run.settling is not None or run.preparing is not None:
+        return f"{agent}'s worktree is busy (its work being committed or made): ask again soon"
+    if run.state is AgentState.PENDING and run.launched_wall is None:
+        return f"{agent} has not started yet: it will run when its turn comes"
+    return None
+
+
+def _restart(run: AgentRun, reason: str, reaping: Reaper) -> None:
+    """Stop what runs (its session held until every process is gone) and make it pending
+    again, as new: the pool launches it when the old try has ended."""
+    if run.active:
+        reaping.start(run.launch.session, run.pid, time.monotonic())
+    note = NOTE.format(reason=reason)
+    for f in fields(run):
+        if f.init and f.name not in KEEP:
+            setattr(run, f.name, f.default_factory() if callable(f.default_factory)
+                    else f.default)  # fmt: skip
+    run.reruns += 1
+    run.launch = replace(run.launch, retry_context=note)
+    run.__post_init__()
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        with open_read(path) as fh:
+            data = fh.read(REQUEST_LIMIT + 1)
+        found = parse_json(data) if len(data) <= REQUEST_LIMIT else None
+    except (OSError, ValueError, WaveError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _reply(path: Path, rid: str, refused: str | None) -> None:
+    with contextlib.suppress(OSError, WaveError):  # unanswered: the command says so
+        write_json_atomic(path, {"id": rid, "taken": refused is None, "detail": refused or ""})
