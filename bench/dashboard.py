@@ -47,7 +47,7 @@ def write_snapshot(path: Path, agents: int, tick: int) -> None:
 
 def first_screen(tmux: list[str], root: Path, plain: bool) -> float:
     """Seconds from the pane's command starting to the dashboard's first line on screen."""
-    argv = [*WAVE, "dashboard", "--lane", "main", "--repo", str(root)] + (["--plain"] if plain else [])
+    argv = [*WAVE, "dashboard", "--lane", "main", "--repo", str(root), *(["--plain"] * plain)]
     name = f"d{uuid.uuid4().hex[:6]}"
     stamp = root / f"{name}.start"
     command = f"date +%s.%N > {stamp}; exec {shlex.join(argv)}"
