@@ -345,3 +345,19 @@ def test_operating_md_lists_every_key_the_console_has() -> None:
                      "down": "↓", "up": "↑"}.get(key, key)  # fmt: skip
             assert any(f"`{shown}`" in line for line in table), key
             assert any(shown in k for k, _ in KEYS), key
+
+
+def test_an_error_inside_ends_the_console_without_a_traceback(layout: StateLayout) -> None:
+    class Broken(FakeFleet):
+        def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
+            raise RuntimeError("metrics went away")
+
+    app = FleetConsole(layout, None, Broken())
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+
+    with contextlib.suppress(Exception):  # the pilot re-raises what ended the app
+        asyncio.run(run())
+    assert isinstance(app.failure, RuntimeError) and not app._exit_renderables

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import UsageError, WaveError
 from ._common import add_color, add_lane, add_repo, repo_and_lane, state_layout
 from ._complete import wave_numbers
 from ._help import add_command
@@ -63,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
         from ..dashboard.console_app import FleetConsole
         from .dashboard_fleet import CommandFleet
 
-        FleetConsole(layout, args.wave, CommandFleet(repo, lane, layout)).run()
+        app = FleetConsole(layout, args.wave, CommandFleet(repo, lane, layout))
+        app.run()
+        if app.failure is not None:
+            raise WaveError(f"the dashboard stopped on an error ({type(app.failure).__name__}: "
+                            f"{app.failure}); `wave dashboard --plain` shows the wave without "
+                            "keys")  # fmt: skip
         return 0
     console = Console(
         width=args.width,

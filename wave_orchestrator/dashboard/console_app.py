@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,13 @@ class FleetConsole(App[None]):
         self._usage: dict[str, tuple[int | None, float | None]] = {}
         self._follower: LogFollower | None = None
         self._ticks = 0
+        self.failure: BaseException | None = None  # what ended it, if not the person
+
+    def _fatal_error(self) -> None:
+        """An error inside the console ends it without Textual's traceback on the person's
+        terminal: the cli says what failed and how to go on (``failure``)."""
+        self.failure = sys.exc_info()[1]
+        self._close_messages_no_wait()
 
     def compose(self) -> ComposeResult:
         yield Static(id="head")
