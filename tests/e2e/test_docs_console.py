@@ -21,9 +21,12 @@ pytestmark = pytest.mark.e2e
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 VARIABLE = [
+    (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z"), "ISO-TIME"),
     (re.compile(r"\d{2}:\d{2}:\d{2}\.\d{3}Z"), "HH:MM:SS.mmmZ"),
+    (re.compile(r"\bpid \d+"), "pid N"),
+    (re.compile(r"\b\d+h\d{2}m\b|\b\d+m\d{2}s\b"), "DURATION"),
     (re.compile(r"\b\d+(\.\d+)?s\b"), "Ns"),
-    (re.compile(r"wave-(demo|main)-[0-9a-f]{8}|wave-test-[\w-]+|libtmux_test\w+"), "SOCKET"),
+    (re.compile(r"wave-[\w-]+?-[0-9a-f]{8}\b|wave-test-[\w-]+|libtmux_test\w+"), "SOCKET"),
     (re.compile(r"/\S*?/\.wave/"), "REPO/.wave/"),
     (re.compile(r" {2,}"), " "),
 ]
