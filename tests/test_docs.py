@@ -30,7 +30,13 @@ def shown_commands() -> list[tuple[str, str, bool]]:
                 if kind == "console" and not line.startswith("$ "):
                     continue  # output
                 # shown failing on purpose: its output is a usage error
-                refused = i + 1 < len(lines) and ": error: " in lines[i + 1]
+                output = lines[
+                    i + 1 : next(
+                        (j for j in range(i + 1, len(lines)) if lines[j].startswith("$ ")),
+                        len(lines),
+                    )
+                ]
+                refused = any(": error: " in x for x in output)
                 line = line.removeprefix("$ ").split(" >", 1)[0].strip()
                 if "[" in line:
                     continue
