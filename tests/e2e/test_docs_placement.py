@@ -60,12 +60,17 @@ def test_every_console_block_of_the_page_prints_what_it_shows(slurm_repo: Repo) 
     run(slurm_repo, refused, 1)
     run(slurm_repo, dry, 0)
 
-    big(slurm_repo, "placement: {kind: slurm, tmux: true}\n" + common)
-    launcher = slurm_repo.spawn("launch", "--lane", "big", "--no-dashboard")
-    try:
-        job = slurm_repo.agent_dir("big", 1, "A1") / "slurm-job"
-        wait_for(job.exists, 60, what="A1's job")
-        run(slurm_repo, attach, 0)
-    finally:
-        (slurm_repo.root / "release").touch()
-        launcher.wait(timeout=120)
+    # with a tmux session in the job (this page), and without one (cli.md's `wave attach`)
+    plain = next(s for s in console_commands("cli.md") if s.command == attach.command)
+    for placement, shown in (("{kind: slurm, tmux: true}", attach), ("{kind: slurm}", plain)):
+        big(slurm_repo, f"placement: {placement}\n" + common)
+        (slurm_repo.root / "release").unlink(missing_ok=True)
+        launcher = slurm_repo.spawn("launch", "--lane", "big", "--no-dashboard")
+        try:
+            argv = shlex.split(shown.command)[1:]
+            wait_for(lambda: slurm_repo.wave(*argv).returncode == 0, 60,  # noqa: B023
+                     what="A1's job to run")  # fmt: skip
+            run(slurm_repo, shown, 0)
+        finally:
+            (slurm_repo.root / "release").touch()
+            launcher.wait(timeout=120)
