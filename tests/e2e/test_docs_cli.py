@@ -49,7 +49,7 @@ def local(shown: Shown, printed: str, repo: Path) -> None:
 def test_a_block_shown_again_shows_what_the_page_that_runs_it_shows() -> None:
     ran = {s.command: s.output for page in RUN_ELSEWHERE for s in console_commands(page)}
     same = ("wave diff tests", "wave diff mul --stat", "wave worktrees prune --branches",
-            "wave stop --lane slow --agent store")  # fmt: skip
+            "wave worktrees prune --branches --force", "wave stop --lane slow --agent store")  # fmt: skip
     again = [s for s in console_commands("cli.md") if s.command in same]
     assert {s.command for s in again} == set(same)
     for shown in again:
