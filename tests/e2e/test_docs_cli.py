@@ -132,3 +132,34 @@ def test_lanes_md_s_broken_demo_lane_is_refused_as_shown(repo: Repo) -> None:
     done = repo.wave("validate", "--lane", "demo")
     assert done.returncode == 2
     compare(shown, done.stderr + done.stdout)
+
+
+STORIES = {"operating.md", "coordination.md", "worktrees.md", "placement.md"}  # their own tests
+RUN_HERE = {
+    ("cli.md", "wave attach --lane slow --dashboard --print"),
+    ("cli.md", "wave attach --lane slow --launcher --print"),
+    ("cli.md", "wave attach --lane big A1 --print"),  # test_docs_placement
+    ("cli.md", "wave summary A"),
+    ("cli.md", "wave ps"),
+    ("cli.md", "wave doctor"),
+    ("lanes.md", "wave validate --lane demo"),
+}
+
+
+def test_every_console_command_of_the_docs_is_run_by_a_test() -> None:
+    """A console block added anywhere in docs/ fails here until a test runs it."""
+    from test_docs_console import in_scenario
+
+    same = {s.command for s in console_commands("cli.md")} & {
+        s.command for page in RUN_ELSEWHERE for s in console_commands(page)
+    }
+    unrun = [
+        f"{s.page}:{s.line}: {s.command}"
+        for page in sorted(p.name for p in DOCS.glob("*.md"))
+        if page not in STORIES
+        for s in console_commands(page)
+        if not (in_scenario("demo", s) or in_scenario("init", s) or s.command == "echo $?")
+        and (page, s.command) not in RUN_HERE
+        and not (page == "cli.md" and s.command in same)
+    ]
+    assert unrun == []
