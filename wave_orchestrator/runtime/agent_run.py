@@ -105,7 +105,12 @@ class AgentRun:
         """Its account's limit has reset: launched again as a new try of the same attempt
         (what the earlier try printed is kept as ``attempt-<k>.limited<n>.*``)."""
         archive_attempt(self.launch, self.launch.attempt, f".limited{self.parked}")
-        keep = {"launch", "executors", "parked", "prepared", "cli"}
+        self.renew()
+
+    def renew(self) -> None:
+        """Pending again, as a new try of the same attempt: what it is (its launch, executors,
+        worktree) and how often it was parked or rerun are kept, everything else starts over."""
+        keep = {"launch", "executors", "parked", "prepared", "cli", "reruns"}
         for f in fields(self):
             if f.init and f.name not in keep:
                 setattr(self, f.name, f.default_factory() if callable(f.default_factory)

@@ -10,7 +10,7 @@ import contextlib
 import os
 import time
 import uuid
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from .agent_run import AgentRun
 from .placement.reaper import Reaper
 
 REQUEST_LIMIT = 8192  # a request is a few lines of JSON; a bigger file is not one wave wrote
-KEEP = {"launch", "executors", "parked", "prepared", "cli", "reruns"}  # across a rerun
 NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
 
 
@@ -95,14 +94,9 @@ def _restart(run: AgentRun, reason: str, reaping: Reaper) -> None:
     again, as new: the pool launches it when the old try has ended."""
     if run.active:
         reaping.start(run.launch.session, run.pid, time.monotonic())
-    note = NOTE.format(reason=reason)
-    for f in fields(run):
-        if f.init and f.name not in KEEP:
-            setattr(run, f.name, f.default_factory() if callable(f.default_factory)
-                    else f.default)  # fmt: skip
+    run.renew()
     run.reruns += 1
-    run.launch = replace(run.launch, retry_context=note)
-    run.__post_init__()
+    run.launch = replace(run.launch, retry_context=NOTE.format(reason=reason))
 
 
 def _read(path: Path) -> dict[str, Any] | None:
