@@ -233,7 +233,9 @@ def test_c_comments_and_escape_in_the_box_sends_nothing(layout: StateLayout) -> 
 
 def test_enter_suspends_the_app_for_the_attach_and_comes_back(layout: StateLayout) -> None:
     fleet = FakeFleet()
-    fleet.replies["attach"] = Done(0, "tmux -L wave-x attach-session -t =w3-store\n")
+    fleet.replies["attach"] = Done(
+        0, "wave: warning: a lane.yaml problem\ntmux -L wave-x attach-session -t =w3-store\n"
+    )
     suspended: list[str] = []
 
     async def script(app: FleetConsole, pilot: Pilot[None]) -> None:

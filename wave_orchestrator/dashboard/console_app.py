@@ -301,8 +301,9 @@ class FleetConsole(App[None]):
         if done.code != 0:
             self._said(f"attach {agent}", done)
             return
+        argv = shlex.split(done.text.strip().splitlines()[-1])  # after any warning, the argv
         with self.suspend():  # the terminal is tmux's until the person detaches
-            ended = self.fleet.attach(shlex.split(done.text))
+            ended = self.fleet.attach(argv)
         if ended.code != 0:
             gone = any(w in ended.text for w in ("can't find session", "no sessions", "no server"))
             said = (f"no tmux session for {agent}: agent sessions end with their wave (launch "
