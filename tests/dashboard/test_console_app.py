@@ -363,3 +363,23 @@ def test_an_error_inside_ends_the_console_without_a_traceback(layout: StateLayou
     with contextlib.suppress(Exception):  # the pilot re-raises what ended the app
         asyncio.run(run())
     assert isinstance(app.failure, RuntimeError) and not app._exit_renderables
+
+
+def test_a_short_terminal_still_shows_agents_and_a_wider_one_shows_more_of_each_line(
+    layout: StateLayout,
+) -> None:
+    path = layout.dashboard(3)
+    data = json.loads(path.read_text())
+    data["attempt_reason"] = "a retry reason long enough to wrap on a narrow terminal " * 3
+    data["agents"][0]["last_line"] = "Editing src/api/routes.py (14 changes) and more"
+    path.write_text(json.dumps(data))
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        table: DataTable[Any] = app.query_one(DataTable)
+        assert table.size.height >= 3  # its header and two agents at least, at 12 rows
+        assert table.get_row("api")[6].plain.endswith("…")
+        await pilot.resize_terminal(140, 30)
+        await until(pilot, lambda: not table.get_row("api")[6].plain.endswith("…"), "more")
+        assert table.get_row("api")[6].plain == "Editing src/api/routes.py (14 changes) and more"
+
+    drive(layout, FakeFleet(), script, size=(50, 12))

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Log, Static
@@ -66,10 +66,10 @@ class FleetConsole(App[None]):
     TITLE = "wave dashboard"
     ENABLE_COMMAND_PALETTE = False
     CSS = """
-    #head { height: auto; }
+    #head { height: auto; max-height: 40%; }
     #agents { height: 1fr; }
     #pane { height: 1fr; border: round $accent; display: none; }
-    #attention { height: auto; max-height: 7; }
+    #attention { height: auto; max-height: 25%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j,down", "move(1)", "down", show=False),
@@ -147,9 +147,9 @@ class FleetConsole(App[None]):
         if self._follower is not None:
             self._follow()
 
-    def _draw(self) -> None:
+    def _draw(self, width: int = 0) -> None:
         data = clean_tree(self.data) if self.data else None
-        width = max(40, self.size.width)
+        width = max(40, width or self.size.width)
         self.query_one("#head", Static).update(self._head(data, width))
         self.query_one("#attention", Static).update(
             Group(*attention_lines(data)) if data else Text("")
@@ -166,13 +166,15 @@ class FleetConsole(App[None]):
             parts = [header(data, width), stages_line(data)]
             reason = data.get("attempt_reason")
             if isinstance(reason, str) and reason:
-                parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
+                why = f"why attempt {data.get('attempt', '?')}: {reason}"
+                parts.append(Text(why, "yellow", no_wrap=True, overflow="ellipsis"))
         if not self.alive:
             lane = self.layout.lane
             said = f"no launcher runs lane {lane}: this is the last state it recorded"
-            parts.append(Text(said, "bold magenta"))
+            parts.append(Text(said, "bold magenta", no_wrap=True, overflow="ellipsis"))
         if self.filter:
-            parts.append(Text(f"filter: {self.filter}  (Esc clears)", "cyan"))
+            said = f"filter: {self.filter}  (Esc clears)"
+            parts.append(Text(said, "cyan", no_wrap=True, overflow="ellipsis"))
         return Group(*parts)
 
     def _shown(self, agent: dict[str, Any]) -> bool:
@@ -229,8 +231,9 @@ class FleetConsole(App[None]):
         """Enter on the table (the table takes the key before the app's binding sees it)."""
         self.action_attach()
 
-    def on_resize(self) -> None:
-        self._draw()
+    def on_resize(self, event: events.Resize) -> None:
+        self._ids = []  # the columns' widths are the table's own: made again for the new width
+        self._draw(event.size.width)
 
     # -- moving and panes -------------------------------------------------------------------
     def action_move(self, step: int) -> None:
