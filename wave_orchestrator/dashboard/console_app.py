@@ -63,6 +63,9 @@ COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "last output")
 
 
 class FleetConsole(App[None]):
+    """One lane's wave, redrawn when its ``dashboard.json`` changes; the selected agent is
+    what every key acts on."""
+
     TITLE = "wave dashboard"
     ENABLE_COMMAND_PALETTE = False
     CSS = """
