@@ -378,8 +378,10 @@ def test_a_short_terminal_still_shows_agents_and_a_wider_one_shows_more_of_each_
         table: DataTable[Any] = app.query_one(DataTable)
         assert table.size.height >= 3  # its header and two agents at least, at 12 rows
         assert table.get_row("api")[6].plain.endswith("…")
+        await pilot.press("j")
         await pilot.resize_terminal(140, 30)
         await until(pilot, lambda: not table.get_row("api")[6].plain.endswith("…"), "more")
         assert table.get_row("api")[6].plain == "Editing src/api/routes.py (14 changes) and more"
+        assert app.selected() == "store"  # the table made again, the selection kept
 
     drive(layout, FakeFleet(), script, size=(50, 12))

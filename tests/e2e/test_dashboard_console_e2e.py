@@ -16,6 +16,17 @@ from helpers import Repo, local_agent, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
 
+
+def seen_within(condition: object, seconds: float) -> bool:
+    """Whether ``condition()`` holds within ``seconds`` (polled; never raises)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
 ASK = ("ans=$(wave feedback ask --question 'keep the v1 endpoint?' --wait --timeout-seconds 80)"
        ' && echo "answer: $ans" > A.txt')  # fmt: skip
 TICK = "for i in $(seq 600); do echo tick-$i; sleep 0.2; done"
@@ -80,8 +91,16 @@ def test_a_person_answers_looks_attaches_and_stops_from_the_dashboard(
         keys("C-b", "d")  # the lane's tmux prefix, then detach
         wait_for(lambda: "w1-B" not in clients(), 20, what="the detach")
         shows("lane main  wave 1", "the dashboard back after the detach")
+        # Keys typed while the app takes the terminal back may be lost with the terminal's
+        # mode change: `?` (idempotent to retry) until the app answers keys again.
+        for _ in range(10):
+            keys("?")
+            if seen_within(lambda: "move between agents" in screen(), 2):
+                break
+        keys("x")
+        wait_for(lambda: "move between agents" not in screen(), 10, what="the keys to close")
 
-        keys("s")
+        keys("s")  # B is still the one selected
         shows("Stop B?", "the confirm step")
         keys("y")
         wait_for(lambda: any(ln.split()[:2] == ["B", "cancelled"] for ln in screen().splitlines()

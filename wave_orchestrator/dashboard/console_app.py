@@ -100,6 +100,7 @@ class FleetConsole(App[None]):
         self.alive = True
         self._seen: tuple[Path | None, float, bool] | None = None
         self._ids: list[str] = []
+        self._rebuild = False  # the table made again at the next draw (a new width)
         self._usage: dict[str, tuple[int | None, float | None]] = {}
         self._follower: LogFollower | None = None
         self._ticks = 0
@@ -195,8 +196,8 @@ class FleetConsole(App[None]):
         room = max(10, width - sum(widths) - 2 * len(COLUMNS) - 2)  # padding, a scrollbar
         for cells in rows.values():
             cells[-1].truncate(room, overflow="ellipsis")
-        if list(rows) != self._ids:
-            chosen = self.selected()
+        if list(rows) != self._ids or self._rebuild:
+            chosen, self._rebuild = self.selected(), False
             table.clear()
             for key, cells in rows.items():
                 table.add_row(*cells, key=key)
@@ -235,7 +236,7 @@ class FleetConsole(App[None]):
         self.action_attach()
 
     def on_resize(self, event: events.Resize) -> None:
-        self._ids = []  # the columns' widths are the table's own: made again for the new width
+        self._rebuild = True  # the columns' widths are the table's own: made for the new width
         self._draw(event.size.width)
 
     # -- moving and panes -------------------------------------------------------------------
