@@ -10,7 +10,7 @@ import re
 import shlex
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,20 +102,66 @@ def files_to_write(page: str) -> dict[str, str]:
     return dict(re.findall(r"^`([\w./-]+)`:\n\n```yaml\n(.*?)```", text, re.M | re.S))
 
 
-def compare(shown: Shown, printed: str, any_order: bool = False) -> None:
-    want = [shape(x) for x in shown.output]
-    real = [shape(x) for x in printed.splitlines() if x.strip()]
+Patterns = Sequence[tuple[re.Pattern[str], str]]
+
+
+def compare(shown: Shown, printed: str, any_order: bool = False, extra: Patterns = ()) -> None:
+    """``printed`` against the page, line by line once shaped (``extra`` first: what else
+    varies on that page); a `...` line of the page stands for any lines, none or many."""
+
+    def shaped(line: str) -> str:
+        for pattern, word in extra:
+            line = pattern.sub(word, line)
+        return shape(line)
+
+    want = [shaped(x) for x in shown.output]
+    real = [shaped(x) for x in printed.splitlines() if x.strip()]
     if any_order:
         assert Counter(want) == Counter(real), f"{shown}\n" + "\n".join(
             [f"only in the docs: {x}" for x in (Counter(want) - Counter(real))]
             + [f"only in reality: {x}" for x in (Counter(real) - Counter(want))]
         )
+    elif "..." in want:
+        _elided(shown, want, real)
     else:
         pairs = zip(want, real, strict=False)
         assert want == real, f"{shown}\n" + "\n".join(
             [f"docs: {a}\nreal: {b}" for a, b in pairs if a != b]
             + [f"length: docs {len(want)}, real {len(real)}"]
         )
+
+
+def _elided(shown: Shown, want: list[str], real: list[str]) -> None:
+    """Each line of the page in order; after a `...` anywhere later, and the lines after the
+    last `...` as the last lines printed."""
+    at = 0
+    for i, line in enumerate(want):
+        if line == "...":
+            continue
+        if i == 0 or want[i - 1] != "...":  # right after the line before it
+            assert real[at : at + 1] == [line], f"{shown}\nwanted here: {line}\nreal: {real}"
+            at += 1
+            continue
+        if "..." not in want[i + 1 :]:  # the tail: the last lines
+            tail = want[i:]
+            assert real[-len(tail) :] == tail, f"{shown}\nwanted at the end: {tail}\nreal: {real}"
+            return
+        found = [j for j in range(at, len(real)) if real[j] == line]
+        assert found, f"{shown}\nnot printed: {line}\nreal: {real}"
+        at = found[0] + 1
+
+
+def lane_files(page: str, lane: str) -> dict[str, str]:
+    """The lane files ``page`` shows: each ```yaml block whose first line names one
+    (`# lanes/<lane>/...`)."""
+    text = (DOCS / page).read_text()
+    return dict(re.findall(rf"```yaml\n# (lanes/{lane}/[\w./-]+)\n(.*?)```", text, re.S))
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, body in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(body)
 
 
 def run_blocks(repo: Repo, commands: list[Shown]) -> int:

@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 from helpers import Repo, wait_for
-from test_docs_console import DOCS, Shown, compare, console_commands
+from test_docs_console import DOCS, Shown, compare, console_commands, lane_files, write_files
 
 pytestmark = pytest.mark.e2e
 
@@ -19,12 +19,9 @@ ID = re.compile(r"\b([cq])-[0-9a-f]{8,16}\b")
 
 
 def talk_lane(repo: Repo) -> None:
-    text = (DOCS / PAGE).read_text()
-    files = re.findall(r"```yaml\n# (lanes/talk/[\w./-]+)\n(.*?)```", text, re.S)
-    assert {name for name, _ in files} == {"lanes/talk/lane.yaml", "lanes/talk/waves/wave-1.yaml"}
-    for name, body in files:
-        (repo.root / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / name).write_text(body)
+    files = lane_files(PAGE, "talk")
+    assert set(files) == {"lanes/talk/lane.yaml", "lanes/talk/waves/wave-1.yaml"}
+    write_files(repo.root, files)
     (repo.root / "scratch").mkdir()  # "mkdir -p scratch first"
 
 

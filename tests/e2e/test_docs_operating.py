@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from helpers import Repo, alive, git_init, wait_for
-from test_docs_console import DOCS, Shown, compare, console_commands
+from test_docs_console import Shown, compare, console_commands, lane_files, write_files
 
 pytestmark = pytest.mark.e2e
 
@@ -34,12 +33,9 @@ def commands() -> dict[str, list[Shown]]:
 
 def slow_lane(repo: Repo) -> None:
     """The page's example lane, written from its ```yaml blocks (`# lanes/slow/...` first)."""
-    text = (DOCS / PAGE).read_text()
-    files = re.findall(r"```yaml\n# (lanes/slow/[\w./-]+)\n(.*?)```", text, re.S)
-    assert {name for name, _ in files} == {"lanes/slow/lane.yaml", "lanes/slow/waves/wave-1.yaml"}
-    for name, body in files:
-        (repo.root / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / name).write_text(body)
+    files = lane_files(PAGE, "slow")
+    assert set(files) == {"lanes/slow/lane.yaml", "lanes/slow/waves/wave-1.yaml"}
+    write_files(repo.root, files)
     git_init(repo.root)
 
 

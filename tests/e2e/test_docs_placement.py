@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 from helpers import Repo, wait_for
-from test_docs_console import DOCS, Shown, console_commands, shape
+from test_docs_console import DOCS, Shown, compare, console_commands
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
 
@@ -18,16 +18,7 @@ JOB = re.compile(r"(--jobid=|wave-)\d+\b")
 
 
 def check(shown: Shown, printed: str) -> None:
-    """Line by line; a `...` line of the page stands for any lines (none or many)."""
-    want = [JOB.sub(r"\1N", shape(x)) for x in shown.output]
-    real = [JOB.sub(r"\1N", shape(x)) for x in printed.splitlines() if x.strip()]
-    if want[:1] == ["..."]:  # the page shows the end only
-        real = real[-(len(want) - 1) :]
-        want = want[1:]
-    assert want == real, f"{shown}\n" + "\n".join(
-        [f"docs: {a}\nreal: {b}" for a, b in zip(want, real, strict=False) if a != b]
-        + [f"length: docs {len(want)}, real {len(real)}"]
-    )
+    compare(shown, printed, extra=[(JOB, r"\1N")])
 
 
 def big(repo: Repo, lane_yaml: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Repo
-from test_docs_console import DOCS, Shown, console_commands, shape
+from test_docs_console import Shown, compare, console_commands, lane_files, write_files
 
 pytestmark = pytest.mark.e2e
 
@@ -24,43 +24,13 @@ MORE = [
 ]
 
 
-def shaped(line: str) -> str:
-    for pattern, word in MORE:
-        line = pattern.sub(word, line)
-    return shape(line)
-
-
 def check(shown: Shown, printed: str) -> None:
-    """Line by line; where the page shows `...`, any lines may stand (none or many)."""
-    real = [shaped(x) for x in printed.splitlines() if x.strip()]
-    want = [shaped(x) for x in shown.output]
-    if "..." not in want:
-        assert want == real, f"{shown}\n" + "\n".join(
-            [f"docs: {a}\nreal: {b}" for a, b in zip(want, real, strict=False) if a != b]
-            + [f"length: docs {len(want)}, real {len(real)}"]
-        )
-        return
-    at = 0
-    for i, line in enumerate(want):
-        if line == "...":
-            continue
-        if i == 0 or want[i - 1] != "...":  # right after the line before it
-            assert real[at : at + 1] == [line], f"{shown}\nwanted here: {line}\nreal: {real}"
-            at += 1
-            continue
-        found = [j for j in range(at, len(real)) if real[j] == line]
-        if i == len(want) - 1 or want[i + 1 :].count("...") == 0:  # the tail: the last lines
-            tail = want[i:]
-            assert real[-len(tail) :] == tail, f"{shown}\nwanted at the end: {tail}\nreal: {real}"
-            return
-        assert found, f"{shown}\nnot printed: {line}\nreal: {real}"
-        at = found[0] + 1
+    compare(shown, printed, extra=MORE)
 
 
 def calculator(root: Path, env: dict[str, str]) -> None:
     """The page's repository: `base` (calc/__init__.py, .gitignore), then the lane."""
-    text = (DOCS / PAGE).read_text()
-    files = dict(re.findall(r"```yaml\n# (lanes/main/[\w./-]+)\n(.*?)```", text, re.S))
+    files = lane_files(PAGE, "main")
     assert set(files) == {"lanes/main/lane.yaml", "lanes/main/waves/wave-1.yaml",
                           "lanes/main/waves/wave-2.yaml"}  # fmt: skip
     git(root, "init", "-q", "-b", "main", env=env)
@@ -71,9 +41,9 @@ def calculator(root: Path, env: dict[str, str]) -> None:
     (root / ".gitignore").write_text(".wave/\n")
     git(root, "add", "-A", env=env)
     git(root, "commit", "-qm", "base", env=env)
-    for name in ("lanes/main/lane.yaml", "lanes/main/waves/wave-1.yaml"):
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(files[name])
+    write_files(
+        root, {n: files[n] for n in ("lanes/main/lane.yaml", "lanes/main/waves/wave-1.yaml")}
+    )
     git(root, "add", "lanes", env=env)
     git(root, "commit", "-qm", "the calculator lane", env=env)
     (root / "wave-2.yaml").write_text(files["lanes/main/waves/wave-2.yaml"])  # added later
