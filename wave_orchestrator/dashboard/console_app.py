@@ -101,6 +101,8 @@ class FleetConsole(App[None]):
         self._seen: tuple[Path | None, float, bool] | None = None
         self._ids: list[str] = []
         self._rebuild = False  # the table made again at the next draw (a new width)
+        self._run_state_seen: int | None = None  # run-state.json's mtime when last looked at
+        self._latest: int | None = None  # the wave it named then
         self._usage: dict[str, tuple[int | None, float | None]] = {}
         self._follower: LogFollower | None = None
         self._ticks = 0
@@ -133,7 +135,7 @@ class FleetConsole(App[None]):
         if self._ticks % 8 == 0:  # every 2 s: a lock file and /proc read
             self.alive = self.fleet.launcher_alive()
         self._ticks += 1
-        number = self.pinned if self.pinned is not None else current_wave(self.layout)
+        number = self.pinned if self.pinned is not None else self._current_wave()
         path = self.layout.dashboard(number) if number is not None else None
         try:
             stamp = path.stat().st_mtime if path else 0.0
@@ -150,6 +152,18 @@ class FleetConsole(App[None]):
             self._draw()
         if self._follower is not None:
             self._follow()
+
+    def _current_wave(self) -> int | None:
+        """The wave running, else the latest: looked for again only when run-state.json
+        changed (the launcher records a wave there before it draws it), not every tick."""
+        try:
+            stamp = self.layout.run_state.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp is None or stamp != self._run_state_seen:
+            self._run_state_seen = stamp
+            self._latest = current_wave(self.layout)
+        return self._latest
 
     def _draw(self, width: int = 0) -> None:
         data = clean_tree(self.data) if self.data else None
