@@ -300,8 +300,9 @@ def main() -> None:
         bench_launch(n, worktree=True)
     for n in args.chain_sizes:
         bench_chain(n)
-    bench_idle(args.idle_agents, args.idle_seconds)
-    bench_idle(args.idle_agents, args.idle_seconds, parked=True)
+    if args.idle_seconds > 0:  # --idle-seconds 0: no idle figures
+        bench_idle(args.idle_agents, args.idle_seconds)
+        bench_idle(args.idle_agents, args.idle_seconds, parked=True)
     bench_dry_run()
 
 
