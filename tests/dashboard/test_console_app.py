@@ -176,6 +176,20 @@ def test_s_stops_the_agent_only_after_y(layout: StateLayout) -> None:
     assert fleet.commands == [["stop", "--agent", "store"]]
 
 
+def test_a_tick_while_the_app_closes_draws_nothing_and_raises_nothing(layout: StateLayout) -> None:
+    """Closing removes the screen's widgets before it stops the timer: a redraw due then (as after
+    a command) must not look for widgets that are gone."""
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        await app.default_screen.remove_children()  # as closing does, before the timers stop
+        app._seen = None  # a command just ran: redraw at the next tick
+        app._tick()
+        assert app.failure is None
+
+    app = drive(layout, FakeFleet(), script)
+    assert app.failure is None
+
+
 @pytest.mark.parametrize("alive", [True, False])
 def test_r_reruns_after_y_in_the_background_when_no_launcher_runs(
     layout: StateLayout, alive: bool

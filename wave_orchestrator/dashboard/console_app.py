@@ -107,6 +107,11 @@ class FleetConsole(App[None]):
         self._follower: LogFollower | None = None
         self._ticks = 0
         self.failure: BaseException | None = None  # what ended it, if not the person
+        # the main screen's widgets, held rather than queried: a query asks the active screen,
+        # which is a modal while a person answers a confirm or a question
+        self.head, self.attention = Static(id="head"), Static(id="attention")
+        self.table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
+        self.pane = Log(id="pane", max_lines=5000, auto_scroll=False)
 
     def _fatal_error(self) -> None:
         """An error inside the console ends it without Textual's traceback on the person's
@@ -115,17 +120,11 @@ class FleetConsole(App[None]):
         self._close_messages_no_wait()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="head")
-        table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
-        yield table
-        yield Log(id="pane", max_lines=5000, auto_scroll=False)
-        yield Static(id="attention")
-        yield Footer()
+        yield from (self.head, self.table, self.pane, self.attention, Footer())
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
         for name in COLUMNS:
-            table.add_column(name, key=name)
+            self.table.add_column(name, key=name)
         self._tick()
         self.set_interval(TICK_SECONDS, self._tick)
 
@@ -168,10 +167,8 @@ class FleetConsole(App[None]):
     def _draw(self, width: int = 0) -> None:
         data = clean_tree(self.data) if self.data else None
         width = max(40, width or self.size.width)
-        self.query_one("#head", Static).update(self._head(data, width))
-        self.query_one("#attention", Static).update(
-            Group(*attention_lines(data)) if data else Text("")
-        )
+        self.head.update(self._head(data, width))
+        self.attention.update(Group(*attention_lines(data)) if data else Text(""))
         self._rows([a for a in dicts((data or {}).get("agents")) if self._shown(a)], width)
 
     def _head(self, data: dict[str, Any] | None, width: int) -> RenderableType:
@@ -202,7 +199,7 @@ class FleetConsole(App[None]):
         return self.filter.lower() in said.lower()
 
     def _rows(self, agents: list[dict[str, Any]], width: int) -> None:
-        table: DataTable[Any] = self.query_one(DataTable)
+        table = self.table
         rows = {str(a.get("id")): self._cells(a) for a in agents}
         widths = [len(name) for name in COLUMNS[:-1]]
         for cells in rows.values():
@@ -240,7 +237,7 @@ class FleetConsole(App[None]):
         ]
 
     def selected(self) -> str | None:
-        table: DataTable[Any] = self.query_one(DataTable)
+        table = self.table
         if not self._ids or not 0 <= table.cursor_row < len(self._ids):
             return None
         return self._ids[table.cursor_row]
@@ -255,7 +252,7 @@ class FleetConsole(App[None]):
 
     # -- moving and panes -------------------------------------------------------------------
     def action_move(self, step: int) -> None:
-        table: DataTable[Any] = self.query_one(DataTable)
+        table = self.table
         if self._ids:
             table.move_cursor(row=max(0, min(len(self._ids) - 1, table.cursor_row + step)))
         if self._follower is not None:  # the log pane follows the selection
@@ -272,7 +269,7 @@ class FleetConsole(App[None]):
     def _follow(self) -> None:
         assert self._follower is not None
         if text := self._follower.read():
-            pane = self.query_one("#pane", Log)
+            pane = self.pane
             pane.write_lines(text.split("\n"), scroll_end=pane.is_vertical_scroll_end)
 
     def action_diff(self) -> None:
@@ -289,25 +286,25 @@ class FleetConsole(App[None]):
         self.call_from_thread(self._show_diff, done)
 
     def _show_diff(self, done: Done) -> None:
-        pane = self.query_one("#pane", Log)
+        pane = self.pane
         if pane.display and self._follower is None:
             pane.clear()
             pane.write_lines((done.text or "(no changes)").split("\n"), scroll_end=False)
 
     def _open_pane(self, title: str) -> None:
-        pane = self.query_one("#pane", Log)
+        pane = self.pane
         pane.clear()
         pane.border_title = title
         pane.display = True
 
     def _close_pane(self) -> None:
         self._follower = None
-        pane = self.query_one("#pane", Log)
+        pane = self.pane
         pane.display = False
-        self.query_one(DataTable).focus()
+        self.table.focus()
 
     def action_close(self) -> None:
-        if self.query_one("#pane", Log).display:
+        if self.pane.display:
             self._close_pane()
         elif self.filter:
             self.filter = ""
