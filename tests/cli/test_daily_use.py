@@ -73,7 +73,7 @@ def test_debug_info_names_versions_repository_and_lanes(repo: Repo) -> None:
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["wave"] and info["python"] and info["tmux"].startswith("tmux ")
-    assert info["libraries"]["libtmux"] and set(info["agent_clis"]) == {
+    assert info["libraries"]["watchdog"] and set(info["agent_clis"]) == {
         "codex",
         "claude",
         "opencode",

@@ -16,7 +16,7 @@ from ._common import add_json, add_repo, emit_json
 from ._help import add_command
 
 AGENT_CLIS = ("codex", "claude", "opencode")
-LIBRARIES = ("libtmux", "PyYAML", "watchdog", "structlog", "rich", "rich-argparse", "argcomplete")
+LIBRARIES = ("PyYAML", "watchdog", "structlog", "rich", "textual", "rich-argparse", "argcomplete")
 
 
 def register(sub: Any) -> None:

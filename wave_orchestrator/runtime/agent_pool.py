@@ -66,6 +66,8 @@ class AgentPool:
         workspace: Workspace | None = None,
         governor: Governor | None = None,
         fallback: Callable[[AgentRun], AgentLaunch | None] = lambda run: None,
+        watcher: AgentFolderWatcher | None = None,
+        sessions: set[str] | None = None,
     ) -> None:
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
@@ -85,8 +87,10 @@ class AgentPool:
         # until every process of the agent's previous attempt is gone.
         self.reaping = reaper if reaper is not None else Reaper(placement, keep_sessions)
         self.unreachable = False  # tmux lost its socket: agents followed by pid meanwhile
-        # Sessions left by an earlier attempt or a --keep-sessions run; one call for all.
-        self.stale_sessions = set(placement.sessions())
+        # Sessions that may exist (an earlier attempt's, a --keep-sessions run's, a stage
+        # before's): one call for all, or the wave's set, which each launch adds to
+        self.stale_sessions = set(placement.sessions()) if sessions is None else sessions
+        self.watcher = watcher  # the wave's, shared by its stages; else one of its own
         self.next_launch = 0.0
         self.first_opencode: AgentRun | None = None
         self.heartbeat = Heartbeat(log)
@@ -102,11 +106,13 @@ class AgentPool:
         wave = self.runs[0].launch.wave.number
         for run in self.runs:  # watched from the start: in a folder made later, a fast agent's
             ensure_dir(run.launch.paths.dir)  # status.json may beat the watch (then: the poll)
-        watcher = AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
+        watcher = self.watcher or AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         if not watcher.start():
             self.log.warning("file events unavailable (inotify limit?): polling only")
         self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
-        next_poll = next_live = next_refresh = next_talk = time.monotonic()
+        next_poll = next_refresh = next_talk = time.monotonic()
+        # agents launched now have just started: their tmux panes are first looked at later
+        next_live = next_poll + (0 if any(r.active for r in self.runs) else LIVENESS_SECONDS)
         try:
             while self._going():
                 if self.stop.is_set():
@@ -141,7 +147,8 @@ class AgentPool:
                 if got is not None:
                     self._on_file(*got)
         finally:
-            watcher.stop()
+            if watcher is not self.watcher:
+                watcher.stop()
             self.git.close()
             self.talk.flush()  # the board and inboxes as the agents left them
         self.log.debug("pool finished", wave=wave)
@@ -262,6 +269,7 @@ class AgentPool:
                 materialize(launch)
                 if launch.session in self.stale_sessions or run.parked or run.reruns:
                     self.placement.remove([launch.session])
+                self.stale_sessions.add(launch.session)
                 run.launched_wall, run.launched_mono = time.time(), time.monotonic()
                 write_json_atomic(launch.paths.launch_record, run.launch_record())
             except (PlacementError, OSError) as exc:
@@ -323,12 +331,8 @@ class AgentPool:
             # Another attempt's status (one still running after a relaunch): not this one's.
             if not run.foreign_status:
                 run.foreign_status = True
-                self.log.warning(
-                    "status file of another attempt ignored",
-                    agent=run.id,
-                    attempt=run.launch.attempt,
-                    status_attempt=attempt,
-                )
+                self.log.warning("status file of another attempt ignored", agent=run.id,
+                                 attempt=run.launch.attempt, status_attempt=attempt)  # fmt: skip
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         limit = status.state is AgentState.USAGE_LIMIT
@@ -433,11 +437,8 @@ class AgentPool:
                 and now >= run.deadline
                 and not self._check_status(run)
             ):
-                self._stop(
-                    run,
-                    AgentState.TIMEOUT,
-                    f"budget {describe_budget(run.launch.deadline_minutes)}",
-                )
+                budget = describe_budget(run.launch.deadline_minutes)
+                self._stop(run, AgentState.TIMEOUT, f"budget {budget}")
 
     # -- stopping ---------------------------------------------------------------------------
     def _stop(self, run: AgentRun, state: AgentState, detail: str) -> None:

@@ -390,4 +390,8 @@ class Launcher:
             wave, self.lane.repo, run_state, self.stop, self.log
         ):
             return WaveOutcome(wave.number, "cancelled", 0)
-        return WaveRunner(ctx, wave).run(run_state)
+        runner = WaveRunner(ctx, wave)
+        try:
+            return runner.run(run_state)
+        finally:
+            runner.watcher.stop()

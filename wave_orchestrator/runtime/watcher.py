@@ -42,8 +42,11 @@ class AgentFolderWatcher:
         self._observer: BaseObserver | None = None
 
     def start(self) -> bool:
-        """Start watching; False when the system allows no more watches (the inotify limit):
-        the launcher's polling still notices everything, a little later."""
+        """Start watching (if not already: a wave's stages share one watch); False when the
+        system allows no more watches (the inotify limit): the launcher's polling still
+        notices everything, a little later."""
+        if self._observer is not None:
+            return True
         from watchdog.events import FileCreatedEvent, FileMovedEvent
         from watchdog.observers import Observer
 

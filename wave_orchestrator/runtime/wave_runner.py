@@ -42,6 +42,7 @@ from .retry import (
 from .reuse import carry_over, earlier_attempt, fingerprint, rerun_notes, reusable_agents
 from .snapshot import SnapshotWriter
 from .summaries import gaps_of, write_summaries
+from .watcher import AgentFolderWatcher
 from .wave_context import AttemptResult, WaveContext, WaveOutcome
 from .workspaces import Workspaces
 
@@ -73,6 +74,8 @@ class WaveRunner:
         self.reaper = (
             ctx.reaper if ctx.reaper is not None else Reaper(ctx.placement, ctx.keep_sessions)
         )
+        self.watcher = AgentFolderWatcher(ctx.layout.agents_dir(wave.number))  # its stages'
+        self.sessions: set[str] | None = None  # the sessions that may exist, once listed
         shares = ctx.lane.shared_files or bool(wave.shared)
         self.desk = open_desk(ctx.layout.desk, ctx.lane.repo, wave.number) if shares else None
         # Stage progress for the dashboard: pending, running, passed, failed.
@@ -198,12 +201,8 @@ class WaveRunner:
             self.spaces.integrate(gate, impl, self.latest)
         return gate
 
-    def _judge(
-        self,
-        stage: str,
-        judge: Callable[[Sequence[AgentResult]], GateResult],
-        agents: tuple[AgentDef, ...],
-    ) -> GateResult:
+    def _judge(self, stage: str, judge: Callable[[Sequence[AgentResult]], GateResult],
+               agents: tuple[AgentDef, ...]) -> GateResult:  # fmt: skip
         results = [self._result(a) for a in agents]
         gate = self.gates[stage] = judge(results)
         if stage == "integration":  # a barrier over the coordination log as well
@@ -235,14 +234,8 @@ class WaveRunner:
         if (cached := self._results.get(agent.id)) is not None and cached[0] is run:
             return cached[1]
         text = last_try_output(run.launch.paths) if run.launched_wall else ""
-        result = AgentResult(
-            agent,
-            run.state.outcome,
-            run.code,
-            parse_markers(text),
-            self.spaces.root_for(agent),
-            launched_at=run.launched_wall,
-        )
+        root, marks = self.spaces.root_for(agent), parse_markers(text)
+        result = AgentResult(agent, run.state.outcome, run.code, marks, root, run.launched_wall)
         if run.state.terminal:
             self._results[agent.id] = (run, result)
         return result
@@ -284,21 +277,17 @@ class WaveRunner:
         members = self.wave.closure_stages()[result.failed_stage][1]
         if any(self._stopped_by_person(a) for a in members):
             return None  # a person stopped it: retrying would undo their decision
-        return plan_closure_retry(
-            self.wave,
-            result.failed_stage,
-            result.gate,
-            [self._result(a) for a in members] if result.gate is not None else [],
-            self.latest,
-            self.spaces.root_for(members[0]),
-            self.attempt + 1,
-            self._stopped_by_person,
-        )
+        judged = [self._result(a) for a in members] if result.gate is not None else []
+        return plan_closure_retry(self.wave, result.failed_stage, result.gate, judged, self.latest,
+                                  self.spaces.root_for(members[0]), self.attempt + 1,
+                                  self._stopped_by_person)  # fmt: skip
 
     # -- launching --------------------------------------------------------------------------
     def _run_agents(self, agents: list[AgentDef], briefing: str = "") -> None:
         ctx, runs = self.ctx, []
         panes = ctx.placement.sessions() if self.adopting else {}
+        if self.sessions is None:
+            self.sessions = set(panes) if self.adopting else set(ctx.placement.sessions())
         for agent in agents:
             # A restored retry's target: only this attempt's result counts, not an earlier one.
             earlier = not (self.retrying and self.attempt > 1)
@@ -353,6 +342,8 @@ class WaveRunner:
             workspace=self.spaces,
             governor=ctx.governor,
             fallback=self._fallback,
+            watcher=self.watcher,
+            sessions=self.sessions,
         )
         pool.heartbeat.done_before = sum(1 for r in self.latest.values() if r.state.terminal)
         pool.run()

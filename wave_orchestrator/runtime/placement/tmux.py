@@ -1,4 +1,9 @@
-"""The one place that talks to tmux, through libtmux, on the lane's private socket.
+"""The one place that talks to tmux, on the lane's private socket.
+
+Each call is one `tmux -L SOCKET -f /dev/null ...` client process. libtmux (which the tests use
+for their own servers) is not imported here: its object model (servers, sessions, windows and
+panes as dataclasses) cost a launch ~40 ms of import, ~10 % of a small wave, and wave only
+ever sends command lines and reads their output (docs/performance.md, issue 23).
 
 Sessions are always targeted as ``=name`` (exact match): ``-t w1-A1`` would also match ``w1-A10``.
 Every argument tmux expands as a format (``new-session -s`` and ``-c``) goes through ``literal``:
@@ -86,7 +91,7 @@ def raise_fd_limit() -> None:
 
 
 def running_sessions(socket: str) -> set[str]:
-    """Sessions whose first pane still runs, from one plain `tmux` call without libtmux: for
+    """Sessions whose first pane still runs, from one `tmux` call and no TmuxServer: for
     `wave status`, which must start fast, and finds nothing (not an error) where none runs."""
     if shutil.which("tmux") is None:
         return set()
@@ -119,24 +124,30 @@ class TmuxServer:
     def __init__(self, socket: str) -> None:
         if shutil.which("tmux") is None:
             raise TmuxMissing(TMUX_MISSING)
-        import libtmux  # loaded when tmux is used: dry runs and read-only commands skip it
-
         self.socket = socket
-        self._server = libtmux.Server(socket_name=socket, config_file="/dev/null")
         self.server_pid: int | None = None  # learnt from every answer tmux gives
         tmpdir = os.environ.get("TMUX_TMPDIR") or "/tmp"
         self.socket_path = os.path.join(tmpdir, f"tmux-{os.getuid()}", socket)
 
+    def cmd(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """One tmux client call (a `;` in ``args`` separates commands): its exit code and
+        output; a tmux that cannot be run at all is a TmuxError."""
+        argv = ["tmux", "-L", self.socket, "-f", "/dev/null", *args]
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, errors="backslashreplace",
+                                  stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        except OSError as exc:
+            raise TmuxError(f"tmux could not be run: {exc}") from exc
+
     def _run(self, *args: str, check: bool = True) -> list[str]:
-        result = self._server.cmd(*args)
+        result = self.cmd(*args)
         if check and result.returncode != 0:
-            raise TmuxError(
-                f"tmux {args[0]} failed on socket {self.socket}: {' '.join(result.stderr)}"
-            )
-        return list(result.stdout)
+            error = " ".join(result.stderr.split())
+            raise TmuxError(f"tmux {args[0]} failed on socket {self.socket}: {error}")
+        return result.stdout.splitlines()
 
     def is_running(self) -> bool:
-        return bool(self._server.is_alive())
+        return self.cmd("list-sessions").returncode == 0
 
     def server_alive(self) -> bool:
         """Whether the server this object last heard from still runs, socket or not."""
@@ -251,11 +262,11 @@ class TmuxServer:
         """
         fields = "#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
         args = ("list-panes", "-a", "-F", fields + "\t#{pane_pid}\t#{pid}")
-        result = self._server.cmd(*args)
+        result = self.cmd(*args)
         if result.returncode != 0 and self.server_alive() and self.recover_socket():
-            result = self._server.cmd(*args)
+            result = self.cmd(*args)
         if result.returncode != 0:
-            error = " ".join(result.stderr)
+            error = " ".join(result.stderr.split())
             if strict and self.server_alive() and not self._socket_present():
                 raise TmuxUnreachable(
                     f"tmux server pid {self.server_pid} does not answer on {self.socket_path}: "
@@ -268,7 +279,7 @@ class TmuxServer:
                 raise TmuxError(f"tmux list-panes failed on socket {self.socket}: {error}")
             return {}
         out: dict[str, PaneInfo] = {}
-        for line in result.stdout:
+        for line in result.stdout.splitlines():
             parts = line.split("\t")
             if len(parts) != 6 or parts[0] in out:
                 continue
@@ -288,7 +299,7 @@ class TmuxServer:
         return out
 
     def has_session(self, name: str) -> bool:
-        return self._server.cmd("has-session", "-t", f"={name}").returncode == 0
+        return self.cmd("has-session", "-t", f"={name}").returncode == 0
 
     def kill_sessions(self, names: Iterable[str]) -> None:
         """Kill sessions by exact name in one tmux call; names already gone are ignored."""
@@ -302,7 +313,7 @@ class TmuxServer:
 
     def kill_server(self) -> None:
         if self.is_running():
-            self._server.kill()
+            self.cmd("kill-server")
         else:
             self.shutdown_if_unreachable()
 
