@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import textwrap
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,47 @@ def test_success_first_try(tmp_path: Path) -> None:
     assert re.fullmatch(
         r"the prompt\nfine\n\[wave\] run ended: exit 0 after \d+s, 1 try, model not named\n", log
     ), log  # the run's footer line: how it ended, in how long, on what model
+
+
+def test_times_are_utc_with_milliseconds_whatever_the_time_zone_and_locale(
+    tmp_path: Path,
+) -> None:
+    """`now` is bash builtins (EPOCHREALTIME, printf %()T): what `date -u` would print."""
+    agent_dir = tmp_path / "agents" / "A1"
+    agent_dir.mkdir(parents=True)
+    script = write_wrapper(tmp_path, ["true"], {})
+    env = {**os.environ, "TZ": "America/New_York", "LC_ALL": "C.UTF-8"}
+    before = datetime.now(UTC)
+    subprocess.run(["bash", str(script)], capture_output=True, env=env, timeout=30, check=True)
+    after = datetime.now(UTC)
+    status = json.loads((agent_dir / "status.json").read_text())
+    for key in ("started_at", "finished_at"):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", status[key]), status
+        stamp = datetime.strptime(status[key], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        assert before - timedelta(seconds=0.01) <= stamp <= after, (before, stamp, after)
+
+
+def test_an_agent_that_ends_well_costs_no_process_but_itself_its_shower_and_the_mv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every wrapper tool is a logging shim: on the fast path run.sh starts `tail` (the pane's
+    shower) and `mv` (the status), nothing else (a fork each is a burst's cost)."""
+    shims, calls = tmp_path / "shims", tmp_path / "calls"
+    shims.mkdir()
+    for name, real in wrapper_tools().items():
+        shim = shims / name
+        shim.write_text(f'#!/bin/sh\necho {name} >> {calls}\nexec {real} "$@"\n')
+        shim.chmod(0o755)
+    agent_dir = tmp_path / "agents" / "A1"
+    agent_dir.mkdir(parents=True)
+    # the launcher's PATH, where run.sh finds its tools when it is written
+    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
+    script = write_wrapper(tmp_path, ["true"], {})
+    assert f"bin_mv={shims}/mv" in script.read_text()
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((agent_dir / "status.json").read_text())["code"] == 0
+    assert sorted(calls.read_text().split()) == ["mv", "tail"]
 
 
 def test_only_this_tries_output_is_matched(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ class WrapperSpec:
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
 WRAPPER_TOOLS = (
-    "date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "tee", "timeout", "touch"
+    "date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "timeout", "touch"
 )  # fmt: skip
 
 
@@ -88,7 +88,12 @@ def _array(name: str, items: Sequence[str], flag: str | None = None) -> str:
 
 
 _BODY = r"""
-now() { "$bin_date" -u +%Y-%m-%dT%H:%M:%S.%3NZ; }
+# The fast path (an agent that ends well) starts no process but the agent, its shower and
+# the `mv` of its status: each fork costs a wave's closure stages and a burst's finishes.
+now() {  # now VAR: the UTC time as 2026-01-31T12:00:00.123Z, in VAR, by builtins alone
+  local t=${EPOCHREALTIME/[^0-9]/.}  # its decimal point is the locale's
+  TZ=UTC0 printf -v "$1" '%(%Y-%m-%dT%H:%M:%S)T.%sZ' "${t%.*}" "${t:${#t}-6:3}"
+}
 # ANSI escape sequences (CSI, OSC, then any other ESC sequence) are removed before a pattern
 # is matched: opencode prints `\e[91m\e[1mError: \e[0m...`, which a pattern reads as `Error: ...`.
 esc=$'\e' bel=$'\a'
@@ -110,7 +115,8 @@ write_backoff() {
     "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
 }
 say() {  # say LINE: into the log, and the pane when it shows the output
-  if (( shows )); then printf '%s\n' "$1" | "$bin_tee" -a -- "$log"; else printf '%s\n' "$1" >> "$log"; fi
+  printf '%s\n' "$1" >> "$log"
+  if (( shows )); then printf '%s\n' "$1"; fi
 }
 # One backoff per account: a rate limit another agent of the same login met is waited out
 # here too, rather than N agents hammering one limit. The file is in the state dir, which
@@ -137,10 +143,11 @@ account_backoff_until() {  # account_backoff_until DELAY_MS: tell the account's 
 }
 
 write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: unless one is there)
-  local tmp="$agent_dir/.status.json.$$"
+  local tmp="$agent_dir/.status.json.$$" finished_at
+  now finished_at
   printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
     "$agent_json" "$wave" "$lane_json" "$attempt" "$1" "$try" "$rate_limited" \
-    "$started_at" "$(now)" "$prompt_sha256" "$offset" "$2" > "$tmp" \
+    "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$2" > "$tmp" \
     && "$bin_mv" "${3:--f}" -- "$tmp" "$agent_dir/status.json"
   [[ ${3:-} == -n ]] && "$bin_rm" -f -- "$tmp"  # not moved: a status was there
   return 0
@@ -212,7 +219,7 @@ host_in_tmux() {
   host_end "$status"
 }
 host_fail() {  # host_fail DETAIL: the agent fails before it starts (no daemon left behind)
-  started_at=$(now)
+  now started_at
   printf '[wave] %s: placement.tmux needs tmux 3.2 or later on every node\n' "$1"
   write_status 127 ", \"outcome\": \"failed\", \"detail\": \"$1\""
   host_end 127
@@ -248,12 +255,13 @@ trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "
 # In a job's own tmux, the server's end (Slurm signals it too) hangs the pane up: a status
 # is written as for TERM.
 [[ ${WAVE_PLACEMENT:-} == slurm && -n ${WAVE_IN_PANE:-} ]] && trap on_slurm_term HUP
-"$bin_touch" -- "$log"
-started_at=$(now)
+if [[ -e $log ]]; then "$bin_touch" -- "$log"; else : >> "$log"; fi  # the try's first sign of life
+now started_at
 while (( try < tries )); do
   try=$(( try + 1 ))
   account_wait
-  offset=$("$bin_stat" -c %s -- "$log")
+  offset=0
+  [[ -s $log ]] && offset=$("$bin_stat" -c %s -- "$log")
   "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
   if (( shows )); then
@@ -306,8 +314,10 @@ extra=''
 (( usage_limit )) && extra="$extra, \"usage_limit\": true"
 finishing=1  # the status is being written: a late TERM must not write a second one
 # The run's footer line (as bot-lobby prints it): how it ended, how long it took, on what model.
-footer=$(printf '[wave] run ended: exit %d after %ds, %d tr%s, model %s' "$code" \
-  $(( EPOCHSECONDS - start_s )) "$try" "$( (( try == 1 )) && echo y || echo ies)" "$model")
+plural=ies
+(( try == 1 )) && plural=y
+printf -v footer '[wave] run ended: exit %d after %ds, %d tr%s, model %s' "$code" \
+  $(( EPOCHSECONDS - start_s )) "$try" "$plural" "$model"
 say "$footer"
 write_status "$code" "$extra"
 # Stay until the pane shows the last output: a person who attaches later reads it there.
