@@ -104,11 +104,10 @@ class AgentPool:
         if not self.runs:
             return
         wave = self.runs[0].launch.wave.number
-        for run in self.runs:  # watched from the start: in a folder made later, a fast agent's
-            ensure_dir(run.launch.paths.dir)  # status.json may beat the watch (then: the poll)
+        for run in self.runs:  # in a folder made before the watch, not after it
+            ensure_dir(run.launch.paths.dir)
         watcher = self.watcher or AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
-        if not watcher.start():
-            self.log.warning("file events unavailable (inotify limit?): polling only")
+        watching = False  # begun after the first launch: watchdog loads while agents start
         self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
         next_poll = next_refresh = next_talk = time.monotonic()
         # agents launched now have just started: their tmux panes are first looked at later
@@ -120,6 +119,8 @@ class AgentPool:
                 self._collect_git()
                 now = time.monotonic()
                 self._launch_ready(now)
+                if not watching:
+                    watching = self._watch(watcher)
                 for agent_id, name in watcher.drain():
                     self._on_file(agent_id, name)
                 now = time.monotonic()
@@ -135,9 +136,8 @@ class AgentPool:
                     next_talk = now + TALK_SECONDS
                 self._check_deadlines(now)
                 self.reaping.reap(now)
-                if now >= next_refresh or (
-                    self.refresh_due is not None and now >= self.refresh_due
-                ):
+                due = self.refresh_due is not None and now >= self.refresh_due
+                if now >= next_refresh or due:
                     self._changed()
                     next_refresh = now + REFRESH_SECONDS
                 if not self._going():  # the last ones ended this turn: no wait for a timer
@@ -152,6 +152,15 @@ class AgentPool:
             self.git.close()
             self.talk.flush()  # the board and inboxes as the agents left them
         self.log.debug("pool finished", wave=wave)
+
+    def _watch(self, watcher: AgentFolderWatcher) -> bool:
+        """File events from now on; a status written before the watch began is read now."""
+        if not watcher.start():
+            self.log.warning("file events unavailable (inotify limit?): polling only")
+        for run in self.runs:
+            if run.active:
+                self._check_status(run)
+        return True
 
     def _going(self) -> bool:
         """An agent has not ended, or the launcher is still stopping one."""
@@ -212,11 +221,8 @@ class AgentPool:
                 continue
             if time.monotonic() < self.next_launch or self._full(len(batch)):
                 break
-            if (
-                run.launch.executor == "opencode"
-                and self.first_opencode is None
-                and any(r.launch.executor == "opencode" for r in batch)
-            ):
+            opencode = run.launch.executor == "opencode" and self.first_opencode is None
+            if opencode and any(r.launch.executor == "opencode" for r in batch):
                 break  # the first opencode agent starts alone (_held)
             batch.append(run)
             self.rules.started(running, run)
@@ -409,9 +415,8 @@ class AgentPool:
                 self._finish(run, AgentState.FAILED, code=info.dead_status, detail=died)
 
     def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
-        """The scheduler's controller does not answer (the placement warns of it, and of its
-        return): past the lane's bound every agent still followed fails, and is not retried
-        (nothing could be submitted)."""
+        """The scheduler does not answer (the placement warns of it): past the lane's bound
+        every agent still followed fails, not to be retried (nothing could be submitted)."""
         for run in active if exc.given_up else ():
             run.unretryable = True
             self._finish(run, AgentState.FAILED, detail=str(exc))
@@ -430,13 +435,9 @@ class AgentPool:
         if self.placement.unreachable_since is not None:
             return  # no kill can reach a job meanwhile: budgets are enforced once it answers
         for run in self.runs:
-            if (
-                run.active
-                and run.state is not AgentState.WAITING_HUMAN
-                and run.deadline is not None
-                and now >= run.deadline
-                and not self._check_status(run)
-            ):
+            waiting = run.state is AgentState.WAITING_HUMAN
+            due = run.active and not waiting and run.deadline is not None and now >= run.deadline
+            if due and not self._check_status(run):
                 budget = describe_budget(run.launch.deadline_minutes)
                 self._stop(run, AgentState.TIMEOUT, f"budget {budget}")
 
@@ -450,8 +451,7 @@ class AgentPool:
         self._finish(run, state, detail=detail)
 
     def _spend_stop(self, reason: str) -> None:
-        """At the spend limit nothing more starts (and with ``hard``, nothing runs on); no
-        retry can mend it."""
+        """At the spend limit nothing more starts (``hard``: nothing runs on); no retry mends it."""
         for run in self.runs:
             if run.state in (AgentState.PENDING, AgentState.LIMITED):
                 run.unretryable = True

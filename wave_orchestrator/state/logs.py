@@ -45,10 +45,12 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
     return strip_controls(f"{prefix}{event}" + (f" ({tail})" if tail else ""))
 
 
-# Optional renderers structlog probes for when it is imported (its ConsoleRenderer's colours
-# and exception formatting): wave renders its own lines (``_human``) and never uses them, and
-# importing rich alone costs a launch ~40 ms (docs/performance.md).
-STRUCTLOG_EXTRAS = ("rich", "better_exceptions", "colorama")
+# Optional modules structlog's import would load: the renderers it probes for (its
+# ConsoleRenderer's colours and exception formatting; wave renders its own lines, ``_human``,
+# and importing rich alone costs a launch ~40 ms), and ``ssl``, which asyncio (structlog.stdlib
+# imports it) loads for TLS transports: the launcher runs no event loop (~6 ms; a webhook's
+# urllib imports ssl for itself later). docs/performance.md.
+STRUCTLOG_EXTRAS = ("rich", "better_exceptions", "colorama", "ssl")
 
 
 def _structlog() -> Any:

@@ -1,0 +1,31 @@
+"""The launcher's logging set-up: what it loads (start-up speed) and what it leaves loadable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from wave_orchestrator.state.logs import configure_logging, get_logger
+    configure_logging(Path(sys.argv[1]), quiet=True)
+    get_logger(lane="main").info("wave started", agents=3)
+    loaded = sorted(n for n in ("rich", "ssl", "colorama", "better_exceptions") if n in sys.modules)
+    import ssl  # hidden only while structlog loaded: whoever wants it later gets it
+    print(json.dumps({"loaded": loaded, "ssl": ssl.OPENSSL_VERSION}))
+    """
+)
+
+
+def test_logging_loads_neither_rich_nor_ssl_and_leaves_them_importable(tmp_path: Path) -> None:
+    log = tmp_path / "launcher.log"
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(log)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"loaded": []' in done.stdout and "OpenSSL" in done.stdout, done.stdout
+    assert '"event": "wave started"' in log.read_text()
