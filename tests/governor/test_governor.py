@@ -131,6 +131,24 @@ def test_limits_outlive_the_launcher_and_spend_only_a_resume(tmp_path: Path) -> 
     assert resumed.spent == 2.0 and resumed.waiting("team") is not None
 
 
+def test_a_cost_is_saved_when_it_changes_the_file_and_a_free_agent_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    gov, _ = governor(tmp_path)
+    path = tmp_path / "governor.json"
+    gov.add_cost("local", None)
+    gov.add_cost("claude", 0.0)
+    assert not path.exists()  # nothing to say: no write per free agent of a burst
+    gov.add_cost("codex", None)
+    assert json.loads(path.read_text())["unpriced"] == 1
+    gov.add_cost("claude", 0.25)
+    assert json.loads(path.read_text())["wave_spent_usd"] == 0.25
+    gov.begin_wave(wave())  # the next wave: its spend starts at 0, in the file too
+    gov.add_cost("local", None)
+    saved = json.loads(path.read_text())
+    assert (saved["spent_usd"], saved["wave_spent_usd"]) == (0.25, 0)
+
+
 @pytest.mark.parametrize(
     "planted",
     [

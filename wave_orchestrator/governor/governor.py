@@ -103,8 +103,11 @@ class Governor:
     # -- caps ---------------------------------------------------------------------------------
     def begin_wave(self, wave: WaveDef) -> None:
         self.caps = self.rules.caps.over(wave.caps)
+        changed = (self.wave_limit, self.wave_spent) != (wave.spend_limit_usd, 0.0)
         self.wave_limit, self.wave_spent = wave.spend_limit_usd, 0.0
         self._warned.discard("wave")
+        if changed:  # the file shows this wave's spend, not the last one's
+            self.save()
 
     def hold(self, slot: Slot, running: Counter[Any]) -> str | None:
         """Why an agent with ``slot`` may not start now, or None. ``running`` counts the
@@ -140,14 +143,18 @@ class Governor:
     # -- spend --------------------------------------------------------------------------------
     def add_cost(self, executor: str, usd: float | None) -> None:
         """A finished agent's cost as its CLI reported it (None: it reported none; counted
-        0, and the spend is partial). ``local`` agents cost nothing."""
+        0, and the spend is partial). ``local`` agents cost nothing. Saved when it changed
+        what the file says: a burst of free agents ending costs no write each."""
         with self._lock:
             if usd is None or not math.isfinite(usd) or usd < 0:
-                self.unpriced += executor != "local"
+                changed = executor != "local"
+                self.unpriced += changed
             else:
+                changed = usd > 0
                 self.spent += usd
                 self.wave_spent += usd
-        self.save()  # `wave status` shows it, and a resumed launcher goes on from it
+        if changed:
+            self.save()  # `wave status` shows it, and a resumed launcher goes on from it
 
     def _spending(self) -> list[tuple[str, float, float]]:
         """(scope, spent, limit) of each limit set: the lane's run, this wave."""
