@@ -70,7 +70,9 @@ def test_usage_limit_is_not_retried_and_blocks_the_wave(tmux_repo: Repo) -> None
     tmux_repo.fake("claude", 'echo "You\'ve hit your weekly limit · resets 9:40am (UTC)"; exit 1\n')
     tmux_repo.lane(
         "main",
-        LANE.format(stall=0).replace("max_retries_per_wave: 0", "max_retries_per_wave: 2"),
+        # not waited for (the default waits for a reset within 6 h: 9:40am is, from 03:40 UTC)
+        LANE.format(stall=0).replace("max_retries_per_wave: 0", "max_retries_per_wave: 2")
+        + "usage_limit: {wait: false}\n",
         {
             1: """
         agents:

@@ -137,7 +137,7 @@ def test_rerun_in_a_running_wave_stops_the_agent_s_try_and_runs_it_again_now(
     the person's reason in its prompt and finishes: the wave completes within seconds."""
     a = ("echo first-try-output; grep -q 'A person asked for it (`wave rerun`): flaky' "
          '"$WAVE_PROMPT_FILE" && { echo again > A.txt; exit 0; }; sleep 60')  # fmt: skip
-    waves = {1: "agents:\n" + local_agent("A", a) + local_agent("B", "sleep 1")
+    waves = {1: "agents:\n" + local_agent("A", a) + local_agent("B", "sleep 4")
                 + local_agent("C", "true", depends_on=["B"])}  # fmt: skip
     tmux_repo.lane("main", local_lane(), waves)
     launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
@@ -145,7 +145,8 @@ def test_rerun_in_a_running_wave_stops_the_agent_s_try_and_runs_it_again_now(
     try:
         wait_for(lambda: "first-try-output" in _text(folder / "output.log"), 20,
                  what="A's first try to run")  # fmt: skip
-        pending = tmux_repo.wave("rerun", "C", "--lane", "main")  # waits on B: not started
+        # C waits on B (4 s): not started while the request is answered (within a second)
+        pending = tmux_repo.wave("rerun", "C", "--lane", "main")
         assert pending.returncode == 2 and "C has not started yet" in pending.stderr
         other = tmux_repo.wave("rerun", "A", "--lane", "main", "--wave", "2")
         assert other.returncode == 2 and "a launcher runs wave 1" in other.stderr
