@@ -4,7 +4,6 @@ polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (S
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -19,12 +18,20 @@ from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, read_status, write_outcome
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
 from .agent_run import archive_attempt as archive_attempt
-from .agent_run import dependency_state, describe_budget, drop_foreign_status, follow_questions
+from .agent_run import (
+    dependency_state,
+    describe_budget,
+    drop_foreign_status,
+    ended_unsaid,
+    follow_questions,
+    waits_on_first_opencode,
+)
+from .bursts import BURST_DONE, Bursts
 from .git_jobs import GIT_DONE, GitJobs, Workspace
 from .governed import Governed
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
-from .placement.base import Placement, ended_state
+from .placement.base import Placement
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
 from .planner import AgentLaunch, materialize
@@ -36,8 +43,7 @@ POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is ne
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
 SNAPSHOT_INTERVAL = 0.3  # a deferred dashboard update is written this soon after
 REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboard last lines)
-LAUNCH_BATCH = 4  # ready agents started by one placement call when there is no stagger: a burst
-# delays noticing finishes by its length (~7 ms of tmux server work per session), so it is short
+LAUNCH_BATCH = 4  # ready agents started by one placement call (a burst) when there is no stagger
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
 TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
@@ -96,6 +102,7 @@ class AgentPool:
         self.heartbeat = Heartbeat(log)
         self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
         self.git = GitJobs()
+        self.bursts: Bursts[AgentRun] = Bursts(placement)  # started off the loop (tmux)
         self.rules = Governed(governor, events, log, self.talk.tell_person)  # limits, caps, spend
         self.fallback = fallback  # a usage limit with no reset near: the next executor, now
 
@@ -109,6 +116,7 @@ class AgentPool:
         watcher = self.watcher or AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
         watching = False  # begun after the first launch: watchdog loads while agents start
         self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
+        self.bursts.wake = lambda: watcher.events.put(("", BURST_DONE))
         next_poll = next_refresh = next_talk = time.monotonic()
         # agents launched now have just started: their tmux panes are first looked at later
         next_live = next_poll + (0 if any(r.active for r in self.runs) else LIVENESS_SECONDS)
@@ -117,10 +125,10 @@ class AgentPool:
                 if self.stop.is_set():
                     self._cancel_all()
                 self._collect_git()
+                self._collect_burst()
                 now = time.monotonic()
                 self._launch_ready(now)
-                if not watching:
-                    watching = self._watch(watcher)
+                watching = watching or self._watch(watcher)
                 for agent_id, name in watcher.drain():
                     self._on_file(agent_id, name)
                 now = time.monotonic()
@@ -147,6 +155,7 @@ class AgentPool:
                 if got is not None:
                     self._on_file(*got)
         finally:
+            self.bursts.close()
             if watcher is not self.watcher:
                 watcher.stop()
             self.git.close()
@@ -195,6 +204,8 @@ class AgentPool:
         """Launch the ready agents: one per turn with a stagger; without one, up to
         LAUNCH_BATCH together (one tmux call), so that finish events are still noticed
         between bursts rather than after all of them."""
+        if self.bursts.busy:  # one burst in flight at a time
+            return
         batch: list[AgentRun] = []
         limit = LAUNCH_BATCH if self.stagger <= 0 else 1
         changed, running = self.rules.turn(self.runs)
@@ -244,18 +255,9 @@ class AgentPool:
             self._finish(run, state, code=code, detail=detail)
 
     def _held(self, run: AgentRun) -> bool:
-        """opencode agents started at once on a fresh HOME race to create its database
-        (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it
-        has printed output (its database exists by then), ended, or had FIRST_START_SECONDS."""
         if self.reaping.holds(run.launch.session) or run.preparing is not None:
             return True  # the previous attempt's processes are still being ended
-        first = self.first_opencode
-        if run.launch.executor != "opencode" or first is None or first.state.terminal:
-            return False
-        starting = time.monotonic() - (first.launched_mono or 0) < FIRST_START_SECONDS
-        with contextlib.suppress(OSError):
-            return starting and first.launch.paths.output_log.stat().st_size == 0
-        return starting
+        return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
     def _full(self, starting: int = 0) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
@@ -282,14 +284,23 @@ class AgentPool:
                 self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
                 continue
             prepared.append(run)
-        started = self.placement.start_many([r.launch.job() for r in prepared])
-        for run, handle in zip(prepared, started, strict=True):
+        self.bursts.start(prepared, [r.launch.job() for r in prepared])
+        self._collect_burst()  # at once, unless tmux starts it on the burst thread
+
+    def _collect_burst(self) -> None:
+        """The burst started: its runs launched (or failed), and any status already written."""
+        if (done := self.bursts.take()) is None:
+            return
+        for run, handle in zip(*done, strict=True):
             if isinstance(handle, Exception):
                 run.unretryable = isinstance(handle, PlacementRefused)  # resubmitting cannot help
                 self._finish(run, AgentState.FAILED, detail=f"could not start: {handle}")
             else:
                 run.pid = handle
                 self._launched(run)
+        for run in done[0]:
+            if run.active:
+                self._check_status(run)
 
     def _launched(self, run: AgentRun) -> None:
         launch = run.launch
@@ -313,9 +324,8 @@ class AgentPool:
 
     # -- noticing ---------------------------------------------------------------------------
     def _on_file(self, agent_id: str, name: str) -> None:
-        if name == GIT_DONE:
-            self._collect_git()
-            return
+        if name in (GIT_DONE, BURST_DONE):  # a wake-up: work done off the loop
+            return self._collect_git() if name == GIT_DONE else self._collect_burst()
         run = self.by_id.get(agent_id)
         if run is None or not run.active:
             return
@@ -403,16 +413,8 @@ class AgentPool:
                 continue
             if self._check_status(run):  # the wrapper writes its status before it exits
                 continue
-            if info is not None and info.ended is not None:  # the scheduler ended it
-                job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
-                detail = f"{job} ended {info.ended} without a status file"
-                self._finish(run, ended_state(info.ended), code=info.dead_status, detail=detail)
-            elif info is None:
-                gone = f"{self.placement.kind} session {run.launch.session} disappeared"
-                self._finish(run, AgentState.SESSION_MISSING, detail=gone)
-            else:
-                died = f"wrapper exited {info.dead_status} without writing a status file"
-                self._finish(run, AgentState.FAILED, code=info.dead_status, detail=died)
+            state, code, detail = ended_unsaid(info, self.placement.kind, run.launch.session)
+            self._finish(run, state, code=code, detail=detail)
 
     def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
         """The scheduler does not answer (the placement warns of it): past the lane's bound

@@ -16,6 +16,7 @@ from ..state.events import utc_stamp
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
 from ..state.untrusted import read_backoff
+from .placement.base import PaneInfo, ended_state
 from .planner import AgentLaunch
 
 if TYPE_CHECKING:
@@ -256,3 +257,33 @@ def stopped_by_person(wave: WaveDef, latest: Mapping[str, AgentRun], agent: Agen
     if run is not None and run.state is AgentState.CANCELLED:
         return True
     return any(stopped_by_person(wave, latest, wave.agent(dep)) for dep in agent.depends_on)
+
+
+def waits_on_first_opencode(run: AgentRun, first: AgentRun | None, longest: float) -> bool:
+    """opencode agents started at once on a fresh HOME race to create its database
+    (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it has
+    printed output (its database exists by then), ended, or had ``longest`` seconds."""
+    if run.launch.executor != "opencode" or first is None or first.state.terminal:
+        return False
+    starting = time.monotonic() - (first.launched_mono or 0) < longest
+    with contextlib.suppress(OSError):
+        return starting and first.launch.paths.output_log.stat().st_size == 0
+    return starting
+
+
+def ended_unsaid(
+    info: PaneInfo | None, kind: str, session: str
+) -> tuple[AgentState, int | None, str]:
+    """How an agent whose wrapper wrote no status ended, as its placement saw it: its state,
+    exit code and the words for it."""
+    if info is not None and info.ended is not None:  # the scheduler ended it
+        job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
+        return (
+            ended_state(info.ended),
+            info.dead_status,
+            f"{job} ended {info.ended} without a status file",
+        )
+    if info is None:
+        return AgentState.SESSION_MISSING, None, f"{kind} session {session} disappeared"
+    died = f"wrapper exited {info.dead_status} without writing a status file"
+    return AgentState.FAILED, info.dead_status, died

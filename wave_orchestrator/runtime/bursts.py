@@ -1,0 +1,59 @@
+"""A burst of ready agents started off the launcher's loop (tmux placement).
+
+tmux takes 15-25 ms to start a burst of 4 sessions here; started on the loop, every agent that
+ends meanwhile waits for it to be noticed. Started on a worker thread, the loop goes on taking
+in finishes and is woken when the burst is done. One burst is in flight at a time; Slurm's
+placement (sbatch per job) keeps starting on the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+from .placement.base import AgentJob, Placement
+
+BURST_DONE = "<burst>"  # the wake-up in the pool's event queue: never the name of an agent's file
+T = TypeVar("T")
+Handles = list[int | Exception | None]
+
+
+class Bursts(Generic[T]):
+    """``start`` a burst for some items (the runs), ``take`` it back once tmux is done."""
+
+    def __init__(self, placement: Placement) -> None:
+        self.placement = placement
+        self.threaded = placement.kind == "local"
+        self.wake: Callable[[], None] = lambda: None  # the loop's wake-up, set by the pool
+        self._workers: ThreadPoolExecutor | None = None
+        self._flight: tuple[list[T], Future[Handles]] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._flight is not None
+
+    def start(self, items: list[T], jobs: Sequence[AgentJob]) -> None:
+        assert self._flight is None, "one burst at a time"
+        future: Future[Handles] = Future()
+        if not self.threaded or not jobs:
+            future.set_result(self.placement.start_many(jobs))
+        else:
+            if self._workers is None:
+                self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-burst")
+            future = self._workers.submit(self.placement.start_many, jobs)
+            future.add_done_callback(lambda _: self.wake())
+        self._flight = (items, future)
+
+    def take(self) -> tuple[list[T], Handles] | None:
+        """The burst that ended, once: its items and each one's handle (or error)."""
+        if self._flight is None or not self._flight[1].done():
+            return None
+        (items, future), self._flight = self._flight, None
+        return items, future.result()
+
+    def close(self) -> None:
+        """Wait for a burst in flight (nothing starts after its pool ended)."""
+        if self._workers is not None:
+            self._workers.shutdown(wait=True)
+            self._workers = None
