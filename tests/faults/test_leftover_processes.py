@@ -174,8 +174,9 @@ def test_resume_ends_what_an_agent_that_finished_unwatched_left(
     lane(tmux_repo, wait_go + NOHUP_CHILD + "exit 0")
     launcher = tmux_repo.spawn("launch", "--lane", "main")
     try:
-        status = tmux_repo.agent_dir("main", 1, "A1") / "launch.json"
-        wait_for(status.exists, what="A1 to start")
+        # its wrapper runs (launch.json is written before its session starts)
+        started = tmux_repo.agent_dir("main", 1, "A1") / "output.log"
+        wait_for(started.exists, what="A1 to start")
         launcher.kill()  # the launcher dies: nobody watches A1 finish
         launcher.wait(timeout=10)
     finally:
