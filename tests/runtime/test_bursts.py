@@ -50,12 +50,14 @@ def test_a_tmux_burst_runs_off_the_loop_and_wakes_it_when_started() -> None:
     burst.close()
 
 
-def test_a_slurm_burst_is_started_on_the_loop_and_taken_at_once() -> None:
-    burst, starter = bursts("slurm")
-    burst.start(["a", "b"], JOBS)
-    assert starter.threads == [threading.get_ident()]
-    assert burst.take() == (["a", "b"], [100, 101])
-    burst.close()
+def test_a_slurm_burst_or_one_with_nothing_else_running_starts_on_the_loop() -> None:
+    for kind, meanwhile in (("slurm", True), ("local", False)):
+        burst, starter = bursts(kind)
+        starter.release.set()
+        burst.start(["a", "b"], JOBS, meanwhile=meanwhile)
+        assert starter.threads == [threading.get_ident()]
+        assert burst.take() == (["a", "b"], [100, 101])
+        burst.close()
 
 
 def test_close_waits_for_a_burst_in_flight() -> None:

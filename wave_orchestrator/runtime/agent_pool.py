@@ -110,7 +110,6 @@ class AgentPool:
     def run(self) -> None:
         if not self.runs:
             return
-        wave = self.runs[0].launch.wave.number
         for run in self.runs:  # in a folder made before the watch, not after it
             ensure_dir(run.launch.paths.dir)
         watcher = self.watcher or AgentFolderWatcher(self.runs[0].launch.paths.dir.parent)
@@ -160,7 +159,7 @@ class AgentPool:
                 watcher.stop()
             self.git.close()
             self.talk.flush()  # the board and inboxes as the agents left them
-        self.log.debug("pool finished", wave=wave)
+        self.log.debug("pool finished", wave=self.runs[0].launch.wave.number)
 
     def _watch(self, watcher: AgentFolderWatcher) -> bool:
         """File events from now on; a status written before the watch began is read now."""
@@ -284,7 +283,8 @@ class AgentPool:
                 self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
                 continue
             prepared.append(run)
-        self.bursts.start(prepared, [r.launch.job() for r in prepared])
+        jobs, running = [r.launch.job() for r in prepared], any(r.active for r in self.runs)
+        self.bursts.start(prepared, jobs, meanwhile=running)
         self._collect_burst()  # at once, unless tmux starts it on the burst thread
 
     def _collect_burst(self) -> None:

@@ -33,10 +33,12 @@ class Bursts(Generic[T]):
     def busy(self) -> bool:
         return self._flight is not None
 
-    def start(self, items: list[T], jobs: Sequence[AgentJob]) -> None:
+    def start(self, items: list[T], jobs: Sequence[AgentJob], meanwhile: bool = True) -> None:
+        """``meanwhile``: other agents run, whose ends the loop could take in during it (if
+        none does, as in a closure stage, the hand-over to the thread would only cost time)."""
         assert self._flight is None, "one burst at a time"
         future: Future[Handles] = Future()
-        if not self.threaded or not jobs:
+        if not self.threaded or not jobs or not meanwhile:
             future.set_result(self.placement.start_many(jobs))
         else:
             if self._workers is None:
