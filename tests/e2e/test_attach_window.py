@@ -37,11 +37,15 @@ def test_new_window_opens_the_agent_in_the_person_s_own_tmux(tmux_repo: Repo) ->
         wait_for(lambda: "w1-A" in windows(), 10, what="the new window")
         line = next(x for x in windows().splitlines() if x.startswith("w1-A"))
         assert "env -u TMUX tmux -L" in line and "attach-session -t =w1-A" in line
+
         # and it really is attached: the lane's server has a client on the agent's session
-        clients = subprocess.run(["tmux", "-L", tmux_repo.env["WAVE_TMUX_SOCKET"],
-                                  "list-clients", "-F", "#{client_session}"],
-                                 capture_output=True, text=True).stdout  # fmt: skip
-        assert "w1-A" in clients
+        # (once the window's tmux client has connected, a moment after the window exists)
+        def clients() -> str:
+            return subprocess.run(["tmux", "-L", tmux_repo.env["WAVE_TMUX_SOCKET"],
+                                   "list-clients", "-F", "#{client_session}"],
+                                  capture_output=True, text=True).stdout  # fmt: skip
+
+        wait_for(lambda: "w1-A" in clients(), 10, what="a client on w1-A")
         outside = {k: v for k, v in tmux_repo.env.items() if k != "TMUX"}
         refused = subprocess.run(tmux_repo.command("attach", "--lane", "main", "A",
                                                    "--new-window"),
