@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..dashboard.console_app import Done
 from ..state.layout import StateLayout
@@ -55,7 +54,7 @@ class CommandFleet:
     def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
         """The tokens and cost of each agent's last recorded attempt of ``wave``; read again
         only when metrics.jsonl changed."""
-        from ..metrics.report import read_records
+        from ..metrics.report import read_records, record_cost, record_tokens
 
         path = self.layout.metrics
         try:
@@ -66,18 +65,5 @@ class CommandFleet:
         if seen != self._usage_seen:
             self._usage_seen = seen
             records = [r for r in read_records([path]) if r.get("wave") == wave]
-            self._usage = {str(r["agent"]): (_tokens(r), _cost(r)) for r in records}
+            self._usage = {str(r["agent"]): (record_tokens(r), record_cost(r)) for r in records}
         return self._usage
-
-
-def _tokens(record: dict[str, Any]) -> int | None:
-    counts = [record.get(k) for k in ("input_tokens", "output_tokens")]
-    numbers = [n for n in counts if isinstance(n, int) and not isinstance(n, bool) and n >= 0]
-    return sum(numbers) if numbers else None
-
-
-def _cost(record: dict[str, Any]) -> float | None:
-    cost = record.get("cost_usd")
-    if isinstance(cost, bool) or not isinstance(cost, int | float):
-        return None
-    return float(cost) if 0 <= cost < 1e9 else None

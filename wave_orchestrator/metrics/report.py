@@ -145,10 +145,10 @@ def _summary(
         if r.get("status") != "cancelled" and (ms := _milliseconds(r.get("duration_ms"))) > 0
     ]
     durations = sorted(ms for _, ms in timed)
-    tokens = [t for r in records if (t := _tokens(r)) is not None]
+    tokens = [t for r in records if (t := record_tokens(r)) is not None]
     turns = [t for r in records if (t := _count(r.get("turns"))) is not None]
     tools = [t for r in records if (t := _count(r.get("tool_calls"))) is not None]
-    costs = [c for r in records if (c := _number(r.get("cost_usd"))) is not None]
+    costs = [c for r in records if (c := record_cost(r)) is not None]
     rate_pairs = [
         (out, ms) for r, ms in timed if (out := _count(r.get("output_tokens"))) is not None
     ]
@@ -219,7 +219,12 @@ def _milliseconds(value: Any) -> int:
     return _count(value) or 0
 
 
-def _tokens(record: dict[str, Any]) -> int | None:
+def record_cost(record: dict[str, Any]) -> float | None:
+    """The record's cost in USD, or None when it reports none (or nonsense)."""
+    return _number(record.get("cost_usd"))
+
+
+def record_tokens(record: dict[str, Any]) -> int | None:
     """Input plus output tokens, or None when the record reports neither."""
     parts = [_count(record.get("input_tokens")), _count(record.get("output_tokens"))]
     known = [p for p in parts if p is not None]

@@ -18,9 +18,10 @@ from ..errors import WaveError
 from ..names import AGENT_ID_RE
 from ..sanitize import strip_controls
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import ensure_dir, open_read, parse_json, write_json_atomic
+from ..state.fsutil import ensure_dir, write_json_atomic
 from ..state.layout import AgentPaths
 from ..state.lifecycle import AgentState
+from ..state.untrusted import read_object
 from .agent_run import AgentRun
 from .placement.reaper import Reaper
 
@@ -39,7 +40,7 @@ def ask(paths: AgentPaths, reason: str) -> str:
 
 def answer(paths: AgentPaths, rid: str) -> dict[str, Any] | None:
     """The launcher's answer to request ``rid``, once it has written one."""
-    found = _read(paths.rerun_answer)
+    found = read_object(paths.rerun_answer, REQUEST_LIMIT)
     return found if found is not None and found.get("id") == rid else None
 
 
@@ -59,7 +60,7 @@ def take(runs: list[AgentRun], events: EventLog, reaping: Reaper, log: Any) -> b
         if agent.endswith(".answer"):
             continue
         request = folder / name
-        found = _read(request)
+        found = read_object(request, REQUEST_LIMIT)
         request.unlink(missing_ok=True)
         rid = found.get("id") if found else None
         if not AGENT_ID_RE.fullmatch(agent) or not isinstance(rid, str) or len(rid) > 64:
@@ -97,16 +98,6 @@ def _restart(run: AgentRun, reason: str, reaping: Reaper) -> None:
     run.renew()
     run.reruns += 1
     run.launch = replace(run.launch, retry_context=NOTE.format(reason=reason))
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        with open_read(path) as fh:
-            data = fh.read(REQUEST_LIMIT + 1)
-        found = parse_json(data) if len(data) <= REQUEST_LIMIT else None
-    except (OSError, ValueError, WaveError):
-        return None
-    return found if isinstance(found, dict) else None
 
 
 def _reply(path: Path, rid: str, refused: str | None) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..names import AGENT_ID_RE
-from .fsutil import read_json
+from .fsutil import READ_LIMIT, parse_json, read_text
 from .snapshot_schema import GOVERNOR, SNAPSHOT, check_fields
 
 HEX_DIGEST_RE = re.compile(r"[0-9a-f]{64}")  # a sha256, as runtime.reuse writes it
@@ -43,10 +43,11 @@ def epoch(value: Any) -> float | None:
     return None
 
 
-def read_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``; None when it is absent, unreadable or not an object."""
+def read_object(path: Path, limit: int = READ_LIMIT) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when it is absent, unreadable (a link, a FIFO, over
+    ``limit`` bytes) or not an object."""
     try:
-        data = read_json(path)
+        data = parse_json(read_text(path, limit))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
