@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from helpers import wait_for
+import pytest
+from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.runtime.bursts import Bursts
 from wave_orchestrator.runtime.placement.base import AgentJob, Placement
@@ -66,3 +68,46 @@ def test_close_waits_for_a_burst_in_flight() -> None:
     threading.Timer(0.2, starter.release.set).start()
     burst.close()  # nothing starts after its pool ended
     assert starter.release.is_set() and len(starter.threads) == 1
+
+
+@pytest.mark.e2e
+def test_the_loop_sleeps_while_a_burst_is_in_flight(
+    tmux_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While tmux starts a burst on the worker thread, the loop waits for news (a finish, the
+    burst's wake-up); it used to turn without pause, taking the CPU the burst needs."""
+    from wave_orchestrator.runtime import agent_pool
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.placement.local import LocalPlacement
+
+    rows = "\n".join(
+        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: 'sleep 2'}}}}}}"
+        for i in range(12)  # three bursts of 4: while the second is started, 4 wait
+    )
+    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, tmux_repo.env[key])
+    turns, during = [0], []
+    collect = agent_pool.AgentPool._collect_git  # called once per turn of the loop
+
+    def counted(self: agent_pool.AgentPool) -> None:
+        turns[0] += 1
+        collect(self)
+
+    start_many = LocalPlacement.start_many
+
+    def slow(self: LocalPlacement, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        if threading.current_thread() is threading.main_thread():
+            return start_many(self, jobs)  # the first burst: nothing runs yet, on the loop
+        before = turns[0]
+        time.sleep(0.5)  # tmux at work on a burst
+        handles = start_many(self, jobs)
+        during.append(turns[0] - before)
+        return handles
+
+    monkeypatch.setattr(agent_pool.AgentPool, "_collect_git", counted)
+    monkeypatch.setattr(LocalPlacement, "start_many", slow)
+    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
+    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    assert during, "no burst ran on the worker thread"
+    assert max(during) < 20, f"the loop turned {during} times during a 0.5 s burst"

@@ -4,6 +4,7 @@ polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (S
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from .agent_run import (
     drop_foreign_status,
     ended_unsaid,
     follow_questions,
+    survey,
     waits_on_first_opencode,
 )
 from .bursts import BURST_DONE, Bursts
@@ -98,6 +100,7 @@ class AgentPool:
         self.stale_sessions = set(placement.sessions()) if sessions is None else sessions
         self.watcher = watcher  # the wave's, shared by its stages; else one of its own
         self.next_launch = 0.0
+        self.next_due = 0.0  # no agent's budget runs out before this (from _timers)
         self.first_opencode: AgentRun | None = None
         self.heartbeat = Heartbeat(log)
         self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
@@ -184,13 +187,17 @@ class AgentPool:
         self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
 
     def _timers(self) -> list[float]:
-        timers = [r.deadline for r in self.runs if r.active and r.deadline is not None]
-        timers += self.reaping.deadlines()
+        """When the loop must look again (one pass over the agents: a turn per event)."""
+        active, budgets = survey(self.runs)
+        self.next_due = min(budgets, default=math.inf)  # no budget runs out before this
+        timers = budgets + self.reaping.deadlines()
         if self.refresh_due is not None:
             timers.append(self.refresh_due)
+        if self._full(active) or self.bursts.busy:  # a burst wakes the loop when it returns
+            return timers
         waiting = [r for r in self.runs if r.state is AgentState.PENDING]
         waiting = [r for r in waiting if self._deps_state(r) != (False, None)]
-        if not self._full() and waiting:  # something can launch (or fail on a dependency)
+        if waiting:  # something can launch (or fail on a dependency)
             held = all(self._held(r) or r.hold for r in waiting)
             timers.append(time.monotonic() + HOLD_CHECK_SECONDS if held else self.next_launch)
         return timers
@@ -208,6 +215,7 @@ class AgentPool:
         batch: list[AgentRun] = []
         limit = LAUNCH_BATCH if self.stagger <= 0 else 1
         changed, running = self.rules.turn(self.runs)
+        active = survey(self.runs)[0]  # a launch below makes none active: counted once
         if self.rules.stopped:
             self._spend_stop(self.rules.stopped)
         for run in self.runs:
@@ -229,7 +237,7 @@ class AgentPool:
             if (why := self.rules.hold(run, running)) is not None:
                 changed |= why  # shown once its reason is new, not every turn
                 continue
-            if time.monotonic() < self.next_launch or self._full(len(batch)):
+            if time.monotonic() < self.next_launch or self._full(active, len(batch)):
                 break
             opencode = run.launch.executor == "opencode" and self.first_opencode is None
             if opencode and any(r.launch.executor == "opencode" for r in batch):
@@ -258,11 +266,10 @@ class AgentPool:
             return True  # the previous attempt's processes are still being ended
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
-    def _full(self, starting: int = 0) -> bool:
+    def _full(self, active: int, starting: int = 0) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
         server near its descriptor limit hangs; later agents wait for a free place."""
-        active = sum(1 for r in self.runs if r.active) + self.reaping.stopping + starting
-        return active >= self.max_running
+        return active + self.reaping.stopping + starting >= self.max_running
 
     def _launch(self, runs: list[AgentRun]) -> None:
         prepared = []
@@ -363,10 +370,6 @@ class AgentPool:
         if follow_backoff(run, self.events, self.log):
             self._changed()
 
-    def _check_cli_retry(self, run: AgentRun) -> None:
-        if follow_cli_retries(run, self.events):
-            self._changed()
-
     def _poll(self) -> None:
         if take_reruns(self.runs, self.events, self.reaping, self.log):  # `wave rerun`
             self._changed()
@@ -374,7 +377,8 @@ class AgentPool:
             if not run.active or self._check_status(run):
                 continue
             self._check_backoff(run)
-            self._check_cli_retry(run)
+            if follow_cli_retries(run, self.events):
+                self._changed()
             if self.stall > 0 and run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED):
                 self._check_stall(run)
 
@@ -392,10 +396,17 @@ class AgentPool:
             if not self.unreachable:
                 self.log.warning("tmux unreachable: agents followed by pid", error=str(exc))
             self.unreachable = True
-            self._check_liveness_by_pid(active)
+            for run in active:  # followed by its wrapper's pid: never launched a second time
+                if run.pid is None or self.placement.wrapper_running(run.pid):
+                    continue
+                if not self._check_status(run):
+                    died = "wrapper exited without writing a status file (tmux unreachable)"
+                    self._finish(run, AgentState.FAILED, detail=died)
             return
-        except PlacementUnreachable as exc:  # agents kept as they are, up to the lane's bound
-            self._placement_silent(active, exc)
+        except PlacementUnreachable as exc:  # agents kept as they are up to the lane's bound,
+            for run in active if exc.given_up else ():  # then fail (nothing could be submitted)
+                run.unretryable = True
+                self._finish(run, AgentState.FAILED, detail=str(exc))
             return
         except PlacementError as exc:  # try again next round rather than fail every agent
             self.log.warning("liveness check skipped", error=str(exc))
@@ -416,26 +427,11 @@ class AgentPool:
             state, code, detail = ended_unsaid(info, self.placement.kind, run.launch.session)
             self._finish(run, state, code=code, detail=detail)
 
-    def _placement_silent(self, active: list[AgentRun], exc: PlacementUnreachable) -> None:
-        """The scheduler does not answer (the placement warns of it): past the lane's bound
-        every agent still followed fails, not to be retried (nothing could be submitted)."""
-        for run in active if exc.given_up else ():
-            run.unretryable = True
-            self._finish(run, AgentState.FAILED, detail=str(exc))
-
-    def _check_liveness_by_pid(self, active: list[AgentRun]) -> None:
-        """With tmux unreachable, a wrapper is followed by its pid: one that ended without a
-        status failed; one still running is waited on, never launched a second time."""
-        for run in active:
-            if run.pid is None or self.placement.wrapper_running(run.pid):
-                continue
-            if not self._check_status(run):
-                died = "wrapper exited without writing a status file (tmux unreachable)"
-                self._finish(run, AgentState.FAILED, detail=died)
-
     def _check_deadlines(self, now: float) -> None:
-        if self.placement.unreachable_since is not None:
-            return  # no kill can reach a job meanwhile: budgets are enforced once it answers
+        # No kill reaches a job meanwhile (budgets enforced once it answers), or none is due
+        # yet: next_due is the earliest budget, and a budget set since ends later still.
+        if self.placement.unreachable_since is not None or now < self.next_due:
+            return
         for run in self.runs:
             waiting = run.state is AgentState.WAITING_HUMAN
             due = run.active and not waiting and run.deadline is not None and now >= run.deadline

@@ -287,3 +287,15 @@ def ended_unsaid(
         return AgentState.SESSION_MISSING, None, f"{kind} session {session} disappeared"
     died = f"wrapper exited {info.dead_status} without writing a status file"
     return AgentState.FAILED, info.dead_status, died
+
+
+def survey(runs: Iterable[AgentRun]) -> tuple[int, list[float]]:
+    """How many agents may run, and the budgets (monotonic ends) of those that have one: one
+    pass, where a pass per question made the launcher's loop quadratic in the agents."""
+    active, budgets = 0, []
+    for run in runs:
+        if run.active:
+            active += 1
+            if run.deadline is not None:
+                budgets.append(run.deadline)
+    return active, budgets
