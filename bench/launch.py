@@ -4,7 +4,9 @@
     .venv/bin/python bench/launch.py --slurm 50      # the same N agents as Slurm jobs, too
 
 For N no-op agents (stagger 0): per-agent launch overhead and completion-detection latency (the
-agent's own exit → the `agent_finished` event), p50/p99; then the same with `isolation: worktree`
+agent's own exit → the `agent_finished` event), p50/p99, each followed by its floor (the same
+sessions and wave's run.sh started by plain tmux calls, a bare watchdog observer: what wave
+adds is the difference); then the same with `isolation: worktree`
 (a `git worktree add` per agent, the commits and the merges): detection there ends at
 `agent_exited`, and "commit" is from it to `agent_finished` (the work on its branch); then a
 dependent's start from its dependencies' work. Then the launcher's CPU seconds and
@@ -30,6 +32,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 LANE = """
 closure: {required_roles: []}
@@ -86,7 +89,7 @@ def kill_server(socket: str) -> None:
     subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
 
 
-def events(root: Path) -> list[dict]:
+def events(root: Path) -> list[dict[str, Any]]:
     path = root / ".wave" / "bench" / "events.jsonl"
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
@@ -124,6 +127,64 @@ def bench_launch(n: int, worktree: bool = False, slurm: bool = False) -> None:
             f"N={n:<4} {mode} launch overhead {per_agent:6.1f} ms/agent   "
             f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms   "
             f"wave {ended - started:5.2f} s{committed}"
+        )
+
+
+def bench_floor(n: int) -> None:
+    """The floor under wave's figures, measured beside them: the same N sessions running
+    wave's own run.sh (from a dry run of the same lane), started by plain tmux calls in the
+    bursts wave makes, and a bare watchdog observer noting each status file. None of the
+    launcher's own work (prompts, records, events, the dashboard, budgets, reaping) is in it."""
+    from watchdog.events import FileCreatedEvent, FileMovedEvent, FileSystemEventHandler
+    from watchdog.observers import Observer
+    from watchdog.observers.inotify_move_event_grouper import InotifyMoveEventGrouper
+
+    from wave_orchestrator.runtime.agent_pool import LAUNCH_BATCH
+
+    InotifyMoveEventGrouper.delay = 0  # as wave's watcher sets it
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        make_repo(root, 1, n, NOOP)
+        dry = wave_cmd(root, "launch", "--lane", "bench", "--dry-run")
+        subprocess.run(dry, check=True, capture_output=True)
+        agents = root / ".wave" / "bench" / "dry-run" / "waves" / "wave-1" / "agents"
+        seen: dict[str, float] = {}
+
+        class Seen(FileSystemEventHandler):
+            def on_any_event(self, event: object) -> None:
+                path = getattr(event, "dest_path", "") or getattr(event, "src_path", "")
+                if str(path).endswith("/status.json"):
+                    seen.setdefault(Path(str(path)).parent.name, time.time())
+
+        observer = Observer()
+        watched = [FileCreatedEvent, FileMovedEvent]
+        observer.schedule(Seen(), str(agents), recursive=True, event_filter=watched)
+        observer.start()
+        socket = f"wave-bench-floor-{os.getpid()}-{n}"
+        tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+        ids = [f"A{i}" for i in range(n)]
+        try:
+            subprocess.run([*tmux, "start-server", ";", "set", "-g", "remain-on-exit", "on"])
+            started = time.time()
+            for at in range(0, n, LAUNCH_BATCH):  # as wave's start_sessions: one call a burst
+                args: list[str] = []
+                for agent in ids[at : at + LAUNCH_BATCH]:
+                    session = ["-s", agent, "-x", "200", "-y", "50", "-c", str(root)]
+                    script = str(agents / agent / "run.sh")
+                    args += [";", "new-session", "-d", "-P", "-F", "#{pane_pid}", *session]
+                    args += ["bash", script]
+                subprocess.run([*tmux, *args[1:]], check=True, capture_output=True)
+            launched = time.time()
+            while len(seen) < n and time.time() < launched + 60:
+                time.sleep(0.01)
+        finally:
+            kill_server(socket)
+            observer.stop()
+        latency = [(t - float((root / "exit" / a).read_text())) * 1000 for a, t in seen.items()]
+        print(
+            f"N={n:<4} floor    launch overhead {(launched - started) / n * 1000:6.1f} ms/agent   "
+            f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms   "
+            f"(the same sessions and run.sh, no launcher; {len(seen)}/{n} seen)"
         )
 
 
@@ -296,6 +357,7 @@ def main() -> None:
         return
     for n in args.sizes:
         bench_launch(n)
+        bench_floor(n)
     for n in args.worktree_sizes:
         bench_launch(n, worktree=True)
     for n in args.chain_sizes:
