@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import pytest
@@ -12,6 +14,7 @@ from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.runtime.bursts import Bursts
 from wave_orchestrator.runtime.placement.base import AgentJob, Placement
+from wave_orchestrator.runtime.placement.tmux import process_running
 
 
 class Starter:
@@ -111,3 +114,47 @@ def test_the_loop_sleeps_while_a_burst_is_in_flight(
     assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
     assert during, "no burst ran on the worker thread"
     assert max(during) < 20, f"the loop turned {during} times during a 0.5 s burst"
+
+
+@pytest.mark.e2e
+def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_once(
+    tmux_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its status proves its session started: it is launched and finished on that file's
+    event, not once the burst returns; what it left running is still ended, by its pane's
+    pid once tmux gives it."""
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.placement.local import LocalPlacement
+
+    sleeper = 'setsid sleep 300 & echo $! > "$WAVE_REPO/$WAVE_AGENT_ID.pid"'
+    rows = "\n".join(
+        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: {json.dumps(cmd)}}}}}}}"
+        for i, cmd in enumerate(["sleep 3"] * 4 + [sleeper] * 4)
+    )
+    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, tmux_repo.env[key])
+    start_many = LocalPlacement.start_many
+    answered: list[float] = []
+
+    def slow(self: LocalPlacement, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        handles = start_many(self, jobs)
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(1.5)  # tmux slow to answer: the agents have long ended
+            answered.append(time.time())
+        return handles
+
+    monkeypatch.setattr(LocalPlacement, "start_many", slow)
+    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
+    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    assert len(answered) == 1, "the second burst was not started on the worker thread"
+    events = [json.loads(x) for x in (tmux_repo.root / ".wave/main/events.jsonl").open()]
+    for agent in ("A4", "A5", "A6", "A7"):
+        mine = [e for e in events if e.get("agent") == agent]
+        kinds = [e["event"] for e in mine]
+        assert kinds.index("agent_launched") < kinds.index("agent_finished"), kinds
+        finished = next(e for e in mine if e["event"] == "agent_finished")
+        at = datetime.strptime(finished["at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        assert at.timestamp() < answered[0], f"{agent} finished only after tmux answered"
+        pid = int((tmux_repo.root / f"{agent}.pid").read_text())
+        wait_for(lambda p=pid: not process_running(p), 15, what=f"{agent}'s setsid sleep ended")

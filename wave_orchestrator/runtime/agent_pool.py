@@ -27,6 +27,7 @@ from .agent_run import (
     follow_questions,
     survey,
     waits_on_first_opencode,
+    wrote_this_attempt,
 )
 from .bursts import BURST_DONE, Bursts
 from .git_jobs import GIT_DONE, GitJobs, Workspace
@@ -141,7 +142,8 @@ class AgentPool:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
                 if now >= next_talk:  # a wait can end by time or a dead asker, not only news
-                    if self.talk.tick() | self._follow_questions(now):
+                    waiting = self.talk.waiting_human()
+                    if self.talk.tick() | follow_questions(self.runs, waiting, now):
                         self._changed()
                     next_talk = now + TALK_SECONDS
                 self._check_deadlines(now)
@@ -174,11 +176,9 @@ class AgentPool:
         return True
 
     def _going(self) -> bool:
-        """An agent has not ended, or the launcher is still stopping one."""
-        return any(not r.state.terminal for r in self.runs) or bool(self.reaping.stopping)
-
-    def _follow_questions(self, now: float) -> bool:
-        return follow_questions(self.runs, self.talk.waiting_human(), now)
+        """An agent has not ended, one is being stopped, or a burst's pids are yet to come."""
+        going = any(not r.state.terminal for r in self.runs) or bool(self.reaping.stopping)
+        return going or self.bursts.busy
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
@@ -299,7 +299,11 @@ class AgentPool:
         if (done := self.bursts.take()) is None:
             return
         for run, handle in zip(*done, strict=True):
-            if isinstance(handle, Exception):
+            if run.state is not AgentState.LAUNCHING:  # taken in by its status meanwhile
+                run.pid = run.pid if isinstance(handle, Exception) else handle
+                if not run.active:  # what it left running ends with it, as in _finish
+                    self.reaping.settle(run.launch.session, run.pid, time.monotonic())
+            elif isinstance(handle, Exception):
                 run.unretryable = isinstance(handle, PlacementRefused)  # resubmitting cannot help
                 self._finish(run, AgentState.FAILED, detail=f"could not start: {handle}")
             else:
@@ -333,13 +337,16 @@ class AgentPool:
     def _on_file(self, agent_id: str, name: str) -> None:
         if name in (GIT_DONE, BURST_DONE):  # a wake-up: work done off the loop
             return self._collect_git() if name == GIT_DONE else self._collect_burst()
-        run = self.by_id.get(agent_id)
-        if run is None or not run.active:
+        if (run := self.by_id.get(agent_id)) is None:
+            return
+        if name == "status.json" and self.bursts.carries(run) and wrote_this_attempt(run):
+            self._launched(run)  # it ran, so its session started: tmux has yet to say so
+        if not run.active:
             return
         if name == "status.json":
             self._check_status(run)
-        elif name == "backoff.json":
-            self._check_backoff(run)
+        elif name == "backoff.json" and follow_backoff(run, self.events, self.log):
+            self._changed()
 
     def _check_status(self, run: AgentRun) -> bool:
         try:
@@ -366,17 +373,14 @@ class AgentPool:
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
 
-    def _check_backoff(self, run: AgentRun) -> None:
-        if follow_backoff(run, self.events, self.log):
-            self._changed()
-
     def _poll(self) -> None:
         if take_reruns(self.runs, self.events, self.reaping, self.log):  # `wave rerun`
             self._changed()
         for run in self.runs:
             if not run.active or self._check_status(run):
                 continue
-            self._check_backoff(run)
+            if follow_backoff(run, self.events, self.log):
+                self._changed()
             if follow_cli_retries(run, self.events):
                 self._changed()
             if self.stall > 0 and run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED):

@@ -201,6 +201,16 @@ def drop_foreign_status(run: AgentRun) -> None:
             run.launch.paths.status.unlink()
 
 
+def wrote_this_attempt(run: AgentRun) -> bool:
+    """Whether this attempt's wrapper wrote the agent's status: proof its session started
+    (an unreadable one, or another attempt's, proves nothing)."""
+    with contextlib.suppress(StatusUnreadable, OSError):
+        status = read_status(run.launch.paths.status)
+        attempt = None if status is None else status.raw.get("attempt")
+        return attempt == run.launch.attempt and not isinstance(attempt, bool)
+    return False
+
+
 def follow_questions(runs: Iterable[AgentRun], waiting: frozenset[str], now: float) -> bool:
     """An agent waiting on a person's answer: its budget and stall clocks are paused, and
     start again (the budget extended by the wait) once it stops waiting. True if any

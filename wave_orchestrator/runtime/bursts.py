@@ -47,6 +47,10 @@ class Bursts(Generic[T]):
             future.add_done_callback(lambda _: self.wake())
         self._flight = (items, future)
 
+    def carries(self, item: T) -> bool:
+        """Whether ``item`` is of the burst in flight (tmux has not answered for it yet)."""
+        return self._flight is not None and any(i is item for i in self._flight[0])
+
     def take(self) -> tuple[list[T], Handles] | None:
         """The burst that ended, once: its items and each one's handle (or error)."""
         if self._flight is None or not self._flight[1].done():
