@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, cast
 
 import pytest
@@ -44,7 +45,7 @@ def test_a_tmux_burst_runs_off_the_loop_and_wakes_it_when_started() -> None:
     burst, starter = bursts("local")
     woken = threading.Event()
     burst.wake = woken.set
-    burst.start(["a", "b"], JOBS)
+    burst.start(["a", "b"], partial(starter.start_many, JOBS))
     assert burst.busy and burst.take() is None  # tmux is still at it: the loop goes on
     assert starter.threads == [] or starter.threads[0] != threading.get_ident()
     starter.release.set()
@@ -59,7 +60,7 @@ def test_a_slurm_burst_or_one_with_nothing_else_running_starts_on_the_loop() -> 
     for kind, meanwhile in (("slurm", True), ("local", False)):
         burst, starter = bursts(kind)
         starter.release.set()
-        burst.start(["a", "b"], JOBS, meanwhile=meanwhile)
+        burst.start(["a", "b"], partial(starter.start_many, JOBS), meanwhile=meanwhile)
         assert starter.threads == [threading.get_ident()]
         assert burst.take() == (["a", "b"], [100, 101])
         burst.close()
@@ -67,7 +68,7 @@ def test_a_slurm_burst_or_one_with_nothing_else_running_starts_on_the_loop() -> 
 
 def test_close_waits_for_a_burst_in_flight() -> None:
     burst, starter = bursts("local")
-    burst.start(["a"], JOBS[:1])
+    burst.start(["a"], partial(starter.start_many, JOBS[:1]))
     threading.Timer(0.2, starter.release.set).start()
     burst.close()  # nothing starts after its pool ended
     assert starter.release.is_set() and len(starter.threads) == 1
@@ -158,3 +159,32 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
         assert at.timestamp() < answered[0], f"{agent} finished only after tmux answered"
         pid = int((tmux_repo.root / f"{agent}.pid").read_text())
         wait_for(lambda p=pid: not process_running(p), 15, what=f"{agent}'s setsid sleep ended")
+
+
+@pytest.mark.e2e
+def test_a_burst_s_files_are_written_off_the_loop_while_other_agents_run(
+    tmux_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prompt, wrapper and launch record of a burst cost the loop 25-45 ms on a busy machine:
+    written on the burst thread, with the session start, once other agents run."""
+    from wave_orchestrator.runtime import agent_run
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+
+    rows = "\n".join(
+        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: 'sleep 1'}}}}}}"
+        for i in range(8)
+    )
+    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, tmux_repo.env[key])
+    materialize, where = agent_run.materialize, {}
+
+    def noted(launch: Any) -> None:
+        where[launch.agent.id] = threading.current_thread() is threading.main_thread()
+        materialize(launch)
+
+    monkeypatch.setattr(agent_run, "materialize", noted)
+    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
+    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    # the first burst has nothing else running: on the loop; the second, off it
+    assert where == {f"A{i}": i < 4 for i in range(8)}, where

@@ -3,6 +3,7 @@ process whatever its session, and a subreaper reaps only the orphans that came t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -31,6 +32,34 @@ def test_a_group_of_zombies_is_not_alive() -> None:
     finally:
         running.kill()
         running.wait()
+
+
+def test_a_group_whose_leader_runs_is_alive_without_a_scan_and_one_whose_leader_left_is_scanned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scans = []
+    listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path: scans.append(path) or listdir(path))
+    leader = subprocess.Popen(["sleep", "30"], process_group=0)
+    # a leader that exits at once, leaving a member of its group behind
+    left = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!"], process_group=0,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    member = int(left.stdout.readline()) if left.stdout else 0
+    try:
+        left.wait(timeout=10)
+        processes.forget()
+        assert processes.group_alive(leader.pid) and scans == []
+        assert processes.group_alive(left.pid) and scans == ["/proc"]  # the member runs
+        os.kill(member, signal.SIGKILL)
+        wait_for(lambda: processes._stat(str(member)) is None
+                 or processes._stat(str(member))[0] == "Z", 10, what="the member ended")  # fmt: skip
+        processes.forget()
+        assert not processes.group_alive(left.pid)
+    finally:
+        leader.kill()
+        leader.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(member, signal.SIGKILL)
 
 
 def test_a_token_finds_a_process_in_another_session_and_ends_it() -> None:

@@ -9,12 +9,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
 from ..governor.governor import Governor
 from ..state.events import EventLog
-from ..state.fsutil import ensure_dir, write_json_atomic
+from ..state.fsutil import ensure_dir
 from ..state.lifecycle import AgentState
 from ..state.status import StatusUnreadable, read_status, write_outcome
 from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
@@ -25,6 +26,7 @@ from .agent_run import (
     drop_foreign_status,
     ended_unsaid,
     follow_questions,
+    prepare_and_start,
     survey,
     waits_on_first_opencode,
     wrote_this_attempt,
@@ -37,7 +39,7 @@ from .messages import Messages, NoMessages
 from .placement.base import Placement
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
-from .planner import AgentLaunch, materialize
+from .planner import AgentLaunch
 from .rate_limits import follow_backoff, follow_cli_retries
 from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher
@@ -272,27 +274,17 @@ class AgentPool:
         return active + self.reaping.stopping + starting >= self.max_running
 
     def _launch(self, runs: list[AgentRun]) -> None:
-        prepared = []
+        stale = []
         for run in runs:
             # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
-            launch = run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
+            run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
             run.to(AgentState.LAUNCHING)
-            try:
-                if run.reruns:  # what its stopped try wrote, kept aside (its processes are gone)
-                    archive_attempt(launch, launch.attempt, f".rerun{run.reruns}")
-                materialize(launch)
-                if launch.session in self.stale_sessions or run.parked or run.reruns:
-                    self.placement.remove([launch.session])
-                self.stale_sessions.add(launch.session)
-                run.launched_wall, run.launched_mono = time.time(), time.monotonic()
-                write_json_atomic(launch.paths.launch_record, run.launch_record())
-            except (PlacementError, OSError) as exc:
-                self._finish(run, AgentState.FAILED, detail=f"could not start: {exc}")
-                continue
-            prepared.append(run)
-        jobs, running = [r.launch.job() for r in prepared], any(r.active for r in self.runs)
-        self.bursts.start(prepared, jobs, meanwhile=running)
-        self._collect_burst()  # at once, unless tmux starts it on the burst thread
+            session = run.launch.session  # one may be left (an earlier try's): removed first
+            stale.append(session in self.stale_sessions or bool(run.parked or run.reruns))
+            self.stale_sessions.add(session)
+        work = partial(prepare_and_start, runs, stale, self.placement)
+        self.bursts.start(runs, work, meanwhile=any(r.active for r in self.runs))
+        self._collect_burst()  # at once, unless its files and sessions are made off the loop
 
     def _collect_burst(self) -> None:
         """The burst started: its runs launched (or failed), and any status already written."""

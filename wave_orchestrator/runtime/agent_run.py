@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.usage import CliRetryFollower
 from ..definitions.model import AgentDef, WaveDef
+from ..errors import PlacementError
 from ..governor.governor import Slot
 from ..state.events import short_clock as clock
 from ..state.events import utc_stamp
+from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState, check_transition
 from ..state.status import StatusUnreadable, archive_files, read_status
 from ..state.untrusted import read_backoff
-from .placement.base import PaneInfo, ended_state
-from .planner import AgentLaunch
+from .placement.base import PaneInfo, Placement, ended_state
+from .planner import AgentLaunch, materialize
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -190,6 +192,31 @@ def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = ""
     """Keep the previous attempt's log and status as attempt-<k>.* before a relaunch
     (``suffix`` marks an attempt a dead launcher left unfinished)."""
     archive_files(launch.paths, previous_attempt, suffix)
+
+
+def prepare_and_start(
+    runs: list[AgentRun], stale: list[bool], placement: Placement
+) -> list[int | Exception | None]:
+    """A burst's work, on the burst thread (or the loop): each run's files written (prompt,
+    wrapper, launch record) and a session left under its name removed (``stale``), then the
+    ready ones started by one placement call. Each run's handle, or what kept it from starting."""
+    handles: list[int | Exception | None] = []
+    for run, old in zip(runs, stale, strict=True):
+        launch = run.launch
+        try:
+            if run.reruns:  # what its stopped try wrote, kept aside (its processes are gone)
+                archive_attempt(launch, launch.attempt, f".rerun{run.reruns}")
+            materialize(launch)
+            if old:
+                placement.remove([launch.session])
+            run.launched_wall, run.launched_mono = time.time(), time.monotonic()
+            write_json_atomic(launch.paths.launch_record, run.launch_record())
+            handles.append(None)
+        except (PlacementError, OSError) as exc:
+            handles.append(exc)
+    ready = [run.launch.job() for run, h in zip(runs, handles, strict=True) if h is None]
+    started = iter(placement.start_many(ready))
+    return [h if h is not None else next(started) for h in handles]
 
 
 def drop_foreign_status(run: AgentRun) -> None:

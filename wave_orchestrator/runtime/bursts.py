@@ -1,18 +1,18 @@
 """A burst of ready agents started off the launcher's loop (tmux placement).
 
-tmux takes 15-25 ms to start a burst of 4 sessions here; started on the loop, every agent that
-ends meanwhile waits for it to be noticed. Started on a worker thread, the loop goes on taking
-in finishes and is woken when the burst is done. One burst is in flight at a time; Slurm's
-placement (sbatch per job) keeps starting on the loop.
+Writing 4 agents' files and tmux starting their sessions takes 25-45 ms here on a busy machine;
+done on the loop, every agent that ends meanwhile waits for it to be noticed. Done on a worker
+thread, the loop goes on taking in finishes and is woken when the burst is done. One burst is
+in flight at a time; Slurm's placement (sbatch per job) keeps starting on the loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
-from .placement.base import AgentJob, Placement
+from .placement.base import Placement
 
 BURST_DONE = "<burst>"  # the wake-up in the pool's event queue: never the name of an agent's file
 T = TypeVar("T")
@@ -33,17 +33,18 @@ class Bursts(Generic[T]):
     def busy(self) -> bool:
         return self._flight is not None
 
-    def start(self, items: list[T], jobs: Sequence[AgentJob], meanwhile: bool = True) -> None:
-        """``meanwhile``: other agents run, whose ends the loop could take in during it (if
+    def start(self, items: list[T], work: Callable[[], Handles], meanwhile: bool = True) -> None:
+        """``work`` readies and starts the items (each one's handle or error, in order).
+        ``meanwhile``: other agents run, whose ends the loop could take in during it (if
         none does, as in a closure stage, the hand-over to the thread would only cost time)."""
         assert self._flight is None, "one burst at a time"
         future: Future[Handles] = Future()
-        if not self.threaded or not jobs or not meanwhile:
-            future.set_result(self.placement.start_many(jobs))
+        if not self.threaded or not items or not meanwhile:
+            future.set_result(work())
         else:
             if self._workers is None:
                 self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-burst")
-            future = self._workers.submit(self.placement.start_many, jobs)
+            future = self._workers.submit(work)
             future.add_done_callback(lambda _: self.wake())
         self._flight = (items, future)
 
