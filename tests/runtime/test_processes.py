@@ -79,6 +79,36 @@ def test_a_token_finds_a_process_in_another_session_and_ends_it() -> None:
             proc.wait()
 
 
+def test_tokens_are_not_read_in_a_running_pane_s_group_but_are_once_its_leader_is_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token = f"wave-test/{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "WAVE_AGENT_TOKEN": token}
+    pane = subprocess.Popen(["sleep", "30"], env=env, process_group=0)
+    escapee = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+    # a pane whose leader left, a member of its group still running
+    gone = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!"], env=env, process_group=0,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    member = int(gone.stdout.readline()) if gone.stdout else 0
+    read: list[int] = []
+    token_of = processes._token
+    monkeypatch.setattr(processes, "_token", lambda pid: read.append(int(pid)) or token_of(pid))
+    try:
+        gone.wait(timeout=10)
+        processes.forget()
+        found = processes.tagged(token, panes=[pane.pid, gone.pid])
+        assert sorted(found) == sorted([escapee.pid, member])
+        assert pane.pid not in read and escapee.pid in read and member in read
+        processes.forget()
+        assert sorted(processes.tagged(token)) == sorted([pane.pid, escapee.pid, member])
+    finally:
+        for proc in (pane, escapee):
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(member, signal.SIGKILL)
+
+
 ORPHAN = """
 import os, subprocess, sys, time
 from wave_orchestrator.runtime.placement import processes

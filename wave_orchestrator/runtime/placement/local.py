@@ -66,7 +66,7 @@ class LocalPlacement:
     def signal(self, handle: int, signum: int) -> bool:
         sent = signal_process_group(handle, signum)
         if (token := self._token(handle)) is not None:
-            sent = processes.signal_tagged(token, signum) > 0 or sent
+            sent = processes.signal_tagged(token, signum, self.session_of) > 0 or sent
         processes.forget()
         return sent
 
@@ -74,7 +74,7 @@ class LocalPlacement:
         if processes.group_alive(handle):
             return True
         token = self._token(handle)
-        return token is not None and bool(processes.tagged(token))
+        return token is not None and bool(processes.tagged(token, self.session_of))
 
     def wrapper_running(self, handle: int) -> bool:
         return process_running(handle)

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import os
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 TOKEN_VAR = b"WAVE_AGENT_TOKEN="
@@ -28,18 +29,21 @@ ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
 class Snapshot:
     taken: float
     groups: dict[int, int] = field(default_factory=dict)  # pgid -> live (not zombie) members
-    live: list[int] = field(default_factory=list)  # every live pid
+    live: dict[int, int] = field(default_factory=dict)  # every live pid -> its group
     adopted_zombies: list[int] = field(default_factory=list)  # ours to reap
     _tagged: dict[bytes, list[int]] | None = None
 
-    @property
-    def tagged(self) -> dict[bytes, list[int]]:
+    def tagged(self, panes: Collection[int] = ()) -> dict[bytes, list[int]]:
         """token -> live pids; the environments are read on the first question only (most
-        rounds ask about groups alone)."""
+        rounds ask about groups alone). Not read: the processes in the group of a running
+        pane (``panes``: the pids tmux gave), most of a fleet's. A process that left its
+        agent's group (setsid, a daemon) leads a group of its own, which no pane's is; a
+        pane whose leader is gone is read (its pid may be another process's by now)."""
         if self._tagged is None:
+            leaders = {pid for pid in panes if self.live.get(pid) == pid}
             self._tagged = {}
-            for pid in self.live:
-                if (token := _token(str(pid))) is not None:
+            for pid, group in self.live.items():
+                if group not in leaders and (token := _token(str(pid))) is not None:
                     self._tagged.setdefault(token, []).append(pid)
         return self._tagged
 
@@ -72,7 +76,7 @@ def snapshot(fresh: bool = False) -> Snapshot | None:
                 snap.adopted_zombies.append(int(name))
             continue
         snap.groups[pgid] = snap.groups.get(pgid, 0) + 1
-        snap.live.append(int(name))
+        snap.live[int(name)] = pgid
     _snapshot = snap
     return snap
 
@@ -129,16 +133,17 @@ def group_alive(pgid: int) -> bool:
     return True if snap is None else snap.groups.get(pgid, 0) > 0
 
 
-def tagged(token: str) -> list[int]:
-    """The live processes that carry ``token``, in whatever session or group."""
+def tagged(token: str, panes: Collection[int] = ()) -> list[int]:
+    """The live processes that carry ``token``, in whatever session or group (but those of a
+    running pane's group: ``Snapshot.tagged``)."""
     snap = snapshot()
-    return [] if snap is None else list(snap.tagged.get(token.encode(), ()))
+    return [] if snap is None else list(snap.tagged(panes).get(token.encode(), ()))
 
 
-def signal_tagged(token: str, signum: int) -> int:
+def signal_tagged(token: str, signum: int, panes: Collection[int] = ()) -> int:
     """Send ``signum`` to every live process carrying ``token``; how many were signalled."""
     sent = 0
-    for pid in tagged(token):
+    for pid in tagged(token, panes):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
             sent += 1
