@@ -124,6 +124,7 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
     """Its status proves its session started: it is launched and finished on that file's
     event, not once the burst returns; what it left running is still ended, by its pane's
     pid once tmux gives it."""
+    from wave_orchestrator.runtime import agent_pool
     from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
     from wave_orchestrator.runtime.placement.local import LocalPlacement
 
@@ -145,7 +146,14 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
             answered.append(time.time())
         return handles
 
+    on_file = agent_pool.AgentPool._on_file
+
+    def twice(self: agent_pool.AgentPool, agent_id: str, name: str) -> None:
+        on_file(self, agent_id, name)
+        on_file(self, agent_id, name)  # a file's event seen twice changes nothing
+
     monkeypatch.setattr(LocalPlacement, "start_many", slow)
+    monkeypatch.setattr(agent_pool.AgentPool, "_on_file", twice)
     opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
     assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
     assert len(answered) == 1, "the second burst was not started on the worker thread"
@@ -153,6 +161,7 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
     for agent in ("A4", "A5", "A6", "A7"):
         mine = [e for e in events if e.get("agent") == agent]
         kinds = [e["event"] for e in mine]
+        assert kinds.count("agent_launched") == kinds.count("agent_finished") == 1, kinds
         assert kinds.index("agent_launched") < kinds.index("agent_finished"), kinds
         finished = next(e for e in mine if e["event"] == "agent_finished")
         at = datetime.strptime(finished["at"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)

@@ -331,7 +331,8 @@ class AgentPool:
             return self._collect_git() if name == GIT_DONE else self._collect_burst()
         if (run := self.by_id.get(agent_id)) is None:
             return
-        if name == "status.json" and self.bursts.carries(run) and wrote_this_attempt(run):
+        early = run.state is AgentState.LAUNCHING and self.bursts.carries(run)
+        if early and name == "status.json" and wrote_this_attempt(run):
             self._launched(run)  # it ran, so its session started: tmux has yet to say so
         if not run.active:
             return
