@@ -74,6 +74,22 @@ def test_close_waits_for_a_burst_in_flight() -> None:
     assert starter.release.is_set() and len(starter.threads) == 1
 
 
+def launch_here(repo: Repo, monkeypatch: pytest.MonkeyPatch, commands: list[str]) -> None:
+    """A lane of these local agents (one wave) launched in this process, where its parts
+    can be patched: real tmux sessions, wrappers and status files."""
+    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+
+    rows = "\n".join(
+        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: {json.dumps(cmd)}}}}}}}"
+        for i, cmd in enumerate(commands)
+    )
+    repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
+    for key in ("WAVE_TMUX_SOCKET", "PATH"):
+        monkeypatch.setenv(key, repo.env[key])
+    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
+    assert Launcher(prepare_lane(repo.root, opts), opts).run().code == 0
+
+
 @pytest.mark.e2e
 def test_the_loop_sleeps_while_a_burst_is_in_flight(
     tmux_repo: Repo, monkeypatch: pytest.MonkeyPatch
@@ -81,16 +97,8 @@ def test_the_loop_sleeps_while_a_burst_is_in_flight(
     """While tmux starts a burst on the worker thread, the loop waits for news (a finish, the
     burst's wake-up); it used to turn without pause, taking the CPU the burst needs."""
     from wave_orchestrator.runtime import agent_pool
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
     from wave_orchestrator.runtime.placement.local import LocalPlacement
 
-    rows = "\n".join(
-        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: 'sleep 2'}}}}}}"
-        for i in range(12)  # three bursts of 4: while the second is started, 4 wait
-    )
-    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
-    for key in ("WAVE_TMUX_SOCKET", "PATH"):
-        monkeypatch.setenv(key, tmux_repo.env[key])
     turns, during = [0], []
     collect = agent_pool.AgentPool._collect_git  # called once per turn of the loop
 
@@ -111,8 +119,8 @@ def test_the_loop_sleeps_while_a_burst_is_in_flight(
 
     monkeypatch.setattr(agent_pool.AgentPool, "_collect_git", counted)
     monkeypatch.setattr(LocalPlacement, "start_many", slow)
-    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
-    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    # three bursts of 4: while the second is started, 4 wait
+    launch_here(tmux_repo, monkeypatch, ["sleep 2"] * 12)
     assert during, "no burst ran on the worker thread"
     assert max(during) < 20, f"the loop turned {during} times during a 0.5 s burst"
 
@@ -125,17 +133,8 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
     event, not once the burst returns; what it left running is still ended, by its pane's
     pid once tmux gives it."""
     from wave_orchestrator.runtime import agent_pool
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
     from wave_orchestrator.runtime.placement.local import LocalPlacement
 
-    sleeper = 'setsid sleep 300 & echo $! > "$WAVE_REPO/$WAVE_AGENT_ID.pid"'
-    rows = "\n".join(
-        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: {json.dumps(cmd)}}}}}}}"
-        for i, cmd in enumerate(["sleep 3"] * 4 + [sleeper] * 4)
-    )
-    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
-    for key in ("WAVE_TMUX_SOCKET", "PATH"):
-        monkeypatch.setenv(key, tmux_repo.env[key])
     start_many = LocalPlacement.start_many
     answered: list[float] = []
 
@@ -154,8 +153,8 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
 
     monkeypatch.setattr(LocalPlacement, "start_many", slow)
     monkeypatch.setattr(agent_pool.AgentPool, "_on_file", twice)
-    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
-    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    sleeper = 'setsid sleep 300 & echo $! > "$WAVE_REPO/$WAVE_AGENT_ID.pid"'
+    launch_here(tmux_repo, monkeypatch, ["sleep 3"] * 4 + [sleeper] * 4)
     assert len(answered) == 1, "the second burst was not started on the worker thread"
     events = [json.loads(x) for x in (tmux_repo.root / ".wave/main/events.jsonl").open()]
     for agent in ("A4", "A5", "A6", "A7"):
@@ -177,15 +176,7 @@ def test_a_burst_s_files_are_written_off_the_loop_while_other_agents_run(
     """Prompt, wrapper and launch record of a burst cost the loop 25-45 ms on a busy machine:
     written on the burst thread, with the session start, once other agents run."""
     from wave_orchestrator.runtime import agent_run
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
 
-    rows = "\n".join(
-        f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: 'sleep 1'}}}}}}"
-        for i in range(8)
-    )
-    tmux_repo.lane("main", local_lane(), {1: f"agents:\n{rows}\n"})
-    for key in ("WAVE_TMUX_SOCKET", "PATH"):
-        monkeypatch.setenv(key, tmux_repo.env[key])
     materialize, where = agent_run.materialize, {}
 
     def noted(launch: Any) -> None:
@@ -193,7 +184,6 @@ def test_a_burst_s_files_are_written_off_the_loop_while_other_agents_run(
         materialize(launch)
 
     monkeypatch.setattr(agent_run, "materialize", noted)
-    opts = LaunchOptions(lane="main", no_dashboard=True, quiet=True)
-    assert Launcher(prepare_lane(tmux_repo.root, opts), opts).run().code == 0
+    launch_here(tmux_repo, monkeypatch, ["sleep 1"] * 8)
     # the first burst has nothing else running: on the loop; the second, off it
     assert where == {f"A{i}": i < 4 for i in range(8)}, where
