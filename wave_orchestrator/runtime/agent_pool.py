@@ -26,6 +26,7 @@ from .agent_run import (
     drop_foreign_status,
     ended_unsaid,
     follow_questions,
+    of_this_attempt,
     prepare_and_start,
     survey,
     waits_on_first_opencode,
@@ -349,13 +350,13 @@ class AgentPool:
             return True
         if status is None:
             return False
-        attempt = status.raw.get("attempt")
-        if attempt != run.launch.attempt or isinstance(attempt, bool):
+        if not of_this_attempt(run, status):
             # Another attempt's status (one still running after a relaunch): not this one's.
             if not run.foreign_status:
                 run.foreign_status = True
                 self.log.warning("status file of another attempt ignored", agent=run.id,
-                                 attempt=run.launch.attempt, status_attempt=attempt)  # fmt: skip
+                                 attempt=run.launch.attempt,
+                                 status_attempt=status.raw.get("attempt"))  # fmt: skip
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         limit = status.state is AgentState.USAGE_LIMIT

@@ -16,7 +16,7 @@ from ..state.events import short_clock as clock
 from ..state.events import utc_stamp
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState, check_transition
-from ..state.status import StatusUnreadable, archive_files, read_status
+from ..state.status import StatusFile, StatusUnreadable, archive_files, read_status
 from ..state.untrusted import read_backoff
 from .placement.base import PaneInfo, Placement, ended_state
 from .planner import AgentLaunch, materialize
@@ -228,13 +228,18 @@ def drop_foreign_status(run: AgentRun) -> None:
             run.launch.paths.status.unlink()
 
 
+def of_this_attempt(run: AgentRun, status: StatusFile) -> bool:
+    """Whether ``status`` is this attempt's (not one an earlier try still running wrote)."""
+    attempt = status.raw.get("attempt")
+    return attempt == run.launch.attempt and not isinstance(attempt, bool)
+
+
 def wrote_this_attempt(run: AgentRun) -> bool:
     """Whether this attempt's wrapper wrote the agent's status: proof its session started
     (an unreadable one, or another attempt's, proves nothing)."""
     with contextlib.suppress(StatusUnreadable, OSError):
         status = read_status(run.launch.paths.status)
-        attempt = None if status is None else status.raw.get("attempt")
-        return attempt == run.launch.attempt and not isinstance(attempt, bool)
+        return status is not None and of_this_attempt(run, status)
     return False
 
 

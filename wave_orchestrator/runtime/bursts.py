@@ -23,7 +23,6 @@ class Bursts(Generic[T]):
     """``start`` a burst for some items (the runs), ``take`` it back once tmux is done."""
 
     def __init__(self, placement: Placement) -> None:
-        self.placement = placement
         self.threaded = placement.kind == "local"
         self.wake: Callable[[], None] = lambda: None  # the loop's wake-up, set by the pool
         self._workers: ThreadPoolExecutor | None = None
