@@ -85,7 +85,8 @@ class Repo:
         return path
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "wave_orchestrator", *args, "--repo", str(self.root)]
+        # -P: the repository (the working folder) is not on sys.path, as for wave itself
+        return [sys.executable, "-P", "-m", "wave_orchestrator", *args, "--repo", str(self.root)]
 
     def wave(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from ..dashboard.console_app import Done
+from ..self_command import wave_argv
 from ..state.layout import StateLayout
 
 OUTPUT_LIMIT = 4 * 1024 * 1024  # what the app takes of a command's output (a diff can be huge)
@@ -22,8 +22,7 @@ class CommandFleet:
         self._usage: dict[str, tuple[int | None, float | None]] = {}
 
     def command(self, argv: list[str]) -> Done:
-        full = [sys.executable, "-m", "wave_orchestrator", *argv,
-                "--lane", self.lane, "--repo", str(self.repo)]  # fmt: skip
+        full = wave_argv(*argv, "--lane", self.lane, "--repo", str(self.repo))
         env = {**os.environ, "NO_COLOR": "1"}  # the app shows the words, not escapes
         pipe, devnull = subprocess.PIPE, subprocess.DEVNULL
         with subprocess.Popen(full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe,

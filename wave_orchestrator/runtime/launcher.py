@@ -18,6 +18,7 @@ from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError
 from ..governor.governor import Governor
 from ..notify.documents import document
+from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
@@ -246,16 +247,7 @@ class Launcher:
     def _start_dashboard(self) -> None:
         """The `dashboard` session shows the lane live for whoever attaches to it."""
         assert self.tmux is not None
-        argv = [
-            sys.executable,
-            "-m",
-            "wave_orchestrator",
-            "dashboard",
-            "--lane",
-            self.lane.name,
-            "--repo",
-            str(self.lane.repo),
-        ]
+        argv = wave_argv("dashboard", "--lane", self.lane.name, "--repo", str(self.lane.repo))
         env = {k: os.environ[k] for k in ("WAVE_STATE_DIR", "NO_COLOR", "PATH") if k in os.environ}
         self.tmux.kill_sessions([DASHBOARD_SESSION])
         try:

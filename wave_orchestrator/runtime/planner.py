@@ -23,6 +23,7 @@ from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ..definitions.repo_paths import normalise_repo_path
 from ..governor.accounts import account_of
 from ..sanitize import redact_env, redact_value
+from ..self_command import python_module_argv
 from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 
@@ -76,7 +77,7 @@ def ensure_agent_bin(bin_dir: Path) -> None:
             os.symlink(target, tmp)
             os.replace(tmp, link)
         else:
-            shim = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} "$@"\n'
+            shim = f'#!/bin/sh\nexec {shlex.join(python_module_argv(module))} "$@"\n'
             if not link.is_symlink() and link.is_file() and link.read_text() == shim:
                 continue
             if link.is_symlink():  # our own link from a run that had the console scripts
