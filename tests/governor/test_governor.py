@@ -14,6 +14,7 @@ import pytest
 from wave_orchestrator.definitions.model import Caps, Governance, UsageLimitPolicy, WaveDef
 from wave_orchestrator.governor.accounts import account_of
 from wave_orchestrator.governor.governor import Governor
+from wave_orchestrator.state.ledger import Ledger
 
 T0 = 1_800_000_000.0  # a fixed "now"
 
@@ -29,7 +30,16 @@ class Clock:
 def governor(tmp_path: Path | None = None, **rules: Any) -> tuple[Governor, Clock]:
     clock = Clock()
     path = tmp_path / "governor.json" if tmp_path else None
-    return Governor(Governance(**rules), path, now=clock), clock
+    return Governor(Governance(**rules), path, now=clock, ledger=opened(tmp_path)), clock
+
+
+def opened(tmp_path: Path | None) -> Ledger | None:
+    """The lane's ledger, opened as a launcher opens it (what it held read back)."""
+    if tmp_path is None:
+        return None
+    ledger = Ledger(tmp_path / "ledger" / "main.jsonl")
+    ledger.open()
+    return ledger
 
 
 def wave(**fields: Any) -> WaveDef:
@@ -127,8 +137,34 @@ def test_limits_outlive_the_launcher_and_spend_only_a_resume(tmp_path: Path) -> 
     gov.add_cost("claude", 2.0)
     again, _ = governor(tmp_path)
     assert again.waiting("team") is not None and again.spent == 0  # a new run: spend from 0
-    resumed = Governor(Governance(), tmp_path / "governor.json", resume=True, now=lambda: T0)
+    resumed = Governor(
+        Governance(),
+        tmp_path / "governor.json",
+        resume=True,
+        now=lambda: T0,
+        ledger=opened(tmp_path),
+    )
     assert resumed.spent == 2.0 and resumed.waiting("team") is not None
+
+
+def test_decisions_come_from_the_ledger_never_from_governor_json(tmp_path: Path) -> None:
+    """governor.json lies in the repository agents write: a park or a spend planted there
+    holds no account and changes no limit."""
+    planted = {
+        "limited_until": {"team": T0 + 3600},
+        "limited": [{"account": "team"}],
+        "spent_usd": 1e6,
+        "unpriced": 3,
+    }
+    (tmp_path / "governor.json").write_text(json.dumps(planted))
+    gov = Governor(
+        Governance(),
+        tmp_path / "governor.json",
+        resume=True,
+        now=lambda: T0,
+        ledger=opened(tmp_path),
+    )
+    assert gov.waiting("team") is None and gov.spent == 0 and gov.unpriced == 0
 
 
 def test_a_cost_is_saved_when_it_changes_the_file_and_a_free_agent_writes_nothing(
@@ -158,9 +194,18 @@ def test_a_cost_is_saved_when_it_changes_the_file_and_a_free_agent_writes_nothin
         [1, 2],
     ],
 )
-def test_a_hostile_governor_file_is_left_out_field_by_field(tmp_path: Path, planted: Any) -> None:
-    (tmp_path / "governor.json").write_text(json.dumps(planted))
-    gov = Governor(Governance(), tmp_path / "governor.json", resume=True, now=lambda: T0)
+def test_a_hostile_governor_record_is_left_out_field_by_field(tmp_path: Path, planted: Any) -> None:
+    folder = tmp_path / "ledger"
+    folder.mkdir()
+    record = {"kind": "governor", **planted} if isinstance(planted, dict) else planted
+    (folder / "main.jsonl").write_text(json.dumps(record) + "\n")
+    gov = Governor(
+        Governance(),
+        tmp_path / "governor.json",
+        resume=True,
+        now=lambda: T0,
+        ledger=opened(tmp_path),
+    )
     assert gov.limited == {} and gov.spent == 0 and gov.unpriced == 0
 
 

@@ -105,6 +105,7 @@ def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> Non
 def test_a_dry_run_with_auto_next_previews_only_the_waves_not_completed(repo: Repo) -> None:
     """--auto-next and --resume skip completed waves in a preview as in a launch; a plain
     dry run previews them all (and reads no run state)."""
+    from wave_orchestrator.state.ledger import Ledger
     from wave_orchestrator.state.run_state import RunState
 
     one = 'agents: [{id: A1, prompt: x, executor: {local: {command: ["true"]}}}]'
@@ -112,10 +113,15 @@ def test_a_dry_run_with_auto_next_previews_only_the_waves_not_completed(repo: Re
     state = RunState(repo.state("main") / "run-state.json", "main")
     state.transition(1, "running")
     state.transition(1, "completed")
+    state.transition(2, "running")
+    state.transition(2, "completed")  # run-state.json alone: an agent could have written it
+    Ledger.for_lane(repo.root, "main").wave_state(1, "completed")
 
     def previewed(*flags: str) -> list[int]:
         result = repo.wave("launch", "--lane", "main", "--dry-run", "--json", *flags)
         assert result.returncode == 0, result.stderr
+        if flags:
+            assert "run-state.json says wave 2 completed, but no launcher" in result.stderr
         return sorted({a["wave"] for a in json.loads(result.stdout)["agents"]})
 
     assert previewed() == [1, 2, 3]

@@ -13,6 +13,7 @@ from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
 from wave_orchestrator.runtime.retry import RetryPlan
 from wave_orchestrator.runtime.reuse import choose_reused, fingerprint, succeeded_with
 from wave_orchestrator.state.layout import AgentPaths
+from wave_orchestrator.state.ledger import AgentEntry, LedgerView
 from wave_orchestrator.state.run_state import RunState
 
 
@@ -75,8 +76,35 @@ def test_rejected_failed_and_their_dependents_run_again(tmp_path: Path) -> None:
     earlier = {a.id: finished(tmp_path, a, "failed" if a.id == "B" else "success")
                for a in agents if a.id != "F"}  # fmt: skip
     prints = {a.id: fingerprint(a, "codex") for a in agents}
-    assert choose_reused(agents, prints, earlier) == ["A", "D"]  # F never ran
-    assert choose_reused(agents, prints, earlier, rejected=["A"]) == ["D"]
+    ledger = seen({a: ("failed" if a == "B" else "completed", prints[a]) for a in "ABCDE"})
+    assert choose_reused(agents, prints, earlier, ledger, 1) == ["A", "D"]  # F never ran
+    assert choose_reused(agents, prints, earlier, ledger, 1, rejected=["A"]) == ["D"]
+
+
+def seen(ends: dict[str, tuple[str, str]], attempt: int = 1) -> LedgerView:
+    """A ledger in which the launcher saw each agent of wave 1 end (outcome, fingerprint)."""
+    view = LedgerView()
+    for agent_id, (outcome, digest) in ends.items():
+        view.agents[(1, agent_id)] = AgentEntry(attempt, outcome, digest, 0.0)
+    return view
+
+
+def test_files_alone_never_decide_reuse(tmp_path: Path) -> None:
+    """A success its files claim is reused only where the launcher saw it: a status.json
+    rewritten to success, files written for an agent never run, a ledger that says failed,
+    an older lane with no ledger at all: each runs again."""
+    agents = [agent("A"), agent("B"), agent("C"), agent("D")]
+    earlier = {a.id: finished(tmp_path, a) for a in agents}  # every file says success
+    prints = {a.id: fingerprint(a, "codex") for a in agents}
+    ledger = seen(
+        {"A": ("completed", prints["A"]), "B": ("failed", prints["B"]), "C": ("launched", "")}
+    )
+    assert choose_reused(agents, prints, earlier, ledger, 1) == ["A"]  # D: never launched
+    assert choose_reused(agents, prints, earlier, None, 1) == []
+    other = seen({a.id: ("completed", "f" * 64) for a in agents})  # launched with other work
+    assert choose_reused(agents, prints, earlier, other, 1) == []
+    earlier["A"].status.write_text(json.dumps({"status": "failed", "code": 1, "attempt": 1}))
+    assert choose_reused(agents, prints, earlier, ledger, 1) == []  # files no longer agree
 
 
 def test_carry_over_copies_plain_files_and_marks_the_record(tmp_path: Path) -> None:

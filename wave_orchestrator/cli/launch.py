@@ -142,12 +142,18 @@ def run(args: argparse.Namespace) -> int:
     if opts.dry_run:
         from ..runtime.dry_run import dry_run, format_table
 
-        state = None
+        done: set[int] = set()
         if opts.auto_next or opts.resume:  # only they skip completed waves: read the state
+            from ..runtime.selection import completed_waves
+            from ..state.ledger import ledger_path, read_ledger
             from ..state.run_state import RunState
 
             state = RunState(lane.state_dir / "run-state.json", lane.name)
-        waves = select_waves(lane, opts, state)
+            seen = read_ledger(ledger_path(lane.repo, lane.name))
+            done = completed_waves(
+                seen, state, lambda text: print(f"wave: warning: {text}", file=sys.stderr)
+            )
+        waves = select_waves(lane, opts, done)
         result = dry_run(lane, waves)
         print(strip_controls(format_table(result), newlines=True), file=human)
         if args.json:

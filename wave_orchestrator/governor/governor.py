@@ -23,7 +23,8 @@ from typing import Any
 from ..definitions.model import Caps, Governance, WaveDef
 from ..state.events import iso_time as iso
 from ..state.events import short_clock as clock
-from ..state.fsutil import read_json, write_json_atomic
+from ..state.fsutil import write_json_atomic
+from ..state.ledger import Ledger
 from .resets import reset_time
 
 WARN_AT = 0.8  # of a spend limit: warned once
@@ -49,9 +50,11 @@ class Governor:
         *,
         resume: bool = False,
         now: Callable[[], float] = time.time,
+        ledger: Ledger | None = None,
     ) -> None:
         self.rules = rules
-        self.path = path
+        self.path = path  # governor.json: the view for people, never read back
+        self.ledger = ledger  # where its decisions are kept, and read back from
         self.now = now
         self.caps: Caps = rules.caps
         self.limited: dict[str, Limited] = {}
@@ -68,17 +71,23 @@ class Governor:
     def park_until(self, account: str | None, detail: str, said_at: float) -> float | None:
         """When an agent that hit a usage limit may run again (epoch), or None: it ends as
         ``usage-limit`` (no account, waiting is off, no reset named, or one too far away).
-        Either way its account starts nothing more until then."""
+        Either way its account starts nothing more until then, and never past the maximum
+        wait: a reset the words put further (a far date an agent may have forged) holds its
+        account that long and no longer, and honest agents of it run after."""
         if account is None:
             return None
         policy = self.rules.usage_limit
+        horizon = said_at + policy.max_wait_minutes * 60
         reset = reset_time(detail, datetime.fromtimestamp(said_at, UTC))
-        wait = reset.timestamp() - said_at if reset is not None else math.inf
-        if not policy.wait or wait > policy.max_wait_minutes * 60:
-            self.exhausted[account] = detail or "usage limit"
-            return None
-        assert reset is not None
-        until = max(reset.timestamp(), said_at) + policy.margin_seconds
+        at = reset.timestamp() if reset is not None else math.inf
+        if policy.wait and at <= horizon:
+            return self._hold(account, max(at, said_at) + policy.margin_seconds, detail)
+        self.exhausted[account] = detail or "usage limit"
+        self._hold(account, min(at + policy.margin_seconds, horizon), detail)
+        return None
+
+    def _hold(self, account: str, until: float, detail: str) -> float:
+        """Nothing of ``account`` starts before ``until`` (a later hold kept); when it may."""
         earlier = self.limited.get(account)
         if earlier is None or earlier.until < until:
             self.limited[account] = Limited(until, detail)
@@ -86,19 +95,23 @@ class Governor:
         return max(until, earlier.until if earlier else until)
 
     def waiting(self, account: str | None) -> Limited | None:
-        """The limit ``account`` waits out, if it still does."""
+        """The limit ``account`` waits out, if it still does (a limit with no reset to wait
+        for is over with it: its agents may start again)."""
         limit = self.limited.get(account or "")
         if limit is None or limit.until > self.now():
             return limit
         del self.limited[account or ""]
+        self.exhausted.pop(account or "", None)
         self.save()
         return None
 
     def out_of_quota(self, account: str | None) -> str | None:
-        """Why an agent of ``account`` is not started at all: it hit a limit with no reset to
-        wait for in this run (None: it may start)."""
+        """Why an agent of ``account`` is not started now: it hit a limit with no reset to
+        wait for, at most the maximum wait ago (None: it may start, or waits)."""
         words = self.exhausted.get(account or "")
-        return f"not started: {account} hit its usage limit ({words})" if words else None
+        if words is None or self.waiting(account) is None:
+            return None
+        return f"not started: {account} hit its usage limit ({words})"
 
     # -- caps ---------------------------------------------------------------------------------
     def begin_wave(self, wave: WaveDef) -> None:
@@ -198,27 +211,28 @@ class Governor:
     def save(self) -> None:
         if self.path is None:
             return
-        data = self.view() | {
+        decisions = {
             "limited_until": {a: lim.until for a, lim in self.limited.items()},
+            "details": {a: lim.detail for a, lim in self.limited.items()},
+            "spent_usd": self.spent,
             "unpriced": self.unpriced,
             "warned": sorted(self._warned),
         }
+        if self.ledger is not None:
+            self.ledger.governor(decisions)
         with contextlib.suppress(OSError):  # views lose a line; the decisions are in memory
-            write_json_atomic(self.path, data)
+            write_json_atomic(self.path, self.view() | decisions)
 
     def _load(self, resume: bool) -> None:
         """Accounts still limited (always: a new run does not reset a quota) and, resuming,
-        what was spent. Every field checked; anything odd is left out."""
-        if self.path is None:
-            return
-        try:
-            data = read_json(self.path)
-        except (OSError, ValueError):
-            return
+        what was spent: from the launcher's ledger, never from governor.json (agents can
+        write that). Every field checked; anything odd is left out."""
+        view = self.ledger.view if self.ledger is not None else None
+        data = view.governor if view is not None else None
         if not isinstance(data, dict):
             return
-        until, limited = data.get("limited_until"), data.get("limited")
-        words = {i.get("account"): i.get("detail") for i in limited or [] if isinstance(i, dict)}
+        until, words = data.get("limited_until"), data.get("details")
+        words = words if isinstance(words, dict) else {}
         horizon = self.now() + self.rules.usage_limit.max_wait_minutes * 60 + 3600
         for account, at in until.items() if isinstance(until, dict) else ():
             good = isinstance(at, int | float) and not isinstance(at, bool)

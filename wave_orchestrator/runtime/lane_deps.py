@@ -1,7 +1,8 @@
-"""Waves that wait on other lanes (issue 24 §5): ``depends_on_lanes: [infra:2]`` holds a wave
-until wave 2 of lane ``infra`` (in the same repository) is recorded completed in that lane's
-run-state.json. A dependency that failed is waited on as well (someone may run it again);
-`wave stop` ends the wait."""
+"""Waves that wait on other lanes: ``depends_on_lanes: [infra:2]`` holds a wave until wave 2
+of lane ``infra`` (in the same repository) is recorded completed in that lane's ledger, by the
+launcher that ran it. Its run-state.json, which any agent can write, is only shown: a wave it
+alone calls completed is still waited for, and the wait says why. A dependency that failed is
+waited on as well (someone may run it again); `wave stop` ends the wait."""
 
 from __future__ import annotations
 
@@ -12,23 +13,35 @@ from typing import Any
 from ..definitions.model import WaveDef
 from ..definitions.repository import read_lane_header
 from ..state.layout import StateLayout, resolve_state_dir
+from ..state.ledger import ledger_path, read_ledger
 from ..state.run_state import RunState
 
 POLL_SECONDS = 1.0
 
 
 def lane_wave_state(repo: Path, lane: str, number: int) -> str:
-    """The state another lane's run-state.json records for one of its waves ("pending" when
-    it has none, or none can be read)."""
+    """The state another lane's launcher recorded for one of its waves ("pending" when it
+    recorded none, or its ledger cannot be read)."""
+    view = read_ledger(ledger_path(repo, lane))
+    return (view.wave_state(number) if view else None) or "pending"
+
+
+def said_completed(repo: Path, lane: str, number: int) -> bool:
+    """Whether the lane's run-state.json (a view anyone can write) calls the wave completed."""
     header = read_lane_header(repo, lane)
     layout = StateLayout(resolve_state_dir(repo, lane, header.state_dir), lane, repo=repo)
-    return RunState(layout.run_state, lane).state_of(number)
+    return RunState(layout.run_state, lane).state_of(number) == "completed"
 
 
 def waiting_for(wave: WaveDef, repo: Path) -> str | None:
     """``lane <l> wave <n>`` of the first dependency not completed yet (None: all are)."""
     for lane, number in wave.depends_on_lanes:
         if lane_wave_state(repo, lane, number) != "completed":
+            if said_completed(repo, lane, number):
+                return (
+                    f"lane {lane} wave {number} (its run-state.json says completed, but no "
+                    "launcher recorded it so: run it again)"
+                )
             return f"lane {lane} wave {number}"
     return None
 

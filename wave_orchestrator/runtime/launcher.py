@@ -22,6 +22,7 @@ from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
+from ..state.ledger import Ledger, read_ledger
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
 from ..state.registry import process_started, register_launcher, unregister_launcher
@@ -34,7 +35,7 @@ from .placement.choose import placement_for
 from .placement.reaper import Reaper, stop_agent_sessions
 from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_at_start
-from .selection import LaunchOptions, prepare_lane, select_waves
+from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
 from .wave_context import WaveContext, WaveOutcome
 from .wave_runner import WaveRunner
 
@@ -101,6 +102,7 @@ class Launcher:
         self.placement: Placement | None = None  # where agents run
         self.reaper: Reaper | None = None
         self.governor: Governor | None = None  # usage limits, caps and spend (governor/)
+        self.ledger = Ledger.for_lane(lane.repo, lane.name)  # what this launcher saw happen
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
         # Set by `wave launch` (whose process it is) before the first tmux server starts: the
@@ -124,7 +126,8 @@ class Launcher:
         Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
         lock = LaneLock(self.layout.lock, self.lane.name, state_dir=self.layout.root)
         run_state = RunState(self.layout.run_state, self.lane.name)
-        waves = select_waves(self.lane, self.opts, run_state)
+        seen = read_ledger(self.ledger.path)  # read again, under the lock, by ledger.open()
+        waves = select_waves(self.lane, self.opts, completed_waves(seen, run_state, self.warn))
         self.first_wave = waves[0] if waves else None
         with self._signals():
             lock.acquire()
@@ -135,8 +138,9 @@ class Launcher:
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 self.reaper.subreaper = self.subreaper
+                self.ledger.open()
                 self.governor = Governor(self.lane.governance, self.layout.governor,
-                                         resume=self.opts.resume)  # fmt: skip
+                                         resume=self.opts.resume, ledger=self.ledger)  # fmt: skip
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -377,6 +381,7 @@ class Launcher:
             keep_worktrees=self.opts.keep_worktrees,
             reaper=self.reaper,
             governor=self.governor,
+            ledger=self.ledger,
         )
         if wave.depends_on_lanes and not wait_for_lanes(
             wave, self.lane.repo, run_state, self.stop, self.log

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
-from ..state.events import EventLog
+from ..state.events import EventLog, iso_time
 from ..state.layout import AgentPaths, StateLayout
+from ..state.ledger import Ledger, end_doubt
 from ..state.lifecycle import AgentState
 from ..state.status import StatusFile, StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record
@@ -63,30 +64,44 @@ def adopt(
 ) -> AgentRun | None:
     """The run to carry on with, or None when the agent must be launched. ``earlier``: a
     success of an earlier attempt stands (False for what a retry runs again)."""
-    status = left.status
+    status, now = left.status, time.time()
+    # Times the agent could have written: none later than now (a launch "in the future" would
+    # stretch its budget without end, a finish there its duration).
+    launched = min(left.launched_at or now, now)
     if status is not None and status.raw.get("stopped_by") == "launcher":
         return None  # the launcher was stopped, not the agent: it runs again
     if status is not None and (
         (status.state is AgentState.COMPLETED and earlier) or left.attempt == current_attempt
     ):
+        detail = status.detail or ""
         if status.limited_until is not None and status.state is AgentState.USAGE_LIMIT:
-            return parked_run(launch, status.limited_until, left.launched_at)
+            parked = parked_run(launch, status.limited_until, launched)
+            if parked is not None:
+                return parked
+            policy = launch.lane.governance.usage_limit
+            detail = (
+                f"{detail or 'usage limit'}; its reset at {iso_time(status.limited_until)} is "
+                f"not waited for: beyond usage_limit.max_wait_minutes ({policy.max_wait_minutes:g})"
+                if policy.wait
+                else f"{detail or 'usage limit'}; usage_limit.wait is off"
+            )
+        finished = _epoch(status.finished_at) or now
         return AgentRun(
             launch,
             state=status.state,
             code=status.code,
             tries=status.tries,
             rate_limited=status.rate_limited,
-            detail=status.detail or "",
-            launched_wall=left.launched_at or time.time(),
-            finished_wall=_epoch(status.finished_at) or time.time(),
+            detail=detail,
+            launched_wall=launched,
+            finished_wall=min(max(finished, launched), now),
         )
     if status is None and pane is not None and left.launched_at is not None:
-        started_mono = time.monotonic() - (time.time() - left.launched_at)
+        started_mono = time.monotonic() - (now - launched)
         run = AgentRun(
             launch,
             state=AgentState.QUEUED if pane.queued else AgentState.RUNNING,
-            launched_wall=left.launched_at,
+            launched_wall=launched,
             launched_mono=started_mono,
             pid=pane.pid,
         )
@@ -108,15 +123,22 @@ def adopt_leftover(
     history: list[str],
     panes: Mapping[str, PaneInfo],
     earlier: bool = True,
+    ledger: Ledger | None = None,
 ) -> AgentRun | None:
     """Carry on with what a dead launcher left of ``agent`` in ``attempt`` (None: launch it);
-    the executor it ran on joins ``history`` (its fallbacks go on from there)."""
+    the executor it ran on joins ``history`` (its fallbacks go on from there). An end its
+    status file tells is taken only where the launcher's ``ledger`` agrees."""
     left = read_leftover(layout.agent(wave.number, agent.id), attempt)
     executor = left.executor or history[-1]
     if executor not in history:
         history.append(executor)
     launch = plan_agent(lane, layout, wave, agent, left.attempt, executor, path_env)
     run = adopt(launch, left, attempt, panes.get(launch.session), earlier)
+    if run is not None and run.state.terminal:
+        view = ledger.view if ledger is not None else None
+        if doubt := end_doubt(view, wave.number, agent.id, left.attempt, run.state.value):
+            log.warning("agent not adopted: it runs again", agent=agent.id, why=doubt)
+            return None
     if run is not None:
         run.reused = left.reused
         events.emit("agent_adopted", wave.number, agent.id, attempt=left.attempt,
@@ -125,9 +147,17 @@ def adopt_leftover(
     return run
 
 
-def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun:
+def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun | None:
     """An agent the dead launcher had parked on a usage limit: it waits for the same reset
-    (runtime.governed), then runs again; nothing is launched before."""
+    (runtime.governed), then runs again; nothing is launched before. None when that reset is
+    further away than the lane waits for one (``usage_limit``: its status file is the agent's
+    to write, and a reset in a century would hold the lane for one)."""
+    policy = launch.lane.governance.usage_limit
+    if (
+        not policy.wait
+        or until > time.time() + policy.max_wait_minutes * 60 + policy.margin_seconds
+    ):
+        return None
     run = AgentRun(launch, state=AgentState.LIMITED, launched_wall=launched_at or time.time())
     run.limited_until, run.parked = until, 1
     return run

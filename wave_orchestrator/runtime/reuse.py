@@ -28,11 +28,14 @@ from ..errors import WaveError
 from ..sanitize import strip_controls
 from ..state.fsutil import write_json_atomic
 from ..state.layout import AgentPaths, StateLayout
+from ..state.ledger import LedgerView, success_doubt
 from ..state.lifecycle import AgentState
+from ..state.logs import get_logger
 from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record, read_object
 
 if TYPE_CHECKING:
+    from .wave_context import WaveContext
     from .workspaces import Workspaces
 
 FINGERPRINT_VERSION = 2  # bumped when what goes into a fingerprint changes: nothing reused
@@ -94,17 +97,39 @@ def choose_reused(
     agents: Sequence[AgentDef],
     fingerprints: Mapping[str, str],
     earlier: Mapping[str, AgentPaths],
+    ledger: LedgerView | None,
+    wave: int,
     rejected: Iterable[str] = (),
 ) -> list[str]:
-    """The ids (in wave-file order) of the implementation agents a new run reuses."""
-    rejected = set(rejected)
-    rerun = {
-        a.id
-        for a in agents
-        if a.id in rejected
-        or a.id not in earlier
-        or not succeeded_with(earlier[a.id], fingerprints[a.id])
-    }
+    """The ids (in wave-file order) of the implementation agents a new run reuses: the
+    launcher's ledger saw each end completed with the same fingerprint, and its files (which
+    the gates judge again) still say so. Where the two disagree the work runs again, and the
+    log says why: files alone never decide."""
+    rejected, log = set(rejected), get_logger()
+    if ledger is None:  # a lane last run by a wave that kept no ledger
+        if earlier:
+            log.warning("nothing reused", why=success_doubt(None, wave, "", ""))
+        return []
+    rerun = set()
+    for a in agents:
+        if a.id in rejected or a.id not in earlier:
+            rerun.add(a.id)
+            continue
+        doubt = success_doubt(ledger, wave, a.id, fingerprints[a.id])
+        files_say = succeeded_with(earlier[a.id], fingerprints[a.id])
+        if doubt is None and files_say:
+            continue
+        rerun.add(a.id)
+        if doubt is not None and files_say:
+            log.warning(
+                "agent not reused", agent=a.id, why=f"{doubt}; its status.json says completed"
+            )
+        elif doubt is None:
+            log.warning(
+                "agent not reused",
+                agent=a.id,
+                why="the launcher saw it complete, but its files no longer say so",
+            )
     grew = True
     while grew:  # what depends on work done again is done again
         more = {a.id for a in agents if a.id not in rerun and rerun.intersection(a.depends_on)}
@@ -114,7 +139,7 @@ def choose_reused(
 
 
 def reusable_agents(
-    layout: StateLayout, wave: WaveDef, previous: Mapping[str, Any], spaces: Workspaces
+    ctx: WaveContext, wave: WaveDef, previous: Mapping[str, Any], spaces: Workspaces
 ) -> list[str]:
     """Before a new run sets the earlier one aside: the implementation agents it reuses.
     In worktree mode the base the agents start from is part of the fingerprint, and an
@@ -125,10 +150,11 @@ def reusable_agents(
         return []
     impl = wave.implementation_agents
     prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
+    layout, ledger = ctx.layout, ctx.ledger.view if ctx.ledger else None
     earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if spaces.has_branch(a.id)}
     rejected = previous.get("rejected_agents")
     rejected = [*(rejected if isinstance(rejected, list) else ()), *rerun_notes(previous)]
-    return choose_reused(impl, prints, earlier, rejected)
+    return choose_reused(impl, prints, earlier, ledger, wave.number, rejected)
 
 
 def rerun_notes(previous: Mapping[str, Any]) -> dict[str, str]:

@@ -4,6 +4,7 @@ Its own module so that a dry run loads it without the launcher's main loop (star
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from ..definitions.model import LaneDef, WaveDef
 from ..errors import UsageError
 
 if TYPE_CHECKING:
+    from ..state.ledger import LedgerView
     from ..state.run_state import RunState
 
 
@@ -52,15 +54,17 @@ def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
     return dataclasses.replace(lane, defaults=defaults)
 
 
-def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None) -> list[WaveDef]:
+def select_waves(lane: LaneDef, opts: LaunchOptions, completed: Container[int]) -> list[WaveDef]:
+    """The waves a launch runs: the range asked for, less (``--auto-next``, ``--resume``)
+    those ``completed`` (by the launcher's ledger, never by run-state.json alone)."""
     waves = [
         w
         for w in lane.waves
         if (opts.start_wave is None or w.number >= opts.start_wave)
         and (opts.end_wave is None or w.number <= opts.end_wave)
     ]
-    if (opts.auto_next or opts.resume) and run_state is not None:
-        waves = [w for w in waves if run_state.state_of(w.number) != "completed"]
+    if opts.auto_next or opts.resume:
+        waves = [w for w in waves if w.number not in completed]
     if not waves and not (opts.auto_next or opts.resume):
         first = opts.start_wave if opts.start_wave is not None else "the first"
         last = opts.end_wave if opts.end_wave is not None else "the last"
@@ -74,3 +78,19 @@ def select_waves(lane: LaneDef, opts: LaunchOptions, run_state: RunState | None)
 def prepare_lane(repo: Path, opts: LaunchOptions) -> LaneDef:
     lane = load_lane(repo, opts.lane, default_executor=opts.executor)
     return apply_overrides(lane, opts.overrides)
+
+
+def completed_waves(
+    ledger: LedgerView | None, run_state: RunState, warn: Callable[[str], None]
+) -> set[int]:
+    """The waves the launcher's ledger saw complete; a wave run-state.json alone calls
+    completed is not one, and ``warn`` says so."""
+    done = {n for n, state in (ledger.waves.items() if ledger else ()) if state == "completed"}
+    for key, entry in run_state.data["waves"].items():
+        said = isinstance(entry, dict) and entry.get("state") == "completed"
+        if said and key.isdigit() and int(key) not in done:
+            warn(
+                f"run-state.json says wave {key} completed, but no launcher saw it complete "
+                "(its ledger has no such record): it runs"
+            )
+    return done

@@ -4,6 +4,7 @@ outcome of the wave, and of each attempt."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,8 @@ from ..definitions.model import AgentDef, LaneDef
 from ..governor.governor import Governor
 from ..state.events import EventLog
 from ..state.layout import StateLayout
+from ..state.ledger import LAUNCHED, REJECTED, Ledger
+from ..state.lifecycle import AgentState
 from .agent_run import AgentRun
 from .coordinator import Coordinator
 from .placement.base import Placement
@@ -59,3 +62,32 @@ class WaveContext:
     keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
     reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
     governor: Governor | None = None  # asked before each launch, told of limits and costs
+    ledger: Ledger | None = None  # the launcher's own record, which decisions are taken from
+
+    def record_agents(self, wave: int, runs: Iterable[AgentRun], outcome: str = "") -> None:
+        """Tell the ledger how these agents stand (``outcome``, else each run's state)."""
+        if self.ledger is not None:
+            self.ledger.agents(
+                wave,
+                (
+                    (r.id, r.launch.attempt, r.launch.fingerprint, outcome or r.state.value)
+                    for r in runs
+                ),
+            )
+
+    def record_launches(self, wave: int, runs: Iterable[AgentRun]) -> None:
+        """The runs about to be launched (not those adopted): one ledger write for them all."""
+        self.record_agents(wave, [r for r in runs if r.state is AgentState.PENDING], LAUNCHED)
+
+    def record_wave(
+        self,
+        wave: int,
+        state: str,
+        runs: Mapping[str, AgentRun] | None = None,
+        rejected: Iterable[str] = (),
+    ) -> None:
+        """Tell the ledger how the wave stands, and which of its agents its gate failed."""
+        runs = runs or {}
+        self.record_agents(wave, [runs[a] for a in rejected if a in runs], REJECTED)
+        if self.ledger is not None:
+            self.ledger.wave_state(wave, state)

@@ -85,6 +85,7 @@ class WaveRunner:
 
     def run(self, run_state: RunState) -> WaveOutcome:
         first, plan = self._start(run_state)
+        self.ctx.record_wave(self.wave.number, "running")
         if self.ctx.governor is not None:  # the wave's caps and spend limit
             self.ctx.governor.begin_wave(self.wave)
         if self.adopting and first > 1:
@@ -111,7 +112,9 @@ class WaveRunner:
                 outcome.state = "cancelled" if self.ctx.stop.is_set() else "completed"
                 break
             outcome.failures, outcome.gate = result.failed, result.gate
-            if attempt == self.max_attempts:
+            if attempt == self.max_attempts:  # no retry left, yet a spend limit still blocks
+                if any(r.unretryable for r in self.latest.values()) and self._spend_stop():
+                    outcome.blocked, outcome.note = True, self._spend_stop()
                 break
             minutes = self.ctx.lane.feedback_timeout_minutes  # a pending question holds it
             outcome.note = self.ctx.coordinator.hold_retry(self.ctx.stop, minutes)
@@ -323,6 +326,7 @@ class WaveRunner:
                 archive_attempt(launch, self.attempt, ".interrupted")
             run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
             runs.append(run)
+        ctx.record_launches(self.wave.number, runs)
         succeeded = {a for a, r in self.latest.items() if r.state is AgentState.COMPLETED}
         pool = AgentPool(
             runs,
@@ -355,7 +359,7 @@ class WaveRunner:
         ``earlier``: a success of an earlier attempt stands (not for a retry's targets)."""
         c, history = self.ctx, self.executors[agent.id]
         return adopt_leftover(c.lane, c.layout, c.path_env, c.events, c.log, self.wave, agent,
-                              self.attempt, history, panes, earlier)  # fmt: skip
+                              self.attempt, history, panes, earlier, c.ledger)  # fmt: skip
 
     def _adopt_the_rest(self, plan: RetryPlan) -> None:
         """Resuming a retry: the agents its plan does not run again stand as they ended."""
@@ -368,12 +372,15 @@ class WaveRunner:
     def _reuse(self, agent: AgentDef) -> AgentRun | None:
         """Its earlier run's success stands (runtime.reuse): told, and judged again."""
         ctx, attempt = self.ctx, earlier_attempt(self.ctx.layout.agent(self.wave.number, agent.id))
-        launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, agent.executor.id,
-                            ctx.path_env, workdir=self.spaces.workdir_path(agent))  # fmt: skip
+        executor, base = agent.executor.id, self.spaces.base
+        launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, executor, ctx.path_env,
+                            workdir=self.spaces.workdir_path(agent),
+                            fingerprint=fingerprint(agent, executor, base))  # fmt: skip
         if self.spaces.needs_prepare(agent) and (problem := self.spaces.prepare(agent)):
             ctx.log.warning("agent not reused", agent=agent.id, error=problem)
             return None  # its worktree could not be made again from its branch: it runs
         if (run := reused_run(launch, attempt)) is not None:
+            ctx.record_agents(self.wave.number, [run])  # still completed, with its fingerprint
             self.metrics.reused(run)
             ctx.events.emit("agent_reused", self.wave.number, agent.id, attempt=attempt)
             ctx.log.info("agent reused", agent=agent.id)
@@ -414,6 +421,8 @@ class WaveRunner:
 
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
+        if run.state.terminal:
+            self.ctx.record_agents(self.wave.number, [run])
         record_id = self.metrics.record_id(run)
         if run.launched_wall is not None and (recorded is None or record_id not in recorded):
             try:
@@ -441,7 +450,7 @@ class WaveRunner:
             self.retrying = restored is not None
             return first, restored or everyone
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        reusable = [] if ctx.fresh else reusable_agents(ctx.layout, wave, previous, self.spaces)
+        reusable = [] if ctx.fresh else reusable_agents(ctx, wave, previous, self.spaces)
         self.retry_notes = rerun_notes(previous)  # `wave rerun`: why it runs again, for its prompt
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
             ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
@@ -479,6 +488,7 @@ class WaveRunner:
         rejected = gate.agents if gate and gate.stage == "implementation" else []
         run_state.transition(wave.number, outcome.state, reason, gate_failure=failed_gate,
                              rejected_agents=rejected)  # fmt: skip
+        ctx.record_wave(wave.number, outcome.state, self.latest, rejected)
         ctx.events.emit(
             f"wave_{outcome.state}", wave.number, attempts=outcome.attempts, reason=reason or None
         )
