@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Log, Static
 
@@ -399,3 +400,18 @@ def test_a_short_terminal_still_shows_agents_and_a_wider_one_shows_more_of_each_
         assert app.selected() == "store"  # the table made again, the selection kept
 
     drive(layout, FakeFleet(), script, size=(50, 12))
+
+
+def test_the_pane_s_title_is_plain_text(layout: StateLayout) -> None:
+    """A border title given as a str is parsed as markup: the pane's title is shown as it is."""
+    title = "output of [/]x [@click=app.quit]y[/] \x1b]0;t\x07z"
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        app._open_pane(title)
+        await pilot.pause()
+        pane = app.query_one("#pane", Log)
+        top = pane.render_lines(Region(0, 0, pane.outer_size.width, 1))[0].text
+        assert "output of [/]x [@click=app.quit]y[/] z" in top
+        assert "\x1b" not in top and app.failure is None
+
+    drive(layout, FakeFleet(), script)

@@ -51,6 +51,18 @@ def test_once_matches_the_fixture(
     assert capsys.readouterr().out == (FIXTURES / "wave-3.80x30.txt").read_text()
 
 
+def test_agent_rows_show_markup_as_it_is() -> None:
+    """A rich table parses a str cell as markup: `[/]` in an agent's role ended the frame."""
+    data = json.loads((FIXTURES / "wave-3.json").read_text())
+    link = "[link=file:///etc/passwd]codex[/link]"
+    data["agents"][0].update(id="[/]api", role="[bold]impl", state="[/]coding", executor=link)
+    data["agents"][0].update(attempt="[/]", tries="[@click=app.quit]")
+    text = frame(data, 160, 30)
+    for shown in ("[/]api", "[bold]impl", "[/]coding", link, "[@click=app.quit]"):
+        assert shown in text
+    assert "[/]api" in frame(data, 80, 30)
+
+
 def test_two_hundred_agents_fit_80_columns_with_a_summary() -> None:
     data = json.loads((FIXTURES / "wave-3-200-agents.json").read_text())
     text = frame(data, 80, 30)

@@ -1,7 +1,11 @@
 """The interactive dashboard (issue 26): the ``dashboard.json`` the plain view draws, as a
 Textual app a person drives with keys, like lazygit or claude-squad. It reads state files only;
 whatever a key does to the fleet goes through ``Fleet``, which the cli builds from its own
-commands, so a key and a command are one behaviour."""
+commands, so a key and a command are one behaviour.
+
+Everything it shows from a state file or a command's output is plain text, never Textual
+markup: a ``[/]`` an agent wrote would end the console, and a ``[@click=...]`` would run an
+action of the agent's choosing when the person clicks it (issue 33)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.widgets import DataTable, Footer, Log, Static
 
 from ..names import AGENT_ID_RE
@@ -109,7 +114,8 @@ class FleetConsole(App[None]):
         self.failure: BaseException | None = None  # what ended it, if not the person
         # the main screen's widgets, held rather than queried: a query asks the active screen,
         # which is a modal while a person answers a confirm or a question
-        self.head, self.attention = Static(id="head"), Static(id="attention")
+        self.head = Static(id="head", markup=False)
+        self.attention = Static(id="attention", markup=False)
         self.table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
         self.pane = Log(id="pane", max_lines=5000, auto_scroll=False)
 
@@ -286,15 +292,17 @@ class FleetConsole(App[None]):
         self.call_from_thread(self._show_diff, done)
 
     def _show_diff(self, done: Done) -> None:
+        """The diff as words: the agent wrote every line of it, escapes included."""
         pane = self.pane
         if pane.display and self._follower is None:
             pane.clear()
-            pane.write_lines((done.text or "(no changes)").split("\n"), scroll_end=False)
+            text = strip_controls(done.text, newlines=True) or "(no changes)"
+            pane.write_lines(text.split("\n"), scroll_end=False)
 
     def _open_pane(self, title: str) -> None:
         pane = self.pane
         pane.clear()
-        pane.border_title = title
+        pane.border_title = Content(strip_controls(title))  # a str would be parsed as markup
         pane.display = True
 
     def _close_pane(self) -> None:
@@ -352,7 +360,7 @@ class FleetConsole(App[None]):
             if q.get("agent") == agent and REQUEST_ID_RE.fullmatch(str(q.get("id")))
         ]
         if not asked:
-            self.notify(f"{agent} has no open question", title="answer")
+            self.notify(f"{agent} has no open question", title="answer", markup=False)
             return
         question = asked[0]
         rid = str(question["id"])
@@ -391,14 +399,14 @@ class FleetConsole(App[None]):
     def _agent(self) -> str | None:
         agent = self.selected()
         if agent is None or not AGENT_ID_RE.fullmatch(agent):
-            self.notify("no agent selected", severity="warning")
+            self.notify("no agent selected", severity="warning", markup=False)
             return None
         return agent
 
     def _confirmed(self, question: str, what: str, argv: list[str]) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"{what}…", title=what, timeout=2)
+                self.notify(f"{what}…", title=what, timeout=2, markup=False)
                 self._run(what, argv)
 
         self.push_screen(Confirm(question), answered)
@@ -418,8 +426,11 @@ class FleetConsole(App[None]):
 
     def _said(self, what: str, done: Done) -> None:
         text = strip_controls(done.text.strip(), newlines=True)[-600:] or f"exit {done.code}"
-        self.notify(text, title=what, severity="error" if done.code else "information",
-                    timeout=8 if done.code else 4)  # fmt: skip
+        # a command's words quote agents: shown, never parsed
+        if done.code:
+            self.notify(text, title=what, severity="error", timeout=8, markup=False)
+        else:
+            self.notify(text, title=what, timeout=4, markup=False)
         self._seen = None  # redraw now: the command changed what the files say
 
     def _waves(self) -> list[tuple[int, str]]:

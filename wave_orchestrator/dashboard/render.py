@@ -108,15 +108,16 @@ def _table(agents: list[dict[str, Any]], width: int) -> Table:
     for a in agents:
         state = str(a.get("state", "?"))
         code = a.get("exit_code")
-        cells: list[RenderableType] = [str(a.get("id"))]
+        # Text, never str: a table parses a str cell as markup, and an agent wrote these
+        cells: list[RenderableType] = [Text(str(a.get("id")))]
         if wide:
-            cells += [str(a.get("role", "")), str(a.get("executor", ""))]
+            cells += [Text(str(a.get("role", ""))), Text(str(a.get("executor", "")))]
         cells += [
             Text(state_text(a), STATE_STYLES.get(state, "")),
-            str(a.get("attempt", "")),
-            str(a.get("tries", "")),
-            elapsed(a.get("elapsed_ms")),
-            "-" if code is None else str(code),
+            Text(str(a.get("attempt", ""))),
+            Text(str(a.get("tries", ""))),
+            Text(elapsed(a.get("elapsed_ms"))),
+            Text("-" if code is None else str(code)),
             Text(str(a.get("last_line") or a.get("detail") or ""), "dim"),
         ]
         table.add_row(*cells)

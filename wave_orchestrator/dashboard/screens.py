@@ -1,5 +1,9 @@
 """The dashboard's small windows over the fleet: confirm with `y`, type an answer, pick a wave,
-read the keys. Each gives back what the person chose; the app acts on it."""
+read the keys. Each gives back what the person chose; the app acts on it.
+
+What they show comes from state files an agent can write: plain text, never markup (a
+``[/]`` would end the console, a ``[@click=...]`` run an action on a click) and never an
+escape sequence, whatever the caller passed."""
 
 from __future__ import annotations
 
@@ -9,9 +13,12 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from ..sanitize import strip_controls
 
 MODAL_CSS = """
 Confirm, Ask, PickWave, Keys { align: center middle; }
@@ -39,6 +46,11 @@ KEYS = (
 )
 
 
+def plain(text: str) -> Static:
+    """A Static that shows ``text`` as it is: no markup parsed, no escape passed on."""
+    return Static(Content(strip_controls(text, newlines=True)), markup=False)
+
+
 class Confirm(ModalScreen[bool]):
     """`y` does it; any other key leaves things as they are (a stray key never stops an agent)."""
 
@@ -50,8 +62,8 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(self.question, markup=False)
-            yield Static("y: yes   any other key: no", classes="hint")
+            yield plain(self.question)
+            yield Static("y: yes   any other key: no", classes="hint", markup=False)
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
@@ -71,9 +83,9 @@ class Ask(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(self.title_text, markup=False)
+            yield plain(self.title_text)
             if self.prompt:
-                yield Static(self.prompt, markup=False)
+                yield plain(self.prompt)
             yield Input(value=self.value, placeholder="Enter sends, Esc cancels")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -94,10 +106,13 @@ class PickWave(ModalScreen[int | None]):
         self.waves, self.current = waves, current
 
     def compose(self) -> ComposeResult:
-        options = [Option(f"wave {n}  {state}", id=str(n)) for n, state in self.waves]
+        options = [
+            Option(Content(strip_controls(f"wave {n}  {state}")), id=str(n))
+            for n, state in self.waves
+        ]
         with Vertical(id="box"):
-            yield Static("show which wave? (Enter picks, Esc cancels)")
-            yield OptionList(*options)
+            yield Static("show which wave? (Enter picks, Esc cancels)", markup=False)
+            yield OptionList(*options, markup=False)
 
     def on_mount(self) -> None:
         picker = self.query_one(OptionList)
