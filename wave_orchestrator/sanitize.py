@@ -151,13 +151,23 @@ def strip_controls(text: str, *, newlines: bool = False, keep_colour: bool = Fal
     return CONTROL_RE.sub("", text)
 
 
-def clean_tree(value: Any) -> Any:
+def safe_text(text: str, *, newlines: bool = False) -> str:
+    """``text`` fit to print where a person pastes it (a bug report, a terminal): no control
+    sequence and no credential. Stripped first, so an escape inside a token cannot hide it."""
+    return redact_value(strip_controls(text, newlines=newlines))
+
+
+def clean_tree(value: Any, *, redact: bool = False) -> Any:
     """A JSON-like value with every string (keys too) stripped of control sequences: what a
-    dashboard or `wave status` reads from a state file is shown, never obeyed."""
+    dashboard or `wave status` reads from a state file is shown, never obeyed. ``redact``
+    hides credentials by value too (``safe_text``): for settings and environments printed."""
     if isinstance(value, str):
-        return strip_controls(value)
+        return safe_text(value) if redact else strip_controls(value)
     if isinstance(value, list):
-        return [clean_tree(v) for v in value]
+        return [clean_tree(v, redact=redact) for v in value]
     if isinstance(value, dict):
-        return {clean_tree(k) if isinstance(k, str) else k: clean_tree(v) for k, v in value.items()}
+        return {
+            clean_tree(k, redact=redact) if isinstance(k, str) else k: clean_tree(v, redact=redact)
+            for k, v in value.items()
+        }
     return value

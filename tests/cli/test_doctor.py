@@ -77,3 +77,24 @@ def test_an_invalid_lane_and_an_unwritable_state_dir_are_blocking(repo: Repo) ->
     assert "wave validate --lane bad" in shown
     assert not checks["state dir of main"]["ok"]
     assert "is not a folder" in checks["state dir of main"]["detail"]
+
+
+def test_credentials_in_settings_and_environment_are_hidden_by_value(repo: Repo) -> None:
+    """A lane problem quotes the lane's value, a login check names a folder from the
+    environment: a URL's password and a ghp_ token under harmless names are hidden there."""
+    token = "ghp_" + "Q7w2" * 9
+    without_auth(repo)
+    repo.env["CLAUDE_CONFIG_DIR"] = str(repo.root / f"config-{token}")
+    repo.fake("claude", 'echo "2.1.0 (Claude Code)"')
+    hook = 'notify: {webhook: {url: "https://me:s3cret-pw@example.com/my hook"}}\n'
+    repo.lane("hooked", CLAUDE_LANE + hook, {1: CLAUDE_WAVE})
+    repo.lane("main", CLAUDE_LANE, {1: CLAUDE_WAVE})
+    code, checks, shown = doctor(repo)
+    assert code == 1
+    as_json = json.dumps(checks)
+    for text in (shown, as_json):
+        assert "s3cret-pw" not in text and token not in text
+    assert "notify.webhook.url: not an http(s) URL: 'https://me:***@example.com/my hook'" in shown
+    assert checks["lane hooked"]["detail"] == shown.split("lane hooked: ", 1)[1].split("\n")[0]
+    assert f"{repo.root}/config-***/.credentials.json" in checks["claude login"]["detail"]
+    assert "config-***/.credentials.json" in shown

@@ -1,7 +1,9 @@
 """Fault class 11: secrets by value, not only by name. Credentials in URLs, values that look
 like tokens and the wider family of secret names are redacted in launch-preview.json (written
 owner-only) and in `--dry-run --json`; and API keys stay out of the tmux server's global
-environment while the agent still gets its key."""
+environment while the agent still gets its key. Wherever settings or the environment are
+printed (`wave debug-info`, `wave doctor`: tests/cli/test_doctor.py, dry runs) a credential
+under a harmless name is hidden by its value."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import Repo, local_lane, wait_for
 
-from wave_orchestrator.sanitize import redact_env, redact_value, secret_name
+from wave_orchestrator.sanitize import clean_tree, redact_env, redact_value, safe_text, secret_name
 
 SECRETS = {
     "DATABASE_URL": ("postgres://u:pw-sup3r@db.example/app", "postgres://u:***@db.example/app"),
@@ -70,6 +72,57 @@ def test_names_and_values_are_recognised() -> None:
     assert redact_value("see https://me:tok@git.example/x and ghp_" + "x" * 36) == (
         "see https://me:***@git.example/x and ***"
     )
+
+
+def test_safe_text_strips_escapes_before_it_looks_for_credentials() -> None:
+    """An escape inside a token must not hide the token from the patterns."""
+    token = "ghp_" + "A1b2" * 3 + "\x1b[0m" + "C3d4" * 5
+    assert safe_text(f"NOTE={token} https://u:pw@h/x") == "NOTE=*** https://u:***@h/x"
+    tree = {"k": [f"x {token}", 3, None], "plain": "a\x07b"}
+    assert clean_tree(tree, redact=True) == {"k": ["x ***", 3, None], "plain": "ab"}
+    assert clean_tree(tree)["k"][0] != "x ***"  # not redacted unless asked: state is shown
+
+
+URL_TOKEN = "ghp_" + "Zq8" * 12  # a GitHub token under a harmless name
+URL_WITH_PASSWORD = "https://user:s3cret-pw@example.com/hook"
+
+
+def test_debug_info_hides_credentials_by_value_under_harmless_names(repo: Repo) -> None:
+    repo.lane("main", local_lane() + f"state_dir: state-{URL_TOKEN}\n", {1: "agents: []\n"})
+    repo.env.update(WAVE_NOTIFY_URL=URL_WITH_PASSWORD, WAVE_NOTE=URL_TOKEN, WAVE_DB_PASS="pw-1")
+    shown = repo.wave("debug-info")
+    as_json = repo.wave("debug-info", "--json")
+    assert shown.returncode == 0 and as_json.returncode == 0, shown.stderr + as_json.stderr
+    for text in (shown.stdout, as_json.stdout):
+        assert "s3cret-pw" not in text and URL_TOKEN not in text and "pw-1" not in text
+    lines = shown.stdout.splitlines()
+    assert "env            WAVE_NOTIFY_URL=https://user:***@example.com/hook" in lines
+    assert "env            WAVE_NOTE=***" in lines
+    assert "env            WAVE_DB_PASS=<redacted, 4 characters>" in lines  # PASS: by name
+    lane_line = next(line for line in lines if line.startswith("lane           main: state "))
+    assert "/state-***," in lane_line
+    data = json.loads(as_json.stdout)
+    assert data["environment"]["WAVE_NOTIFY_URL"] == "https://user:***@example.com/hook"
+    assert data["environment"]["WAVE_NOTE"] == "***"
+    assert data["lanes"][0]["state_dir"].endswith("/state-***")
+
+
+def test_dry_runs_hide_credentials_in_the_sbatch_line_and_warnings(repo: Repo) -> None:
+    """`placement.extra` is passed to sbatch as it is, and a missing executable is named."""
+    extra = f'["--comment={URL_WITH_PASSWORD}", "--wckey={URL_TOKEN}"]'
+    lane = local_lane() + f"placement: {{kind: slurm, partition: agents, extra: {extra}}}\n"
+    command = json.dumps([URL_TOKEN, "x"])
+    agents = f"agents:\n  - {{id: A1, prompt: p, executor: {{local: {{command: {command}}}}}}}\n"
+    repo.lane("main", lane, {1: agents})
+    shown = repo.wave("launch", "--lane", "main", "--dry-run")
+    as_json = repo.wave("launch", "--lane", "main", "--dry-run", "--json")
+    preview = repo.state("main") / "dry-run" / "launch-preview.json"
+    for text in (shown.stdout + shown.stderr, as_json.stdout, preview.read_text()):
+        assert "s3cret-pw" not in text and URL_TOKEN not in text
+    assert "'--comment=https://user:***@example.com/hook' '--wckey=***'" in shown.stdout
+    assert "executor local needs `***`" in shown.stdout
+    agent = json.loads(as_json.stdout)["agents"][0]
+    assert "'--comment=https://user:***@example.com/hook'" in agent["sbatch"]
 
 
 def test_previews_are_redacted_and_owner_only(repo: Repo) -> None:

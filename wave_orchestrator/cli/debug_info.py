@@ -1,4 +1,6 @@
-"""`wave debug-info`: what a bug report needs, in one paste."""
+"""`wave debug-info`: what a bug report needs, in one paste. A report is pasted where anyone
+reads it: every value is printed with its credentials hidden, by name and by value (a
+``ghp_`` token or a URL's password under a harmless name too)."""
 
 from __future__ import annotations
 
@@ -60,17 +62,15 @@ def _library(name: str) -> str | None:
         return None
 
 
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE")
-
-
 def _shown_value(name: str, value: str) -> str:
-    """A variable's value as a bug report may show it: a secret's only as its length, and
-    never a control character (a report is pasted into terminals and issue trackers)."""
-    from ..sanitize import strip_controls
+    """A variable's value as a bug report may show it: a secret name's only as its length,
+    any other with the credentials in it hidden, and never a control character (a report is
+    pasted into terminals and issue trackers)."""
+    from ..sanitize import safe_text, secret_name
 
-    if any(word in name.upper() for word in SECRET_WORDS):
+    if secret_name(name):
         return f"<redacted, {len(value)} characters>"
-    return strip_controls(value)
+    return safe_text(value)
 
 
 def _server_answers(path: str) -> bool:
@@ -133,15 +133,15 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sanitize import strip_controls
+    from ..sanitize import clean_tree, safe_text
 
     info = collect(args)
-    if args.json:
-        emit_json(info)
+    if args.json:  # paths and versions hidden by value too: a state dir may name a token
+        emit_json(clean_tree(info, redact=True))
         return 0
 
     def line(label: str, text: Any) -> None:
-        print(f"{label:<15}{strip_controls(str(text))}")
+        print(f"{label:<15}{safe_text(str(text))}")
 
     line("wave", info["wave"])
     line("python", info["python"])

@@ -1,7 +1,10 @@
 """`wave doctor`: one health check before a real run (issue 24 §6). Every lane validates, the
 executors its agents use are installed (with their versions) and logged in (a key variable
 or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
-places there, and every state dir is writable. Exit 1 with each blocking problem."""
+places there, and every state dir is writable. Exit 1 with each blocking problem.
+
+Its lines quote lane settings (a problem's value) and the environment (a login folder's
+path): every line is printed with the credentials in it hidden by value, JSON too."""
 
 from __future__ import annotations
 
@@ -68,15 +71,15 @@ def run(args: argparse.Namespace) -> int:
     repo = find_repository(args.repo)
     checks = diagnose(repo)
     failed = [c for c in checks if not c.ok and c.blocking]
-    if args.json:
-        emit_json({"repository": str(repo), "ok": not failed,
-                   "checks": [c.__dict__ for c in checks]})  # fmt: skip
-    else:
-        from ..sanitize import strip_controls
+    from ..sanitize import clean_tree, safe_text
 
-        print(f"wave doctor: {repo}")
+    if args.json:
+        shown = {"repository": str(repo), "ok": not failed, "checks": [c.__dict__ for c in checks]}
+        emit_json(clean_tree(shown, redact=True))
+    else:
+        print(safe_text(f"wave doctor: {repo}"))
         for check in checks:
-            print(strip_controls(check.line()))
+            print(safe_text(check.line()))
         print("no blocking problem" if not failed else f"{len(failed)} blocking problem(s)")
     return 1 if failed else 0
 

@@ -1,5 +1,7 @@
 """``--dry-run`` (SPEC 3.7): write everything a live run would write before starting a session,
-under ``dry-run/``, and start nothing — no tmux server, no agent."""
+under ``dry-run/``, and start nothing — no tmux server, no agent. What it prints and previews
+hides credentials by value as well as by name: the agents' env and argv (``AgentLaunch.preview``),
+the sbatch line (``placement.extra`` is the lane's), warnings and the table."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..agents.executors import model_for, reasoning_for
 from ..definitions.model import AgentDef, LaneDef, WaveDef
 from ..governor.plan import plan_lines
+from ..sanitize import redact_value
 from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
 from .lock import LaneLock
@@ -90,12 +93,13 @@ def preview(
     extra: dict[str, Any] = {"worktree": worktree} if worktree else {}
     if command is not None:
         extra["sbatch"] = command
-    return {**launch.preview(), **extra, "warnings": agent_warnings(launch.wave, launch.agent)}
+    warnings = [redact_value(w) for w in agent_warnings(launch.wave, launch.agent)]
+    return {**launch.preview(), **extra, "warnings": warnings}
 
 
 def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     """The exact ``sbatch`` command a live launch submits for this agent (Slurm lanes only),
-    with the live run's paths rather than the dry run's."""
+    with the live run's paths rather than the dry run's, and its credentials hidden."""
     if not lane.placement.slurm:
         return None
     from .placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
@@ -107,7 +111,8 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
         agent_dir=live.dir,
         output_log=live.output_log,
     )
-    return shlex.join(SlurmPlacement(lane.placement, lane.name, lane.repo).command_line(job))
+    argv = SlurmPlacement(lane.placement, lane.name, lane.repo).command_line(job)
+    return shlex.join(redact_value(arg) for arg in argv)
 
 
 def worktree(
@@ -172,7 +177,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                 write_preview(launch.paths.preview, previews[-1])
                 result.warnings += data["warnings"]
             write_preview(layout.launch_preview, json_list(previews))
-        result.missing = missing_at_start(lane, waves, path_env)
+        result.missing = [redact_value(m) for m in missing_at_start(lane, waves, path_env)]
         for wave in waves:  # per account, the agents and the caps that apply; spend limits
             slots = [(lc.agent.id, (lc.executor, lc.account, lc.model)) for lc in launches
                      if lc.wave is wave]  # fmt: skip
@@ -181,7 +186,8 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
             from .placement.slurm import SlurmPlacement
 
             problems, notes = SlurmPlacement(lane.placement, lane.name, lane.repo).preflight()
-            result.warnings += [f"a live launch would stop: {p}" for p in problems] + notes
+            said = [f"a live launch would stop: {p}" for p in problems] + notes
+            result.warnings += [redact_value(line) for line in said]
         result.preview_path = str(layout.launch_preview)
         return result
     finally:
@@ -230,4 +236,4 @@ def format_table(result: DryRunResult) -> str:
         out += [f"  {m}" for m in result.missing]
     out += [f"warning: {w}" for w in result.warnings]
     out.append(f"dry run: nothing started; preview in {result.preview_path}")
-    return "\n".join(out)
+    return redact_value("\n".join(out))  # models, accounts, paths: the lane's settings too
