@@ -65,3 +65,55 @@ def test_wait_timeout_expires_the_request_and_exits_4(tmp_path: Path) -> None:
     assert store.get(asked.id).status == "expired"
     assert store.pending() == []
     assert CoordLog(tmp_path / "wave-1.jsonl", 1).records()[asked.id].status == "cancelled"
+
+
+def test_a_question_whose_mirror_cannot_be_written_is_not_left_pending(tmp_path: Path) -> None:
+    """The coordination log cannot take the mirror item (a FIFO planted in its place): `ask`
+    fails, and no question waits for an answer that nobody was shown how to give."""
+    import os
+
+    store = _store(tmp_path)
+    os.mkfifo(tmp_path / "wave-1.jsonl")
+    with pytest.raises(OSError, match="FIFO"):
+        store.ask(1, "api", "keep v1?")
+    assert store.requests() == {}
+
+
+def test_a_question_that_cannot_be_saved_leaves_no_open_mirror(tmp_path: Path) -> None:
+    """feedback.jsonl cannot be written (a link in its place): `ask` fails, and the mirror
+    item it already posted is cancelled, so it holds no integration gate."""
+    store = _store(tmp_path)
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / "feedback.jsonl").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OSError, match="link"):
+        store.ask(1, "api", "keep v1?")
+    assert [
+        (r.kind, r.is_open) for r in CoordLog(tmp_path / "wave-1.jsonl", 1).records().values()
+    ] == [("human-feedback", False)]
+    assert (tmp_path / "elsewhere").read_text() == ""
+
+
+def test_ask_wait_still_waits_when_its_wait_cannot_be_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question is asked; the line saying its asker waits cannot be written: `--wait`
+    goes on waiting and returns the answer, rather than exit 1 with the question pending."""
+    from wave_orchestrator.coordination import feedback
+
+    store = _store(tmp_path)
+    asked = store.ask(1, "api", "keep v1?")
+    real = feedback.append_record
+
+    def no_wait_line(path: Path, record: dict[str, object]) -> None:
+        if "wait_pid" in record:
+            raise OSError(28, "No space left on device")
+        real(path, record)
+
+    monkeypatch.setattr(feedback, "append_record", no_wait_line)
+    answer = threading.Timer(0.3, lambda: _store(tmp_path).respond(asked.id, "keep", "ana"))
+    answer.start()
+    try:
+        got = store.wait(asked.id, timeout=20, poll=0.05)
+    finally:
+        answer.join()
+    assert got.status == "answered"

@@ -92,3 +92,33 @@ def test_every_kind_can_be_posted(tmp_path: Path) -> None:
     for kind in KINDS:
         log.post(kind=kind, summary=kind, agent="a")
     assert sorted(r.kind for r in log.records().values()) == sorted(KINDS)
+
+
+def test_a_post_after_a_line_torn_by_a_full_disk_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short write whose newline the full disk refuses too leaves a torn line: the post
+    fails, and the next post (once there is room) is read back, not swallowed by it."""
+    import errno
+    import os
+
+    from wave_orchestrator.state import fsutil
+
+    log = CoordLog(tmp_path / "wave-1.jsonl", 1)
+    first = log.post(kind="evidence", summary="one", agent="A")
+    real = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        if data == b"\n":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data[:10])
+
+    monkeypatch.setattr(fsutil.os, "write", full)
+    with pytest.raises(OSError, match="only 10 of"):
+        log.post(kind="evidence", summary="torn", agent="A")
+    monkeypatch.setattr(fsutil.os, "write", real)
+    assert not (tmp_path / "wave-1.jsonl").read_bytes().endswith(b"\n")
+    third = log.post(kind="evidence", summary="three", agent="A")
+    log.update(third, status="resolved")
+    assert list(log.records()) == [first, third]
+    assert log.records()[third].status == "resolved"

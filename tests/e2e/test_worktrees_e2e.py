@@ -424,3 +424,39 @@ def test_a_report_behind_a_linked_folder_is_not_copied(tmux_repo: Repo) -> None:
     report = tmux_repo.run_state("main")["waves"]["1"]["gate_failure"]["report"]
     kept = tmux_repo.state("main") / "waves" / "wave-1" / "reports"
     assert report and not report.startswith(str(kept)) and not kept.exists()
+
+
+@pytest.mark.parametrize("left", ["worktree removed", "worktree kept"])
+def test_a_persons_amend_on_the_integration_branch_survives_the_wave_running_again(
+    tmux_repo: Repo, left: str
+) -> None:
+    """The wave failed overnight (its closure agent D failed); in the morning a person fixes
+    its integration branch by amending wave's last commit (its title stays `wave: ...`), in a
+    worktree of their own, then resumes the wave. Its rebuild of the branch moves theirs
+    aside, saying so: it never resets it over their commit, nor fails because their worktree
+    has it checked out."""
+    git_repo(
+        tmux_repo, "", [agent("A", "echo a > A.txt"), agent("D", "exit 1", role="documentation")]
+    )
+    root = tmux_repo.root
+    first = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert first.returncode == 1, first.stderr
+    mine = root.parent / "mine"
+    sh(root, "git", "worktree", "add", "-q", str(mine), "wave/main/wave-1")
+    (mine / "fix.txt").write_text("by hand\n")
+    sh(mine, "git", "add", "fix.txt")
+    sh(mine, "git", "commit", "-q", "--amend", "--no-edit")
+    amended = sh(mine, "git", "rev-parse", "HEAD")
+    if left == "worktree removed":
+        sh(root, "git", "worktree", "remove", str(mine))
+    again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--resume")
+    assert "gate passed (stage=implementation" in again.stderr, again.stderr  # rebuilt
+    holding = sh(root, "git", "branch", "--contains", amended, "--format=%(refname:short)")
+    (kept,) = holding.splitlines()
+    assert kept.startswith("wave/main/runs/") and f"moved to {kept}" in again.stderr
+    assert f"{amended[:12]} wave: merge A into wave 1" in again.stderr  # named, title and all
+    assert sh(root, "git", "show", f"{kept}:fix.txt") == "by hand"
+    if left == "worktree kept":  # the person's worktree is on the kept branch, as it was
+        assert sh(mine, "git", "rev-parse", "HEAD") == amended
+    files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
+    assert "A.txt" in files and "fix.txt" not in files  # the rebuilt branch is wave's own

@@ -4,8 +4,13 @@ the command wave says to paste is wave's own."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from helpers import Repo, local_agent, local_lane
@@ -89,3 +94,114 @@ def test_the_launcher_quotes_a_question_and_builds_the_answer_line_itself(
     assert answer_lines == [
         f"answer with: wave feedback respond {qid} --lane main --response '...'"
     ]
+
+
+def _shown(repo: Repo) -> list[str]:
+    shown = repo.wave("coord", "show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return [item["summary"] for item in json.loads(shown.stdout)]
+
+
+def test_a_torn_line_left_in_the_log_does_not_swallow_the_next_post(repo: Repo) -> None:
+    """An agent (or a writer the disk cut off) leaves a line without its newline: the next
+    post starts on a line of its own, so it is kept, and so is every post after it."""
+    repo.lane("main", local_lane(), {1: WAVE})
+    repo.env.update(WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    post = ("coord", "post", "--kind", "evidence", "--summary")
+    assert repo.wave(*post, "before").returncode == 0
+    log = repo.state("main") / "coordination" / "wave-1.jsonl"
+    with log.open("a") as fh:
+        fh.write('{"id": "c-00000000000000aa", "wave": 1, "kind": "evid')  # torn, no newline
+    after = repo.wave(*post, "after the torn line")
+    assert after.returncode == 0, after.stderr
+    assert repo.wave(*post, "and the next").returncode == 0
+    assert sorted(_shown(repo)) == ["after the torn line", "and the next", "before"]
+
+
+def test_a_torn_line_in_feedback_does_not_swallow_the_next_question(repo: Repo) -> None:
+    repo.lane("main", local_lane(), {1: WAVE})
+    repo.env.update(WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    _append(repo, "feedback.jsonl")  # the file exists
+    with (repo.state("main") / "feedback.jsonl").open("a") as fh:
+        fh.write('{"id": "q-00000000000000aa", "lane": "ma')
+    asked = repo.wave("feedback", "ask", "--question", "keep v1?")
+    assert asked.returncode == 0, asked.stderr
+    listed = repo.wave("feedback", "list", "--pending", "--json")
+    assert [r["id"] for r in json.loads(listed.stdout)] == [asked.stdout.strip()]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs of our own (root or CAP_SYS_ADMIN), unmounted afterwards."""
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    argv = ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"SKIPPED LOUDLY: cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(folder: Path) -> None:
+    """Write, unbuffered, until the filesystem has no byte left."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 65536)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.e2e
+def test_a_post_a_full_disk_cuts_short_fails_and_the_next_one_is_kept(
+    repo: Repo, small_disk: Path
+) -> None:
+    """On a real full filesystem: the post that does not fit exits non-zero saying so (its
+    line is torn and its newline cannot be written either); once there is room again, the
+    next post exits 0 and is read back, not swallowed by the torn line."""
+    repo.lane("main", local_lane(), {1: WAVE})
+    repo.env.update(WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    repo.env["WAVE_STATE_DIR"] = str(small_disk / "state")
+    post = ("coord", "post", "--kind", "evidence", "--summary")
+    assert repo.wave(*post, "one").returncode == 0
+    fill(small_disk)  # the log's last page has room for part of the next line only
+    cut = repo.wave(*post, "cut short", "--detail", "x" * 4000)
+    assert cut.returncode == 1, cut.stderr
+    assert re.search(r"cannot write .*wave-1\.jsonl: only \d+ of \d+ bytes written", cut.stderr)
+    assert "Traceback" not in cut.stderr
+    log = small_disk / "state" / "coordination" / "wave-1.jsonl"
+    assert not log.read_bytes().endswith(b"\n")  # torn: the disk took no newline either
+    (small_disk / "filler").unlink()
+    kept = repo.wave(*post, "after the disk had room")
+    assert kept.returncode == 0, kept.stderr
+    assert sorted(_shown(repo)) == ["after the disk had room", "one"]
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link", "folder"])
+def test_feedback_ask_that_cannot_write_the_log_exits_1_and_leaves_no_question(
+    repo: Repo, plant: str
+) -> None:
+    """An agent plants something in place of the wave's coordination log: `ask` cannot post
+    the question's mirror item, so it exits 1 saying why, and no question is left pending
+    (no person is asked a question whose asker was told it failed)."""
+    repo.lane("main", local_lane(), {1: WAVE})
+    repo.env.update(WAVE_LANE="main", WAVE_WAVE="1", WAVE_AGENT_ID="A")
+    log = repo.state("main") / "coordination" / "wave-1.jsonl"
+    log.parent.mkdir(parents=True)
+    if plant == "fifo":
+        os.mkfifo(log)
+    elif plant == "link":
+        log.symlink_to(repo.root / "elsewhere.jsonl")
+    else:
+        log.mkdir()
+    asked = repo.wave("feedback", "ask", "--question", "keep v1?", timeout=20)
+    assert asked.returncode == 1, asked.stderr
+    assert "wave-1.jsonl" in asked.stderr and "Traceback" not in asked.stderr
+    listed = repo.wave("feedback", "list", "--pending")
+    assert listed.returncode == 0 and listed.stdout.strip() == "no pending questions"
+    assert not (repo.root / "elsewhere.jsonl").exists()

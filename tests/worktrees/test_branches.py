@@ -120,3 +120,82 @@ def test_diff_shows_the_agents_own_change_and_its_stat(repo: Path) -> None:
     assert "A.txt | 1 +" in diff(w, "wave/main/w1-A", base, stat=True)
     with pytest.raises(GitError, match="branch wave/main/w1-Z does not exist"):
         diff(w, "wave/main/w1-Z", base)
+
+
+def _amend_as_a_person(repo: Path, branch: str, name: str) -> str:
+    """A person amends wave's last commit on ``branch`` (its title stays ``wave: ...``) in a
+    worktree of their own, then removes that worktree; the amended commit."""
+    mine = repo.parent / "mine"
+    sh(repo, "git", "worktree", "add", "-q", str(mine), branch)
+    (mine / name).write_text("by hand\n")
+    sh(mine, "git", "add", name)
+    sh(mine, "git", "commit", "-q", "--amend", "--no-edit")
+    sh(repo, "git", "worktree", "remove", str(mine))
+    return sh(repo, "git", "rev-parse", branch)
+
+
+def _holding(repo: Path, commit: str) -> set[str]:
+    listed = sh(repo, "git", "branch", "--contains", commit, "--format=%(refname:short)")
+    return set(listed.splitlines())
+
+
+def test_a_rebuild_moves_aside_an_amended_commit_that_keeps_waves_title(repo: Path) -> None:
+    """The integration branch is rebuilt (a retry, a resume) over a tip that is not the one
+    wave left: however its commits are titled, they are kept aside, not reset away."""
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    w.remove(w.path(1, "integration"))
+    amended = _amend_as_a_person(repo, "wave/main/wave-1", "fix.txt")
+    a = w.prepare(1, "A", w.base(None))
+    result = integrate(w, 1, w.base(None), [a], tip)
+    said = f"wave/main/wave-1 held 1 commit(s) wave did not make ({amended[:12]} wave: merge A"
+    assert result.moved.startswith(said)
+    (kept,) = _holding(repo, amended)
+    assert kept.startswith("wave/main/runs/") and kept in result.moved
+    assert sh(repo, "git", "show", f"{kept}:fix.txt") == "by hand"
+
+
+def test_a_rebuild_with_no_record_of_waves_tip_keeps_the_old_branch(repo: Path) -> None:
+    w = iso(repo)
+    one_wave(w, {"A": "a\n"})
+    w.remove(w.path(1, "integration"))
+    amended = _amend_as_a_person(repo, "wave/main/wave-1", "fix.txt")
+    a = w.prepare(1, "A", w.base(None))
+    result = integrate(w, 1, w.base(None), [a], None)  # branches.json gone or unreadable
+    assert result.moved and any(b.startswith("wave/main/runs/") for b in _holding(repo, amended))
+
+
+def test_a_rebuild_over_waves_own_tip_moves_nothing(repo: Path) -> None:
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    a = w.prepare(1, "A", w.base(None))
+    result = integrate(w, 1, w.base(None), [a], tip)
+    assert result.moved == "" and branches(repo) == {"wave/main/w1-A", "wave/main/wave-1"}
+
+
+def test_a_rebuild_commits_and_keeps_work_left_uncommitted_in_the_integration_worktree(
+    repo: Path,
+) -> None:
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    (w.path(1, "integration") / "wip.txt").write_text("not committed\n")
+    a = w.prepare(1, "A", w.base(None))
+    result = integrate(w, 1, w.base(None), [a], tip)
+    kept = result.moved.rsplit("moved to ", 1)[-1]
+    assert sh(repo, "git", "show", f"{kept}:wip.txt") == "not committed"
+    assert not (result.path / "wip.txt").exists()  # the new branch is wave's own again
+
+
+def test_a_rebuild_moves_aside_a_branch_a_person_has_checked_out(repo: Path) -> None:
+    """git cannot reset a branch checked out in another worktree: the person's worktree
+    follows it to its kept name, and the rebuild goes on."""
+    w = iso(repo)
+    tip = one_wave(w, {"A": "a\n"})
+    w.remove(w.path(1, "integration"))
+    mine = repo.parent / "mine"
+    sh(repo, "git", "worktree", "add", "-q", str(mine), "wave/main/wave-1")
+    a = w.prepare(1, "A", w.base(None))
+    result = integrate(w, 1, w.base(None), [a], tip)
+    assert "checked out" in result.moved
+    assert sh(mine, "git", "branch", "--show-current").startswith("wave/main/runs/")
+    assert result.merged == ["A"]

@@ -4,7 +4,9 @@ Requests live in one lane-wide JSON-lines file; lines with the same id merge, li
 coordination log. Answering and expiring take an exclusive ``flock`` on that file, so two people
 answering at once cannot both win, and an answer cannot land on a request that just expired.
 Every request is mirrored in the wave's coordination log as a ``human-feedback`` item, so the
-board shows it and the asking agent's inbox receives the answer.
+board shows it and the asking agent's inbox receives the answer. The mirror is written first:
+a question is pending only once both lines are, so an `ask` that fails (exit 1) leaves no
+question waiting, and a mirror whose question could not be saved is cancelled.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
 from ..sanitize import strip_controls
 from ..state.events import utc_now
-from ..state.fsutil import append_jsonl, read_jsonl
+from ..state.fsutil import read_jsonl
 from ..state.untrusted import count, epoch
-from .log import PERSON, RECORD_ID_RE, CoordLog, is_poster, new_id
+from .log import PERSON, RECORD_ID_RE, CoordLog, append_record, is_poster, new_id
 
 MAX_QUESTION = 2000
 MAX_CONTEXT = 4000
@@ -231,7 +233,6 @@ class FeedbackStore:
                 f"question or context too long (limits {MAX_QUESTION} and {MAX_CONTEXT})"
             )
         rid = new_id("q")
-        now = utc_now()
         record = {
             "id": rid,
             "lane": self.lane,
@@ -241,10 +242,12 @@ class FeedbackStore:
             "context": context,
             "status": "pending",
             "response": None,
-            "created_at": now,
+            "created_at": utc_now(),
         }
-        append_jsonl(self.path, record)
-        self._coord(wave).post(
+        # The mirror first: a question is pending (announced, waited for) only once both are
+        # written, so an `ask` that fails leaves none behind, whichever write failed.
+        coord = self._coord(wave)
+        coord.post(
             kind="human-feedback",
             summary=question[:300],
             detail=context,
@@ -253,6 +256,12 @@ class FeedbackStore:
             targets=[PERSON],
             priority="high",
         )
+        try:
+            append_record(self.path, record)
+        except OSError:
+            with contextlib.suppress(OSError, WaveError):  # else it would hold the gate
+                coord.update(rid, status="cancelled", detail="not asked: it could not be saved")
+            raise
         found = _request(record)
         assert found is not None
         return found
@@ -272,7 +281,7 @@ class FeedbackStore:
                     f"{request_id} was already answered by {by}; pass --force to replace the answer"
                 )
             answer = {"operator": operator, "text": text, "answered_at": utc_now()}
-            append_jsonl(self.path, {"id": request_id, "status": "answered", "response": answer})
+            append_record(self.path, {"id": request_id, "status": "answered", "response": answer})
         self._coord(current.wave).update(
             request_id,
             status="resolved",
@@ -283,13 +292,13 @@ class FeedbackStore:
 
     def expire(self, request_id: str) -> FeedbackRequest:
         """Mark a still-pending request expired (a timed-out ``--wait``); answers stay. A
-        request whose mirror item is missing (an `ask` killed between its two appends) is
-        expired all the same."""
+        request whose mirror item is missing (written by an older wave, or planted) is expired
+        all the same."""
         with self._locked():
             current = self.get(request_id)
             if current.status != "pending":
                 return current
-            append_jsonl(self.path, {"id": request_id, "status": "expired"})
+            append_record(self.path, {"id": request_id, "status": "expired"})
         with contextlib.suppress(UsageError):  # no mirror item: nothing to cancel there
             self._coord(current.wave).update(request_id, status="cancelled", detail="expired")
         return self.get(request_id)
@@ -300,12 +309,14 @@ class FeedbackStore:
         stop only then, not for a question it asked and went on working past."""
         until = None if timeout is None else time.time() + timeout
         waiter = {"wait_pid": os.getpid(), "wait_host": os.uname().nodename, "wait_until": until}
-        append_jsonl(self.path, {"id": request_id, **waiter})
+        # Unsaid, the asker's clocks run on; failing here would leave its question pending.
+        with contextlib.suppress(OSError):
+            append_record(self.path, {"id": request_id, **waiter})
         try:
             return self._wait(request_id, timeout, poll)
         finally:
             with contextlib.suppress(OSError):  # the wait is over, however it ended
-                append_jsonl(self.path, {"id": request_id, "wait_pid": None})
+                append_record(self.path, {"id": request_id, "wait_pid": None})
 
     def _wait(self, request_id: str, timeout: float | None, poll: float) -> FeedbackRequest:
         deadline = None if timeout is None else time.monotonic() + timeout

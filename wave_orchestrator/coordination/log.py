@@ -7,6 +7,7 @@ update is a new line, never a rewrite, and a launcher restart reads the same his
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
 from ..state.events import utc_now
-from ..state.fsutil import append_jsonl, read_jsonl, read_jsonl_from
+from ..state.fsutil import append_line, json_text, open_regular, read_jsonl, read_jsonl_from
 
 KINDS = (
     "request",
@@ -97,6 +98,27 @@ def check_id(record_id: str) -> str:
 def is_poster(name: Any) -> bool:
     """An agent id or the person: what an item's `agent` (or a target) may be."""
     return isinstance(name, str) and (name == PERSON or bool(AGENT_ID_RE.fullmatch(name)))
+
+
+def append_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Append one JSON line on a line of its own: a last line left without its newline (a
+    write a full disk cut short, a line an agent wrote by hand) is ended first, in the same
+    ``write``, or it would swallow this one. A short write raises (``fsutil.append_line``)."""
+    text = json_text(dict(record), separators=(",", ":")) + "\n"
+    append_line(path, "\n" + text if _ends_torn(path) else text)
+
+
+def _ends_torn(path: Path) -> bool:
+    """Whether the file's last byte is not a newline (an absent or empty file is not torn)."""
+    try:
+        fd = open_regular(path)
+    except OSError:  # absent; or no regular file, which append_line refuses by its name
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+    finally:
+        os.close(fd)
 
 
 def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
@@ -225,7 +247,7 @@ class CoordLog:
             "priority": "normal",
             **values,
         }
-        append_jsonl(self.path, line)
+        append_record(self.path, line)
         return str(line["id"])
 
     def update(self, record_id: str, **fields: Any) -> CoordRecord:
@@ -234,7 +256,7 @@ class CoordLog:
         if current is None:
             raise UsageError(f"no coordination item {record_id!r} in wave {self.wave}")
         values = check_post(fields)
-        append_jsonl(self.path, {"id": record_id, "updated_at": utc_now(), **values})
+        append_record(self.path, {"id": record_id, "updated_at": utc_now(), **values})
         merged = {**current.to_json(), **values}
         return _record(merged, self.wave) or current
 

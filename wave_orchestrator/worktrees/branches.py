@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .git import GitError
-from .integration import foreign_commits, move_aside
+from .integration import LEFT_IN_INTEGRATION, commit_leftover, move_aside, set_aside
 from .isolation import INTEGRATION, Isolation
 
 
@@ -38,25 +38,17 @@ def start_fresh(
         path = iso.path(wave, agent)
         branch = iso.integration_branch(wave) if agent == INTEGRATION else iso.branch(wave, agent)
         if iso._registered(path):
-            try:
-                iso.commit(path, f"wave: {agent}'s uncommitted work from an earlier run")
-            except GitError as exc:
-                raise GitError(
-                    f"{path} holds work of an earlier run that wave cannot commit ({exc}); "
-                    f"save it, then `wave worktrees prune --lane {iso.lane} --force`"
-                ) from exc
+            message = f"wave: {agent}'s uncommitted work from an earlier run"
+            if agent == INTEGRATION:
+                message = LEFT_IN_INTEGRATION
+            commit_leftover(iso, path, branch, message)
             iso.main().run("worktree", "remove", "--force", str(path))
         if not iso.exists(branch):
             continue
-        extra = foreign_commits(iso, branch, made, base) if agent == INTEGRATION else []
-        kept = move_aside(iso, branch, stamp)
-        if extra:
-            said.append(
-                f"{branch} held {len(extra)} commit(s) wave did not make "
-                f"({'; '.join(extra[:3])}): moved to {kept}"
-            )
+        if agent == INTEGRATION:
+            said.append(set_aside(iso, branch, made, base, stamp))
         else:
-            said.append(f"{branch} of the earlier run kept as {kept}")
+            said.append(f"{branch} of the earlier run kept as {move_aside(iso, branch, stamp)}")
     return said
 
 

@@ -2,18 +2,26 @@
 the wave's base in wave-file order (closure agents run in its worktree), then, when the wave
 completes, the person's branch fast-forwarded to it or the one command to take it.
 
-It is never reset over a commit wave did not make: such a branch is first moved aside to
+It is never reset over a commit wave did not make: wave resets it only when its tip is the
+very commit wave last left it at; any other branch (a person's commit, an amend, a rebase, no
+record of wave's tip, or checked out in a worktree of the person's) is first moved aside to
 ``wave/<lane>/runs/<stamp>/wave-<n>`` and the move is said.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .git import GitError
 from .isolation import HUNK_LIMIT, INTEGRATION, AgentTree, Isolation
+
+# Not titled `wave: ...`: with no record of wave's tip it still shows as not wave's own.
+LEFT_IN_INTEGRATION = "work left uncommitted in the integration worktree (committed by wave)"
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -36,17 +44,60 @@ class Integration:
 
 
 def foreign_commits(iso: Isolation, branch: str, made: str | None, base: str) -> list[str]:
-    """Commits on ``branch`` that wave did not make ("abc123def456 subject"): after ``made``
-    (the tip wave left it at), or, with no record, those not titled ``wave: ...``."""
+    """Commits on ``branch`` that wave did not make ("abc123def456 subject"): those past the
+    base that ``made`` (the tip wave left it at) does not hold, so an amend or a rebase of
+    wave's own commits counts too; with no record, those not titled ``wave: ...``."""
     tip = iso.sha(branch)
     if tip is None or tip == made:
         return []
-    since = made if made and iso.contains(made, tip) else base
-    listed = iso.main().out("log", "--format=%H%x00%s", f"{since}..{tip}").splitlines()
+    known = made is not None and _SHA.fullmatch(made) is not None and iso.sha(made) == made
+    since = [f"^{made}"] if known else []
+    listed = iso.main().out("log", "--format=%H%x00%s", f"{base}..{tip}", *since).splitlines()
     commits = [tuple(line.split("\0", 1)) for line in listed if "\0" in line]
-    if since != made:  # no record of wave's own tip: its commits are known by their title
+    if not known:  # no record of wave's own tip: its commits are known by their title
         commits = [c for c in commits if not c[1].startswith("wave: ")]
     return [f"{sha[:12]} {subject}" for sha, subject in commits]
+
+
+def set_aside(
+    iso: Isolation, branch: str, made: str | None, base: str, stamp: str | None = None
+) -> str:
+    """Move ``branch`` to its dated name under ``runs/``; what to tell the person (words
+    with "did not make" in them when it may hold more than wave's own work: a warning)."""
+    extra = foreign_commits(iso, branch, made, base)
+    tip = iso.sha(branch) or ""
+    users = [str(p) for p, b in iso._worktrees() if b == branch]
+    kept = move_aside(iso, branch, stamp)
+    if extra:
+        listed = "; ".join(extra[:3])
+        return f"{branch} held {len(extra)} commit(s) wave did not make ({listed}): moved to {kept}"
+    if users:  # git resets no branch checked out elsewhere; that worktree follows the rename
+        return (
+            f"{branch} is checked out at {users[0]}, where work wave did not make may land: "
+            f"moved to {kept} (that worktree is on it now)"
+        )
+    if tip != made:
+        return (
+            f"{branch} is not at the commit wave left it at ({tip[:12]}), so it may hold work "
+            f"wave did not make: moved to {kept}"
+        )
+    return f"{branch} of the earlier run kept as {kept}"
+
+
+def _checked_out(iso: Isolation, branch: str) -> bool:
+    return any(b == branch for _, b in iso._worktrees())
+
+
+def commit_leftover(iso: Isolation, path: Path, branch: str, message: str) -> None:
+    """Commit what was left uncommitted in ``path`` on ``branch`` before the worktree goes;
+    when wave cannot, the worktree stays and the error says what to do."""
+    try:
+        iso.commit(path, message, branch=branch)
+    except GitError as exc:
+        raise GitError(
+            f"{path} holds work that wave cannot commit ({exc}); save it, then "
+            f"`wave worktrees prune --lane {iso.lane} --force`"
+        ) from exc
 
 
 def move_aside(iso: Isolation, branch: str, stamp: str | None = None) -> str:
@@ -65,16 +116,15 @@ def integrate(
 ) -> Integration:
     """Build the integration branch from ``base`` and merge each agent branch into it, in
     order; a branch that conflicts is left out (and named), the others are kept. ``made``:
-    the tip wave last left the branch at (anything past it is a person's, moved aside)."""
+    the tip wave last left the branch at: only a branch still there is reset; any other is
+    moved aside first (never reset: it may hold a person's commits)."""
     result = Integration(iso.integration_branch(wave), iso.path(wave, INTEGRATION))
-    if iso._registered(result.path):
+    if iso._registered(result.path):  # what is left uncommitted there is kept, then moved
+        commit_leftover(iso, result.path, result.branch, LEFT_IN_INTEGRATION)
         iso.main().run("worktree", "remove", "--force", str(result.path))
-    if extra := foreign_commits(iso, result.branch, made, base):
-        kept = move_aside(iso, result.branch)
-        result.moved = (
-            f"{result.branch} held {len(extra)} commit(s) wave did not make "
-            f"({'; '.join(extra[:3])}): moved to {kept}"
-        )
+    tip = iso.sha(result.branch)
+    if tip is not None and (tip != made or _checked_out(iso, result.branch)):
+        result.moved = set_aside(iso, result.branch, made, base)
     iso.root.mkdir(parents=True, exist_ok=True)
     iso.main().run("worktree", "add", "--quiet", "-B", result.branch, str(result.path), base)
     g = iso.tree(result.path)
