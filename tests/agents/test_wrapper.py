@@ -186,6 +186,27 @@ def test_claude_usage_limit_detail(tmp_path: Path) -> None:
     assert status["usage_limit"] is True and status["detail"] == "usage limit, resets 9:40am (UTC)"
 
 
+def test_a_limit_quoted_before_the_try_s_last_lines_does_not_end_the_tries(
+    tmp_path: Path,
+) -> None:
+    """The model quoted a usage limit while it worked; the try then met a real rate limit.
+    Only the try's last 20 lines can end the tries on a usage limit (the launcher judges
+    the rest from the CLI's own error channel): this try is retried."""
+    code, status, log = run_wrapper(
+        tmp_path,
+        """
+        if (( n == 1 )); then
+          echo "the log said: You've hit your session limit · resets 9:40am (UTC)"
+          for i in $(seq 20); do echo "working $i"; done
+          echo "API Error: Request rejected (429) · slow down"; exit 1
+        fi
+        echo ok
+    """,
+    )
+    assert code == 0 and (status["tries"], status["rate_limited"]) == (2, 1)
+    assert "usage_limit" not in status and "[wave] rate limited: try 1/3" in log
+
+
 def test_pattern_found_after_more_than_64k_of_output(tmp_path: Path) -> None:
     code, status, _ = run_wrapper(
         tmp_path,

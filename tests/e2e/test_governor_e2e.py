@@ -99,13 +99,20 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     ampm = "am" if claude_reset.hour < 12 else "pm"
     say(tmux_repo, "A1", "You've hit your session limit · resets "
         f"{twelve_hour(claude_reset)}{ampm} (UTC)")  # fmt: skip
-    say(tmux_repo, "X", "You’ve hit your usage limit. Upgrade to Pro "
-        "(https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase "
-        f"more credits or try again at {twelve_hour(local_reset)} "
-        f"{'AM' if local_reset.hour < 12 else 'PM'}.")  # fmt: skip
-    say(tmux_repo, "O", "Go usage limit reached. It will reset in 0 hours 1 minutes. To continue "
-        "using this model now, enable usage from your available balance - "
-        "https://opencode.ai/workspace/ws/go")  # fmt: skip
+    # codex's text mode: each ERROR: line twice; opencode's: a coloured Error: line
+    codex_said = (
+        "ERROR: You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), "
+        "visit https://chatgpt.com/settings/usage to purchase more credits or try again at "
+        f"{twelve_hour(local_reset)} {'AM' if local_reset.hour < 12 else 'PM'}."
+    )
+    say(tmux_repo, "X", f"{codex_said}\n{codex_said}")
+    say(
+        tmux_repo,
+        "O",
+        "\x1b[91m\x1b[1mError: \x1b[0mGo usage limit reached. It will reset in "
+        "0 hours 1 minutes. To continue using this model now, enable usage from your available "
+        "balance - https://opencode.ai/workspace/ws/go",
+    )
     after = json.dumps(AFTER_PARKED)
     setup(tmux_repo, [
         "{id: A1, prompt: p, account: c1}",
@@ -149,23 +156,30 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     assert "resets" in kept.read_text()  # the parked try's output is kept
 
 
-def test_a_reset_too_far_away_ends_the_agent_and_its_account_starts_nothing_more(
+def test_a_reset_too_far_away_ends_the_agent_and_holds_its_account_no_longer_than_max_wait(
     tmux_repo: Repo,
 ) -> None:
+    """7 hours is past max_wait_minutes (here 9 s): A1 ends as usage-limit; its account's
+    other agents wait for the maximum wait, not the 7 hours, nor end unstarted, then run."""
     say(tmux_repo, "A1", "Fast limit reached and temporarily disabled · resets in 7h")
     setup(tmux_repo, [
         "{id: A1, prompt: p, account: c1}",
-        "{id: A3, prompt: p, account: c1}",  # waits for A1 (the cap), then is never started
+        "{id: A3, prompt: p, account: c1}",  # waits for A1 (the cap), then for the hold
         "{id: C, prompt: p, account: c2}",
     ], retries=1, caps=", max_running: {account: {c1: 1}}")  # fmt: skip
+    lane = tmux_repo.root / "lanes/main/lane.yaml"
+    lane.write_text(
+        lane.read_text().replace("margin_seconds: 1", "margin_seconds: 1, max_wait_minutes: 0.15")
+    )
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
     assert done.returncode == 4, done.stderr  # blocked: no fallback, nothing safe to retry
     finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
     assert finished["A1"]["status"] == "usage-limit" and "resets in 7h" in finished["A1"]["detail"]
-    assert finished["A3"]["status"] == "usage-limit"
-    assert finished["A3"]["detail"].startswith("not started: c1 hit its usage limit")
-    assert not (tmux_repo.root / "runs" / "A3").exists()
-    assert finished["C"]["status"] == "success"
+    assert (finished["A3"]["status"], finished["C"]["status"]) == ("success", "success")
+    ended = at(finished["A1"]["at"])
+    began = starts(tmux_repo)
+    assert began["C"][0] < ended + 9 - 1  # another account: not held
+    assert ended + 9 - 1 <= began["A3"][0] <= ended + 9 + 15, (ended, began)  # 9 s, not 7 h
     assert not events(tmux_repo, "agent_limited") and not events(tmux_repo, "wave_retry")
 
 
@@ -310,3 +324,114 @@ def test_a_limit_with_no_reset_near_runs_the_fallback_now_without_a_wave_retry(
     assert (len(began["F"]), len(began["G"])) == (2, 1)  # G never ran on claude
     assert tmux_repo.run_state("main")["waves"]["1"]["attempts"] == 1
     assert not events(tmux_repo, "wave_retry")
+
+
+def jsonl(*events: dict) -> str:
+    return "\n".join(json.dumps(e, ensure_ascii=False) for e in events)
+
+
+def test_a_limit_in_each_cli_s_own_error_channel_parks_its_agent_and_holds_its_account(
+    tmux_repo: Repo,
+) -> None:
+    """claude's is_error result (json, stream-json with the assistant event's error), codex's
+    turn.failed, opencode's error event: each a failed try's last words, as the CLIs print
+    them. Each agent is parked until the reset named, and K3 waits with K1's account."""
+    utc = datetime.now(UTC) + timedelta(hours=2)
+    local = datetime.now().astimezone() + timedelta(hours=2)
+    ampm = "am" if utc.hour < 12 else "pm"
+    session = f"You've hit your session limit · resets {twelve_hour(utc)}{ampm} (UTC)"
+    fast = "Fast limit reached and temporarily disabled · resets in 2h 30m"
+    codex = (
+        "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) or "
+        f"try again at {twelve_hour(local)} {'AM' if local.hour < 12 else 'PM'}."
+    )
+    opencode = (
+        "Go usage limit reached. It will reset in 2 hours 10 minutes. To continue using "
+        "this model now, enable usage from your available balance"
+    )
+    say(
+        tmux_repo,
+        "K1",
+        jsonl(
+            {"type": "system", "subtype": "init", "model": "claude-sonnet-5"},
+            {
+                "type": "assistant",
+                "message": {"model": "<synthetic>", "content": [{"type": "text", "text": fast}]},
+                "error": "rate_limit",
+            },
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": True,
+                "api_error_status": 429,
+                "result": fast,
+                "total_cost_usd": 0,
+            },
+        ),
+    )
+    say(
+        tmux_repo,
+        "K2",
+        jsonl(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": True,
+                "result": session,
+                "total_cost_usd": 0,
+            }
+        ),
+    )
+    say(
+        tmux_repo,
+        "X1",
+        jsonl(
+            {"type": "thread.started", "thread_id": "t1"},
+            {"type": "turn.started"},
+            {"type": "error", "message": codex},
+            {"type": "turn.failed", "error": {"message": codex}},
+        ),
+    )
+    say(
+        tmux_repo,
+        "O1",
+        jsonl(
+            {
+                "type": "error",
+                "sessionID": "ses_1",
+                "error": {"name": "APIError", "data": {"message": opencode, "statusCode": 429}},
+            }
+        ),
+    )
+    setup(
+        tmux_repo,
+        [
+            "{id: K1, prompt: p, account: c1, executor: {claude: {output_format: stream-json}}}",
+            "{id: K2, prompt: p, account: c2, executor: {claude: {output_format: json}}}",
+            "{id: X1, prompt: p, executor: {id: codex, codex: {json: true}}}",
+            "{id: O1, prompt: p, executor: {id: opencode, opencode: {format: json}}}",
+            "{id: K3, prompt: p, account: c1}",  # waits for K1 (the cap), then for its reset
+        ],
+        caps=", max_running: {account: {c1: 1}}",
+    )
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    try:
+        wait_for(lambda: len(events(tmux_repo, "agent_limited")) == 4, 30, what="four parked")
+        wait_for(
+            lambda: "waiting for c1" in tmux_repo.wave("status", "--lane", "main").stdout,
+            20,
+            what="K3 to wait with K1's account",
+        )
+    finally:
+        stopped = tmux_repo.wave("stop", "--lane", "main")
+    assert stopped.returncode == 0, stopped.stderr
+    limited = {e["agent"]: e for e in events(tmux_repo, "agent_limited")}
+    said = {agent: at(e["at"]) for agent, e in limited.items()}
+    until = {agent: at(e["until"]) for agent, e in limited.items()}
+    assert abs(until["K1"] - (said["K1"] + 9000 + 1)) < 5
+    assert until["K2"] == utc.replace(second=0, microsecond=0).timestamp() + 60 + 1
+    assert until["X1"] == local.replace(second=0, microsecond=0).timestamp() + 60 + 1
+    assert abs(until["O1"] - (said["O1"] + 7800 + 1)) < 5
+    assert limited["K1"]["detail"] == "usage limit, resets in 2h 30m"
+    assert "K3" not in starts(tmux_repo)  # held with c1, never started

@@ -1,5 +1,6 @@
 """What an agent's CLI reports about itself in its output log: tokens, cost and the model it
 used (SPEC 4, "Usage and cost"), for metrics; and the retries it announces while it runs.
+(Whether a failed try ended on a usage limit is ``limits``' judgement, on the same events.)
 
 Only machine-readable output is parsed: codex ``--json``, claude ``json``/``stream-json`` and
 opencode ``--format json``. The log also holds stderr lines, the wrapper's ``[wave] ...`` lines
@@ -48,7 +49,7 @@ NO_USAGE = Usage()
 def read_usage(executor: str, settings: Mapping[str, Any], text: str) -> Usage:
     """The usage ``executor``'s output ``text`` reports, given the settings it ran with."""
     parser = _parser(executor, settings)
-    return parser(_events(text.splitlines())) if parser else NO_USAGE
+    return parser(json_events(text.splitlines())) if parser else NO_USAGE
 
 
 def read_usage_file(executor: str, settings: Mapping[str, Any], path: Path) -> Usage:
@@ -58,7 +59,7 @@ def read_usage_file(executor: str, settings: Mapping[str, Any], path: Path) -> U
         return NO_USAGE
     try:
         with path.open("rb") as fh:
-            return parser(_events(log_lines(fh)))
+            return parser(json_events(log_lines(fh)))
     except OSError:
         return NO_USAGE
 
@@ -234,7 +235,7 @@ def _opencode(events: Iterable[dict[str, Any]]) -> Usage:
     )
 
 
-def _events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+def json_events(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """Every JSON object in the lines, in order; an array's objects are yielded one by one.
 
     A value starts at the beginning of a line (after blanks) and may span lines (claude's

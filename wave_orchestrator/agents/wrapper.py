@@ -1,4 +1,6 @@
 """Generates each agent's ``run.sh``: the rate-limit retry loop of SPEC 5 and the status file.
+A usage limit it sees in a try's last lines ends the tries; whether it was one is the
+launcher's verdict (``agents/limits.py``: the CLI's own error channel), never the status file's.
 
 Every value is passed through ``shlex.quote`` into a fixed template, so nothing from a YAML file
 can change the script's structure. The script is plain bash a person can read and rerun.
@@ -104,9 +106,17 @@ try_matches() {  # try_matches OFFSET -e PATTERN...   (no pipefail: grep -q may 
   local offset=$1; shift
   try_output "$offset" | LC_ALL=C.UTF-8 "$bin_grep" -Eiq "$@"
 }
-first_match() {  # first_match OFFSET -e PATTERN...: the first text that matched, or nothing
+# A usage limit is looked for in the try's last lines only, where a CLI prints the error it
+# ends on: a transcript that quotes one earlier must not end the tries. This only stops the
+# tries; the launcher judges the try again from the CLI's own error channel (agents/limits.py).
+tail_matches() {  # tail_matches OFFSET -e PATTERN...
   local offset=$1; shift
-  try_output "$offset" | LC_ALL=C.UTF-8 "$bin_grep" -Eio -m1 "$@" | "$bin_head" -n 1
+  try_output "$offset" | "$bin_tail" -n 20 | LC_ALL=C.UTF-8 "$bin_grep" -Eiq "$@"
+}
+first_match() {  # first_match OFFSET -e PATTERN...: the first text that matched at the end
+  local offset=$1; shift
+  try_output "$offset" | "$bin_tail" -n 20 | LC_ALL=C.UTF-8 "$bin_grep" -Eio -m1 "$@" \
+    | "$bin_head" -n 1
 }
 seconds() { if (( $1 % 1000 == 0 )); then echo $(( $1 / 1000 )); else printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )); fi; }
 write_backoff() {
@@ -277,7 +287,7 @@ while (( try < tries )); do
   [[ -n $shower ]] && showers+=("$shower")
   cli='' shower=
   (( code == 0 )) && break
-  if (( ${#usage_patterns[@]} )) && try_matches "$offset" "${usage_patterns[@]}"; then
+  if (( ${#usage_patterns[@]} )) && tail_matches "$offset" "${usage_patterns[@]}"; then
     usage_limit=1
     # The reset time when the message names one, else the text that matched.
     # (the forms of governor/resets.py: codex's clock time or date, claude's, opencode's)
@@ -311,7 +321,7 @@ keep="A-Za-z0-9 :.,()/+_'-"  # what a detail may hold: nothing that could break 
 detail=${detail//[^$keep]/}
 extra=''
 [[ -n $detail ]] && extra=", \"detail\": \"usage limit, ${detail:0:200}\""
-(( usage_limit )) && extra="$extra, \"usage_limit\": true"
+(( usage_limit )) && extra="$extra, \"usage_limit\": true"  # a guess: the launcher judges
 finishing=1  # the status is being written: a late TERM must not write a second one
 # The run's footer line (as bot-lobby prints it): how it ended, how long it took, on what model.
 plural=ies

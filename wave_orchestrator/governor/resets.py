@@ -37,7 +37,16 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 
 def reset_time(text: str, now: datetime) -> datetime | None:
     """The time ``text`` says the limit resets, as an aware datetime; ``now`` is aware and is
-    when the CLI said it. None: no time named, or one that cannot be a reset (nonsense)."""
+    when the CLI said it. None: no time named, or one that cannot be a reset (nonsense, or
+    past what a date can hold: ``resets in 999999999d``). Total: the words may be an
+    agent's, and the launcher must not fall over them."""
+    try:
+        return _reset_time(text, now)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _reset_time(text: str, now: datetime) -> datetime | None:
     if (found := _DURATION.search(text)) is not None:
         seconds = sum(int(n) * _UNITS[u[0].lower()] for n, u in _PART.findall(found.group(1)))
         return now + timedelta(seconds=seconds) if seconds else None

@@ -41,7 +41,7 @@ from .placement.base import Placement
 from .placement.reaper import Reaper
 from .placement.tmux import TmuxUnreachable
 from .planner import AgentLaunch
-from .rate_limits import follow_backoff, follow_cli_retries
+from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher
 
@@ -231,8 +231,8 @@ class AgentPool:
                 detail = f"not started: dependency {failed_dep} did not succeed"
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
-            if (gone := self.rules.out_of_quota(run)) is not None:
-                if not self.rules.fall_back(run, self.fallback):  # else: its next executor
+            if (gone := self.rules.out_of_quota(run, self.fallback)) is not None:
+                if gone:  # else: it runs on its next executor
                     self._finish(run, AgentState.USAGE_LIMIT, detail=gone)
                 continue
             if not ready or self._preparing(run) or self._held(run):
@@ -359,6 +359,7 @@ class AgentPool:
                                  status_attempt=status.raw.get("attempt"))  # fmt: skip
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
+        status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
         limit = status.state is AgentState.USAGE_LIMIT
         if limit and (self.rules.park(run, status) or self.rules.fall_back(run, self.fallback)):
             self.reaping.settle(run.launch.session, run.pid, time.monotonic())

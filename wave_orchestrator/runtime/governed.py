@@ -36,6 +36,7 @@ class Governed:
         self.log = log
         self.tell = tell  # the lane's notify.command: a person hears of limits and spend
         self.stopped: str | None = None  # the spend limit's words, once reached
+        self._no_fallback: set[tuple[str, str]] = set()  # (agent, executor) with none left
 
     @property
     def hard(self) -> bool:
@@ -132,9 +133,23 @@ class Governed:
             self.log.info("agent held", agent=run.id, why=why)
         return None if why is None else changed
 
-    def out_of_quota(self, run: AgentRun) -> str | None:
-        """Why ``run`` is not started at all (its account has no reset to wait for)."""
-        return self.governor.out_of_quota(run.launch.account) if self.governor else None
+    def out_of_quota(
+        self, run: AgentRun, plan: Callable[[AgentRun], AgentLaunch | None]
+    ) -> str | None:
+        """Why pending ``run`` is not started at all, its account having met a limit it cannot
+        wait out: ``""`` when it runs on its next fallback executor instead (``plan``), the
+        words of the limit when it ends (``usage_limit.wait: false``), None when it may start
+        or waits with its account, at most the maximum wait (a far reset may be forged)."""
+        gov = self.governor
+        words = gov.out_of_quota(run.launch.account) if gov is not None else None
+        if gov is None or words is None:
+            return None
+        tried = (run.id, run.launch.executor)
+        if tried not in self._no_fallback:
+            if self.fall_back(run, plan):
+                return ""
+            self._no_fallback.add(tried)  # asked once, not every turn of the wait
+        return None if gov.rules.usage_limit.wait else words
 
     def started(self, running: Counter[Any], run: AgentRun) -> None:
         run.hold = None

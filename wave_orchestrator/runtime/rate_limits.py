@@ -1,16 +1,51 @@
 """Following an agent's waits on a rate limit: the wrapper's own backoff (``backoff.json``,
 one sleep per limited try) and the retries a CLI makes by itself (claude's ``api_retry``).
 Meanwhile the agent shows as ``rate-limited``, and each wait is an ``agent_rate_limited``
-event; the pool asks here and redraws when something changed."""
+event; the pool asks here and redraws when something changed. And whether a try that failed
+ended on a usage limit: the launcher's own verdict, not the status file's."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from typing import Any
 
+from ..agents.limits import read_usage_limit
 from ..state.events import EventLog
+from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState
-from ..state.untrusted import read_backoff
+from ..state.status import StatusFile
+from ..state.untrusted import count, read_backoff
 from .agent_run import AgentRun
+
+
+def judge_usage_limit(run: AgentRun, status: StatusFile) -> StatusFile:
+    """``status`` with the launcher's verdict on a usage limit: a failed try (non-zero code)
+    whose CLI said so in its own error channel (``agents.limits``), read from the try's output.
+    The file's ``usage_limit`` and ``detail`` are run.sh's guess (a line of the try's end
+    matched), and an agent can write that file: neither decides. Where the verdict differs,
+    the file is rewritten, so that `wave status` and a resume read the verdict too."""
+    if status.outcome not in (None, AgentState.USAGE_LIMIT.value):
+        return status  # decided by the launcher or Slurm (a timeout, a cancel): not a limit
+    launch, detail = run.launch, None
+    if status.code != 0:
+        detail = read_usage_limit(
+            launch.executor,
+            launch.agent.executor.settings_for(launch.executor),
+            launch.rate_limit.usage_limit_patterns,
+            launch.paths.output_log,
+            count(status.raw.get("output_offset"), maximum=2**62) or 0,
+        )
+    said = status.detail if status.usage_limit else None
+    if (status.usage_limit, said, status.outcome) == (detail is not None, detail, None):
+        return status
+    raw = {k: v for k, v in status.raw.items() if k not in ("usage_limit", "detail", "outcome")}
+    if detail is not None:
+        raw |= {"detail": detail, "usage_limit": True}
+    with contextlib.suppress(OSError):  # the verdict stands in memory all the same
+        write_json_atomic(launch.paths.status, raw)
+    limited = detail is not None
+    return dataclasses.replace(status, usage_limit=limited, detail=detail, outcome=None, raw=raw)
 
 
 def settle_rate_limited(run: AgentRun) -> bool:
