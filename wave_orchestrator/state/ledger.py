@@ -209,7 +209,7 @@ def read_ledger(path: Path) -> LedgerView | None:
 def _take(view: LedgerView, record: dict[str, Any]) -> None:
     kind, wave = record.get("kind"), _int(record.get("wave"), 1, MAX_WAVE)
     if kind == "agent" and wave is not None:
-        agent, outcome = record.get("agent"), record.get("outcome")
+        agent, outcome = record.get("agent"), _word(record.get("outcome"))
         attempt = _int(record.get("attempt"), 1, MAX_ATTEMPT)
         if not (isinstance(agent, str) and AGENT_ID_RE.fullmatch(agent)):
             return
@@ -218,10 +218,15 @@ def _take(view: LedgerView, record: dict[str, Any]) -> None:
         fp = record.get("fingerprint")
         fp = fp if isinstance(fp, str) and _DIGEST_RE.fullmatch(fp) else None
         view.agents[(wave, agent)] = AgentEntry(attempt, outcome, fp, _epoch(record.get("at")))
-    elif kind == "wave" and wave is not None and record.get("state") in WAVE_STATES:
+    elif kind == "wave" and wave is not None and _word(record.get("state")) in WAVE_STATES:
         view.waves[wave] = str(record["state"])
     elif kind == "governor":
         view.governor = {k: v for k, v in record.items() if k not in ("v", "kind", "at")}
+
+
+def _word(value: Any) -> str:
+    """A short string field, else "" (a list or a mapping is no word, nor hashable)."""
+    return value if isinstance(value, str) and len(value) <= 64 else ""
 
 
 def _int(value: Any, low: int, high: int) -> int | None:
