@@ -198,3 +198,14 @@ def test_keys_stay_out_of_the_tmux_global_environment(tmp_path: Path, mode: str)
         assert "agent-has-its-key" in log
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+
+
+def test_a_bad_webhook_url_is_quoted_without_its_password(repo: Repo) -> None:
+    """The error names the field and the URL, but the password in it is not printed."""
+    bad = "https://user:s3cret-pw@example.com/a hook"  # the space makes it no URL
+    repo.lane("main", local_lane() + f"notify:\n  webhook: {{url: '{bad}'}}\n", {1: "agents: []\n"})
+    done = repo.wave("validate", "--lane", "main")
+    assert done.returncode == 2
+    text = done.stdout + done.stderr
+    assert "not an http(s) URL" in text and "https://user:***@example.com" in text
+    assert "s3cret-pw" not in text

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..sanitize import redact_value
 from .model import (
     EXECUTOR_IDS,
     NUMBER_RANGES,
@@ -162,7 +163,8 @@ def check_webhook(ck: Checker, value: Any) -> tuple[str | None, str]:
         scheme, _, rest = url.partition("://")
         host = rest.split("/", 1)[0]
         if scheme not in ("http", "https") or not host or any(c.isspace() for c in url):
-            ck.error((*p, "url"), f"not an http(s) URL: {url!r}", "https://host/path")
+            shown = redact_value(url)  # the error is printed: a password in it is not
+            ck.error((*p, "url"), f"not an http(s) URL: {shown!r}", "https://host/path")
             url = None
     form = "json"
     if "format" in raw:
