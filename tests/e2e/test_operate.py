@@ -11,7 +11,7 @@ import time
 
 import libtmux
 import pytest
-from helpers import Repo, wait_for
+from helpers import Repo, local_agent, local_lane, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -306,3 +306,19 @@ def test_stopping_an_agent_others_depend_on_blocks_without_a_wasted_retry(tmux_r
     assert proc.returncode == 4
     assert events(tmux_repo, "wave_retry") == []
     assert not (tmux_repo.root / "pids" / "A2").exists()
+
+
+def test_detach_of_a_lane_done_at_once_reports_its_launcher_not_a_failure(
+    tmux_repo: Repo,
+) -> None:
+    """A lane whose agents end in a moment may finish before `--detach` looks for its
+    launcher: it started (its `launcher_started` event says so), so it is no failure."""
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A1", "true")})
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    assert "launcher started in tmux session 'launcher'" in started.stdout
+    wait_for(
+        lambda: tmux_repo.run_state("main")["waves"]["1"]["state"] == "completed",
+        30,
+        what="the detached launch to complete wave 1",
+    )

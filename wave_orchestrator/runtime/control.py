@@ -17,7 +17,13 @@ from ..definitions.model import PlacementSettings
 from ..errors import LockHeld, UsageError, WaveError
 from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
-from ..state.fsutil import check_regular_or_missing, read_json, write_atomic, write_json_atomic
+from ..state.fsutil import (
+    check_regular_or_missing,
+    read_json,
+    read_jsonl,
+    write_atomic,
+    write_json_atomic,
+)
 from ..state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
@@ -75,12 +81,23 @@ def start_detached(layout: StateLayout, repo: Path, launch_args: list[str]) -> i
     write_atomic(script, "\n".join(lines) + "\n", mode=0o700)
     check_regular_or_missing(out)  # bash appends to it: never through a link, never a FIFO
     offset = out.stat().st_size if out.exists() else 0
+    events_seen = layout.events.stat().st_size if layout.events.is_file() else 0
     tmux.start_session(LAUNCHER_SESSION, ["bash", str(script)], str(repo), keep_pane=False)
     started = wait_until(lambda: _live_pid(layout) or not tmux.has_session(LAUNCHER_SESSION), 20)
-    pid = _live_pid(layout)
+    pid = _live_pid(layout) or _finished_pid(layout, events_seen)
     if not started or pid is None:
         text = out.read_bytes()[offset:].decode(errors="replace").strip() if out.exists() else ""
         raise WaveError(f"the detached launcher did not start:\n{text or '(no output)'}")
+    return pid
+
+
+def _finished_pid(layout: StateLayout, since: int) -> int | None:
+    """The pid of a launcher that started and already ended (a lane done in a moment):
+    its ``launcher_started`` event, written after ``since``, says it ran."""
+    pid = None
+    for record in read_jsonl(layout.events, since):
+        if record.get("event") == "launcher_started" and isinstance(record.get("pid"), int):
+            pid = record["pid"]
     return pid
 
 
