@@ -75,6 +75,10 @@ class WaveContext:
                 ),
             )
 
+    def record_ends(self, wave: int, runs: Iterable[AgentRun]) -> None:
+        """The runs that ended, as the launcher judged them (others are left out)."""
+        self.record_agents(wave, [r for r in runs if r.state.terminal])
+
     def record_launches(self, wave: int, runs: Iterable[AgentRun]) -> None:
         """The runs about to be launched (not those adopted): one ledger write for them all."""
         self.record_agents(wave, [r for r in runs if r.state is AgentState.PENDING], LAUNCHED)

@@ -372,10 +372,9 @@ class WaveRunner:
     def _reuse(self, agent: AgentDef) -> AgentRun | None:
         """Its earlier run's success stands (runtime.reuse): told, and judged again."""
         ctx, attempt = self.ctx, earlier_attempt(self.ctx.layout.agent(self.wave.number, agent.id))
-        executor, base = agent.executor.id, self.spaces.base
+        fp, executor = fingerprint(agent, agent.executor.id, self.spaces.base), agent.executor.id
         launch = plan_agent(ctx.lane, ctx.layout, self.wave, agent, attempt, executor, ctx.path_env,
-                            workdir=self.spaces.workdir_path(agent),
-                            fingerprint=fingerprint(agent, executor, base))  # fmt: skip
+                            workdir=self.spaces.workdir_path(agent), fingerprint=fp)  # fmt: skip
         if self.spaces.needs_prepare(agent) and (problem := self.spaces.prepare(agent)):
             ctx.log.warning("agent not reused", agent=agent.id, error=problem)
             return None  # its worktree could not be made again from its branch: it runs
@@ -421,8 +420,7 @@ class WaveRunner:
 
     def _record_and_release(self, run: AgentRun, recorded: set[str] | None = None) -> None:
         """``recorded``: ids already in metrics.jsonl (a resumed launcher must not double up)."""
-        if run.state.terminal:
-            self.ctx.record_agents(self.wave.number, [run])
+        self.ctx.record_ends(self.wave.number, [run])
         record_id = self.metrics.record_id(run)
         if run.launched_wall is not None and (recorded is None or record_id not in recorded):
             try:
