@@ -34,6 +34,8 @@ HOSTILE_STATUS = [
     '{"code": 0, "usage_limit": "yes"}',
     '{"code": 1, "usage_limit": true, "limited_until": "tomorrow"}',
     '{"code": 1, "usage_limit": true, "limited_until": 1e15}',
+    '{"code": 1, "usage_limit": true, "limited_until": 1e12}',  # the year 33658: no clock shows it
+    '{"code": 1, "usage_limit": true, "limited_until": 0}',
     '{"code": 99999999999999999999}',
     "[" * 100_000 + "]" * 100_000,  # deeper than the parser's recursion
 ]

@@ -175,7 +175,7 @@ def _settle(
         return
     if status is not None and status.limited_until is not None:  # parked on a usage limit
         agent["state"] = "limited"
-        agent["limited_until"] = datetime.fromtimestamp(status.limited_until, UTC).isoformat()
+        agent["limited_until"] = _iso(status.limited_until)
     elif status is not None:
         agent["state"] = status.state.value
     elif agent.get("session") in sessions:
@@ -186,6 +186,15 @@ def _settle(
             agent["elapsed_ms"] = max(0, int((time.time() - launched) * 1000))
     else:
         agent["state"] = "orphaned"
+
+
+def _iso(epoch: float) -> str | None:
+    """An agent-written time as ISO text; None for one no calendar holds (never a trace:
+    `wave status` is how a person looks at a broken lane)."""
+    try:
+        return datetime.fromtimestamp(epoch, UTC).isoformat()
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _running_sessions(layout: StateLayout, repo: Path) -> dict[str, bool]:

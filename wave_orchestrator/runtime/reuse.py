@@ -16,9 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import shutil
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +30,7 @@ from ..state.ledger import LedgerView, success_doubt
 from ..state.lifecycle import AgentState
 from ..state.logs import get_logger
 from ..state.status import StatusUnreadable, read_status
+from ..state.trees import copy_plain_tree
 from ..state.untrusted import read_launch_record, read_object
 
 if TYPE_CHECKING:
@@ -170,33 +169,32 @@ def rerun_notes(previous: Mapping[str, Any]) -> dict[str, str]:
 
 def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str]) -> list[str]:
     """Copy each reused agent's folder from the earlier run (set aside as ``suffix``) into
-    the new one, marked reused: regular files and folders only (a link or a FIFO an agent
-    left is not followed, not opened). Returns the ids carried over: one that cannot be
-    copied (a full disk, an unreadable file) is launched again instead."""
+    the new one, marked reused. The agent made that folder: the copy takes regular files and
+    folders only (a link, a FIFO or a device is not followed, not opened), goes by descriptor
+    without recursing, and stops at 32 folders deep, 4 GiB or 20,000 entries. Returns the ids
+    carried over: one that cannot be copied (too deep or big, a full disk, an unreadable
+    file) is launched again instead, and the log says why."""
     earlier = layout.earlier_run(wave, suffix)
     carried = []
     for agent_id in agents:
         target = layout.agent(wave, agent_id)
         try:
-            shutil.copytree(earlier.agent(agent_id).dir, target.dir, symlinks=True,
-                            ignore=_not_plain, dirs_exist_ok=True)  # fmt: skip
+            copy_plain_tree(
+                earlier.agent(agent_id).dir,
+                target.dir,
+                max_depth=32,
+                max_bytes=4 << 30,
+                max_files=20_000,
+            )
             record = read_object(target.launch_record) or {}
             write_json_atomic(target.launch_record, {**record, "reused": True})
-        except (OSError, shutil.Error):
+        except (OSError, ValueError) as exc:
             shutil.rmtree(target.dir, ignore_errors=True)
+            get_logger().warning(
+                "agent not reused: it runs again",
+                agent=agent_id,
+                why=f"its folder from the earlier run could not be copied: {exc}",
+            )
             continue
         carried.append(agent_id)
     return carried
-
-
-def _not_plain(folder: str, names: list[str]) -> list[str]:
-    skipped = []
-    for name in names:
-        try:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
-        except OSError:
-            skipped.append(name)
-            continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            skipped.append(name)
-    return skipped

@@ -49,6 +49,29 @@ def clean_entry(raw: Any) -> dict[str, Any] | None:
     return entry
 
 
+def clean_transition(raw: Any) -> dict[str, Any] | None:
+    """One history item with each field `wave lanes` shows, cut to size (None when one is
+    missing or odd): the file is rewritten after every transition, and must not carry an
+    agent's megabytes along."""
+    if not isinstance(raw, dict):
+        return None
+    wave, reason = count(raw.get("wave"), minimum=1), raw.get("reason")
+    states = [raw.get(k) for k in ("from", "to")]
+    if (
+        wave is None
+        or not isinstance(raw.get("at"), str)
+        or not all(isinstance(s, str) for s in states)
+    ):
+        return None
+    return {
+        "at": raw["at"][:40],
+        "wave": wave,
+        "from": raw["from"][:64],
+        "to": raw["to"][:64],
+        "reason": reason[:2000] if isinstance(reason, str) else "",
+    }
+
+
 class RunState:
     """Loaded once per launcher, saved atomically after every transition. The file is
     untrusted (a person may edit it): it is checked on load, and ``problem`` says what
@@ -73,8 +96,8 @@ class RunState:
                 self.data["waves"][str(int(key))] = entry
         history = loaded.get("history")
         if isinstance(history, list):
-            kept = [h for h in history if isinstance(h, dict)][-HISTORY_LIMIT:]
-            self.data["history"] = kept
+            kept = (clean_transition(h) for h in history[-HISTORY_LIMIT:])
+            self.data["history"] = [h for h in kept if h is not None]
 
     def wave(self, number: int) -> dict[str, Any]:
         entry = self.data["waves"].get(str(number))

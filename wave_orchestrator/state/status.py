@@ -10,7 +10,7 @@ from typing import Any
 from .fsutil import open_read, read_json, write_json_atomic
 from .layout import AgentPaths
 from .lifecycle import TERMINAL, AgentState
-from .untrusted import count
+from .untrusted import count, epoch
 
 
 @dataclass(frozen=True)
@@ -59,15 +59,20 @@ def read_status(path: Path) -> StatusFile | None:
         code=data["code"],
         tries=data.get("tries") or 0,
         rate_limited=data.get("rate_limited") or 0,
-        started_at=data.get("started_at"),
-        finished_at=data.get("finished_at"),
+        started_at=_stamp(data.get("started_at")),
+        finished_at=_stamp(data.get("finished_at")),
         detail=data["detail"][:2000] if isinstance(data.get("detail"), str) else None,
         usage_limit=data.get("usage_limit") is True,
         outcome=data.get("outcome"),
         raw=data,
         attempt=data.get("attempt"),
-        limited_until=data.get("limited_until"),
+        limited_until=epoch(data.get("limited_until")),
     )
+
+
+def _stamp(value: Any) -> str | None:
+    """A time stamp as text, cut: a wrapper writes 24 characters, not megabytes."""
+    return value[:64] if isinstance(value, str) else None
 
 
 FINAL_OUTCOMES = frozenset(s.value for s in TERMINAL)
@@ -96,8 +101,7 @@ def _status_problem(data: dict[str, Any]) -> str | None:
         if data.get(key) is not None and not isinstance(data[key], str):
             return f"{key!r} is {_show(data[key])}, not text"
     until = data.get("limited_until")
-    if until is not None and (not isinstance(until, int | float) or isinstance(until, bool)
-                              or not 0 < until < 2**40):  # fmt: skip
+    if until is not None and epoch(until) is None:  # one that any clock shows (before 5138)
         return f"'limited_until' is {_show(until)}, not a time"
     if data.get("usage_limit") is not None and not isinstance(data["usage_limit"], bool):
         return f"'usage_limit' is {_show(data['usage_limit'])}, not true or false"
