@@ -718,3 +718,17 @@ def test_accepted_counts_the_successes_whose_work_the_gates_kept(
     assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (4, 3, 2, 1)
     assert metrics_cli.run(args(repo, lane="main")) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[3:5] == ["75%", "1/2"]
+
+
+def test_a_hostile_verdicts_line_is_read_as_what_it_holds(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verdicts.jsonl lies under .wave/: ids that are lists or mappings are no ids, and
+    `wave metrics` reads past them rather than printing a traceback."""
+    write(repo, "main", rec(id="r1"), rec(id="r2"))
+    path = repo / ".wave" / "main" / "verdicts.jsonl"
+    append_jsonl(path, {"kind": "verdict", "judged": ["r1", ["x"]], "accepted": [{}, "r1"]})
+    append_jsonl(path, {"kind": "verdict", "judged": [{"a": 1}, "r2"], "accepted": {"r2": 1}})
+    assert metrics_cli.run(args(repo, lane="main", json=True)) == 0
+    group = one(json.loads(capsys.readouterr().out)["groups"])
+    assert (group["judged"], group["accepted"]) == (2, 1)

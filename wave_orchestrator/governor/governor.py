@@ -24,7 +24,8 @@ from ..definitions.model import Caps, Governance, WaveDef
 from ..state.events import iso_time as iso
 from ..state.events import short_clock as clock
 from ..state.fsutil import write_json_atomic
-from ..state.ledger import Ledger
+from ..state.ledger import MAX_USD, Ledger
+from ..state.untrusted import MAX_COUNT
 from .resets import reset_time
 
 WARN_AT = 0.8  # of a spend limit: warned once
@@ -241,10 +242,10 @@ class Governor:
                 self.limited[account[:200]] = Limited(float(at), str(detail or "")[:200])
         if resume:
             spent, unpriced = data.get("spent_usd"), data.get("unpriced")
-            if isinstance(spent, int | float) and not isinstance(spent, bool) and spent >= 0:
-                self.spent = float(spent)
-            if isinstance(unpriced, int) and not isinstance(unpriced, bool) and unpriced >= 0:
-                self.unpriced = unpriced
+            if isinstance(spent, int | float) and not isinstance(spent, bool):
+                self.spent = float(spent) if 0 <= spent <= MAX_USD else 0.0
+            if isinstance(unpriced, int) and not isinstance(unpriced, bool):
+                self.unpriced = unpriced if 0 <= unpriced <= MAX_COUNT else 0
             warned = data.get("warned")
             if isinstance(warned, list):
                 self._warned = {w for w in warned if w == "lane"}

@@ -62,8 +62,10 @@ def read_verdicts(paths: Iterable[Path]) -> Verdicts:
             judged, accepted = r.get("judged"), r.get("accepted")
             if r.get("kind") != "verdict" or not isinstance(judged, list):
                 continue
-            kept = set(accepted) & set(judged) if isinstance(accepted, list) else set()
-            found.update({i: i in kept for i in judged if isinstance(i, str)})
+            accepted = accepted if isinstance(accepted, list) else []
+            ids = {i for i in judged if isinstance(i, str)}  # a list or a mapping is no id
+            kept = ids.intersection(i for i in accepted if isinstance(i, str))
+            found.update({i: i in kept for i in ids})
     return found
 
 
