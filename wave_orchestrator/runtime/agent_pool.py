@@ -404,7 +404,7 @@ class AgentPool:
             return
         except PlacementUnreachable as exc:  # agents kept as they are up to the lane's bound,
             for run in active if exc.given_up else ():  # then fail (nothing could be submitted)
-                run.unretryable = True
+                run.unretryable = run.unseen = True
                 self._finish(run, AgentState.FAILED, detail=str(exc))
             return
         except PlacementError as exc:  # try again next round rather than fail every agent

@@ -54,6 +54,7 @@ class AgentRun:
     ending: tuple[AgentState, int | None, str] | None = None  # how it ended, once committed
     overruled: bool = False  # it succeeded, but its work could not be committed: failed
     unretryable: bool = False  # it failed in a way no retry can mend (a refused job)
+    unseen: bool = False  # ended by the launcher without seeing how (its cluster gone from view)
     reused: bool = False  # its earlier run's success stands: not launched in this run
     limited_until: float | None = None  # parked on a usage limit until then (epoch)
     hold: str | None = None  # why the governor keeps it pending ("queued (cap codex=3)")

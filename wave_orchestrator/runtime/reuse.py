@@ -105,8 +105,10 @@ def choose_reused(
     the gates judge again) still say so. Where the two disagree the work runs again, and the
     log says why: files alone never decide."""
     rejected, log = set(rejected), get_logger()
-    if ledger is None:  # a lane last run by a wave that kept no ledger
-        if earlier:
+    if ledger is None:  # a lane last run by a wave that kept no ledger, or never run
+        if any(
+            succeeded_with(earlier[a.id], fingerprints[a.id]) for a in agents if a.id in earlier
+        ):
             log.warning("nothing reused", why=success_doubt(None, wave, "", ""))
         return []
     rerun = set()

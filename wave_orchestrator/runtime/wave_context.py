@@ -76,8 +76,11 @@ class WaveContext:
             )
 
     def record_ends(self, wave: int, runs: Iterable[AgentRun]) -> None:
-        """The runs that ended, as the launcher judged them (others are left out)."""
-        self.record_agents(wave, [r for r in runs if r.state.terminal])
+        """The runs that ended, as the launcher judged them (others are left out); one it
+        gave up on without seeing its end stays launched: its status, later, may tell."""
+        ended = [r for r in runs if r.state.terminal]
+        self.record_agents(wave, [r for r in ended if not r.unseen])
+        self.record_agents(wave, [r for r in ended if r.unseen], LAUNCHED)
 
     def record_launches(self, wave: int, runs: Iterable[AgentRun]) -> None:
         """The runs about to be launched (not those adopted): one ledger write for them all."""

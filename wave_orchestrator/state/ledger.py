@@ -44,6 +44,9 @@ MAX_WAVE = 10_000
 MAX_ATTEMPT = 1_000_000
 MAX_USD = 1e9
 LAUNCHED, REJECTED = "launched", "rejected"  # started, not seen ending; failed by its gate
+# What the launcher records when it could not see how an agent ended (its session or job gone
+# from view, its status unreadable): a status written later by the agent's wrapper may say.
+UNSEEN_ENDS = (LAUNCHED, AgentState.SESSION_MISSING.value, AgentState.STATUS_UNREADABLE.value)
 OUTCOMES = frozenset({LAUNCHED, REJECTED, *(s.value for s in TERMINAL)})
 WAVE_STATES = frozenset({"running", "completed", "failed", "blocked", "cancelled"})
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
@@ -268,6 +271,6 @@ def end_doubt(
     entry = view.agent(wave, agent)
     if entry is None or entry.attempt != attempt:
         return f"no launcher launched its attempt {attempt}"
-    if entry.outcome not in (LAUNCHED, state):
+    if entry.outcome not in (*UNSEEN_ENDS, state):
         return f"the launcher saw it end {entry.outcome}, its status.json says {state}"
     return None
