@@ -81,8 +81,13 @@ def test_debug_info_names_versions_repository_and_lanes(repo: Repo) -> None:
     assert info["repository"] == str(repo.root)
     assert [lane["lane"] for lane in info["lanes"]] == ["alpha", "beta"]
     assert all(lane["socket"] and lane["state_dir"] for lane in info["lanes"])
+    ledgers = [Path(lane["ledger"]) for lane in info["lanes"]]  # outside the repository
+    state_home = Path(os.environ["XDG_STATE_HOME"])
+    assert [p.name for p in ledgers] == ["alpha.jsonl", "beta.jsonl"]
+    assert all(p.is_relative_to(state_home) and not p.is_relative_to(repo.root) for p in ledgers)
     text = wave(repo, "debug-info").stdout
     assert "tmux" in text and "lane           alpha" in text
+    assert f"alpha: ledger {ledgers[0]}" in text
 
 
 def test_wave_lane_is_honoured_by_every_command(repo: Repo) -> None:

@@ -89,6 +89,7 @@ def _server_answers(path: str) -> bool:
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     from ..definitions.repository import find_repository, list_lanes
     from ..state.layout import socket_name
+    from ..state.ledger import ledger_path
     from ..state.registry import registry_dir
     from ._common import state_layout
 
@@ -127,6 +128,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 "socket": socket,
                 "socket_exists": os.path.exists(os.path.join(tmux_dir, socket)),
                 "server_answers": _server_answers(os.path.join(tmux_dir, socket)),
+                "ledger": str(ledger_path(repo, lane)),
             }
         )
     return info
@@ -162,4 +164,5 @@ def run(args: argparse.Namespace) -> int:
             else "no server"
         )  # fmt: skip
         line("lane", f"{lane['lane']}: state {lane['state_dir']}, {lane['socket']} ({live})")
+        line("", f"{lane['lane']}: ledger {lane['ledger']}")
     return 0

@@ -22,7 +22,7 @@ from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
-from ..state.ledger import Ledger, read_ledger
+from ..state.ledger import Ledger
 from ..state.lifecycle import AgentState
 from ..state.logs import configure_logging, get_logger
 from ..state.registry import process_started, register_launcher, unregister_launcher
@@ -126,7 +126,7 @@ class Launcher:
         Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
         lock = LaneLock(self.layout.lock, self.lane.name, state_dir=self.layout.root)
         run_state = RunState(self.layout.run_state, self.lane.name)
-        seen = read_ledger(self.ledger.path)  # read again, under the lock, by ledger.open()
+        seen = self.ledger.open(compact=False)  # read again under the lock, and compacted
         waves = select_waves(self.lane, self.opts, completed_waves(seen, run_state, self.warn))
         self.first_wave = waves[0] if waves else None
         with self._signals():

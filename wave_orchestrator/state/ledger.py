@@ -111,9 +111,10 @@ class Ledger:
     def for_lane(cls, repo: Path, lane: str) -> Ledger:
         return cls(ledger_path(repo, lane))
 
-    def open(self) -> LedgerView | None:
-        """Make the folder (0700), compact an overgrown file, and read it back (None: no
-        ledger yet, this lane's first run under a launcher that keeps one)."""
+    def open(self, compact: bool = True) -> LedgerView | None:
+        """Make the folder (0700), compact an overgrown file (only under the lane's lock),
+        and read it back (None: no ledger yet, this lane's first run under a launcher that
+        keeps one)."""
         try:
             _private_folders(self.path.parent)
             size = self.path.stat().st_size if self.path.exists() else 0
@@ -122,7 +123,7 @@ class Ledger:
             self.broken = True
             return None
         self.view = view = read_ledger(self.path)
-        if view is not None and size > COMPACT_AT:
+        if view is not None and compact and size > COMPACT_AT:
             self._compact(view)
         return view
 
