@@ -161,7 +161,50 @@ def test_a_reset_a_century_away_is_not_waited_for(tmux_repo: Repo, server: libtm
     state = json.loads(tmux_repo.wave("status", "--lane", "main", "--json").stdout)
     agent = state["waves"][0]["agents"][0]
     # The launcher recorded A1's launch and no end (its ledger): the end its status tells is
-    # taken, and A1 ends usage-limit, the reason said, instead of waiting.
-    assert runs(tmux_repo) == 1 and agent["state"] == "usage-limit", agent
-    assert "beyond usage_limit.max_wait_minutes (360)" in agent["detail"], agent
-    assert "max_wait_minutes" in resumed.stderr
+    # taken, but not its usage limit: its output says none (the launcher judges it again), so
+    # A1 ends failed rather than waiting. (A real limit a century away ends usage-limit on
+    # resume, the reason said: test_a_reset_beyond_the_maximum_wait_ends_the_agent_usage_limit.)
+    assert runs(tmux_repo) == 1 and agent["state"] == "failed", agent
+
+
+@pytest.mark.parametrize(
+    ("last_lines", "parked"),
+    [
+        ("working on the rate-limit handler\nall tests pass\n", False),
+        ("Error: usage limit reached, resets in 1h\n", True),
+    ],
+    ids=["forged-flag", "the-cli-said-so"],
+)
+def test_resume_judges_a_usage_limit_again_from_the_output(
+    repo: Repo, last_lines: str, parked: bool
+) -> None:
+    """A dead launcher's agent whose status says `usage_limit` (run.sh's guess, or a forged
+    file) is parked on resume only if its try's last lines say so too."""
+    from wave_orchestrator.runtime.resume import adopt_leftover
+    from wave_orchestrator.state.events import EventLog
+    from wave_orchestrator.state.ledger import Ledger
+    from wave_orchestrator.state.logs import get_logger
+
+    launch = planned(repo)
+    limited_status(launch, time.time() + 3600)
+    launch.paths.output_log.write_text(last_lines)
+    ledger = Ledger.for_lane(repo.root, "main")
+    ledger.agents(1, [("A1", 1, None, "launched")])  # launched; its end not seen
+    ledger.open()
+    lane = load_lane(repo.root, "main")
+    layout = StateLayout(lane.state_dir, "main")
+    run = adopt_leftover(
+        lane,
+        layout,
+        os.environ["PATH"],
+        EventLog(layout.events),
+        get_logger(),
+        lane.wave(1),
+        lane.wave(1).agent("A1"),
+        1,
+        ["local"],
+        {},
+        ledger=ledger,
+    )
+    assert run is not None
+    assert run.state is (AgentState.LIMITED if parked else AgentState.FAILED)

@@ -6,6 +6,7 @@ again. So no finished work is redone and no running agent is started twice.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..state.untrusted import read_launch_record
 from .agent_pool import AgentRun
 from .placement.base import PaneInfo
 from .planner import AgentLaunch, plan_agent
+from .rate_limits import judge_usage_limit
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ def adopt_leftover(
     if executor not in history:
         history.append(executor)
     launch = plan_agent(lane, layout, wave, agent, left.attempt, executor, path_env)
+    if left.status is not None and left.status.usage_limit:  # run.sh's guess: judged again
+        left = dataclasses.replace(left, status=judge_usage_limit(AgentRun(launch), left.status))
     run = adopt(launch, left, attempt, panes.get(launch.session), earlier)
     if run is not None and run.state.terminal:
         view = ledger.view if ledger is not None else None
