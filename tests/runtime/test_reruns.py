@@ -9,6 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from wave_orchestrator.runtime import reruns
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lifecycle import AgentState
@@ -64,3 +66,39 @@ def test_planted_requests_are_dropped_unread_and_nothing_blocks(tmp_path: Path) 
     assert len(log.warnings) == 5
     assert sorted(p.name for p in folder.iterdir()) == []  # dropped, none answered
     assert secret.exists()  # the link's target is not touched
+
+
+def test_an_agent_being_started_is_not_renewed_under_its_burst(tmp_path: Path) -> None:
+    """Renewal is a checked move of the state machine: a run being launched (its burst may be
+    starting it right now) is refused, with words saying when to ask."""
+    run = pending(tmp_path, "A")
+    run.state, run.launched_wall = AgentState.LAUNCHING, 1.0
+    rid = reruns.ask(run.launch.paths, "flaky")
+    assert reruns.take([run], None, None, Log()) is False  # type: ignore[arg-type]
+    said = reruns.answer(run.launch.paths, rid)
+    assert said is not None and said["taken"] is False
+    assert "A is being started: ask again once it runs" in said["detail"]
+    assert run.state is AgentState.LAUNCHING
+
+
+def test_renew_is_the_checked_way_back_to_pending(repo: Any) -> None:
+    from wave_orchestrator.definitions.lane_loader import load_lane
+    from wave_orchestrator.runtime.agent_run import AgentRun
+    from wave_orchestrator.runtime.planner import plan_agent
+    from wave_orchestrator.state.layout import StateLayout
+    from wave_orchestrator.state.lifecycle import IllegalTransition
+
+    agent = "agents:\n  - {id: A1, prompt: x, executor: {local: {command: 'true'}}}\n"
+    repo.lane("main", "closure: {required_roles: []}\n", {1: agent})
+    lane = load_lane(repo.root, "main")
+    wave = lane.wave(1)
+    launch = plan_agent(lane, StateLayout(lane.state_dir, "main"), wave, wave.agent("A1"))
+    run = AgentRun(launch)
+    run.to(AgentState.LAUNCHING)
+    with pytest.raises(IllegalTransition):
+        run.renew()
+    assert run.state is AgentState.LAUNCHING
+    run.to(AgentState.RUNNING)
+    run.reruns, run.pid = 1, 4242
+    run.renew()
+    assert (run.state, run.pid, run.reruns) == (AgentState.PENDING, None, 1)

@@ -6,6 +6,7 @@ from wave_orchestrator.state.lifecycle import (
     TERMINAL,
     AgentState,
     IllegalTransition,
+    check_renewal,
     check_transition,
 )
 
@@ -48,3 +49,13 @@ def test_outcome_words_match_the_events_spec() -> None:
         "status-unreadable",
         "cancelled",
     }
+
+
+@pytest.mark.parametrize("state", sorted(AgentState))
+def test_renewal_is_checked_and_never_under_a_launch(state: AgentState) -> None:
+    """Pending again (a parked agent's reset, `wave rerun`) from any state but launching."""
+    if state is AgentState.LAUNCHING:
+        with pytest.raises(IllegalTransition):
+            check_renewal(state)
+    else:
+        check_renewal(state)

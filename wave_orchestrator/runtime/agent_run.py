@@ -15,7 +15,7 @@ from ..governor.governor import Slot
 from ..state.events import short_clock as clock
 from ..state.events import utc_stamp
 from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState, check_transition
+from ..state.lifecycle import AgentState, check_renewal, check_transition
 from ..state.status import StatusFile, StatusUnreadable, archive_files, read_status
 from ..state.untrusted import read_backoff
 from .placement.base import PaneInfo, Placement, ended_state
@@ -113,7 +113,9 @@ class AgentRun:
 
     def renew(self) -> None:
         """Pending again, as a new try of the same attempt: what it is (its launch, executors,
-        worktree) and how often it was parked or rerun are kept, everything else starts over."""
+        worktree) and how often it was parked or rerun are kept, everything else starts over;
+        checked as any move of its state is."""
+        check_renewal(self.state)
         keep = {"launch", "executors", "parked", "prepared", "cli", "reruns"}
         for f in fields(self):
             if f.init and f.name not in keep:

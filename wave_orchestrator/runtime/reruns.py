@@ -85,6 +85,8 @@ def _refused(run: AgentRun | None, agent: str) -> str | None:
                 "again with the closure sweep")  # fmt: skip
     if run.settling is not None or run.preparing is not None:
         return f"{agent}'s worktree is busy (its work being committed or made): ask again soon"
+    if run.state is AgentState.LAUNCHING:
+        return f"{agent} is being started: ask again once it runs"
     if run.state is AgentState.PENDING and run.launched_wall is None:
         return f"{agent} has not started yet: it will run when its turn comes"
     return None

@@ -67,8 +67,19 @@ TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
 }
 
 
+# Renewal: pending again as a new try of the same attempt (a parked agent after its account's
+# reset, or `wave rerun`). From any state but launching: a burst may be starting that very
+# try, and would start a stale one. The only way back to pending (AgentRun.renew).
+RENEWABLE = frozenset(AgentState) - {AgentState.LAUNCHING}
+
+
 class IllegalTransition(RuntimeError):
     pass
+
+
+def check_renewal(current: AgentState) -> None:
+    if current not in RENEWABLE:
+        raise IllegalTransition(f"agent cannot be renewed while {current}")
 
 
 def check_transition(current: AgentState, target: AgentState) -> None:
