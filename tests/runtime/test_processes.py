@@ -132,3 +132,28 @@ def test_the_subreaper_reaps_adopted_orphans_and_never_its_own_children() -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "3"]  # the orphan reaped; its own child's code intact
+
+
+def test_the_waited_kill_escalation_kills_only_what_outlived_its_grace() -> None:
+    """`end_groups` (wave stop, a launcher that cannot keep its records): SIGTERM to every
+    group, SIGKILL only to a group still alive once the grace is over."""
+    import signal as signals
+
+    from wave_orchestrator.runtime.placement.reaper import end_groups
+
+    class Groups:
+        def __init__(self) -> None:
+            self.living, self.sent = {1, 2}, []
+
+        def alive(self, pid: int) -> bool:
+            return pid in self.living
+
+        def signal(self, pid: int, sig: int) -> None:
+            self.sent.append((pid, sig))
+            if sig == signals.SIGKILL or pid == 1:  # 1 ends on SIGTERM, 2 ignores it
+                self.living.discard(pid)
+
+    groups = Groups()
+    end_groups(groups, [1, 2], grace=0.3)  # type: ignore[arg-type]
+    assert groups.sent == [(1, signals.SIGTERM), (2, signals.SIGTERM), (2, signals.SIGKILL)]
+    assert groups.living == set()

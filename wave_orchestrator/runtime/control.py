@@ -37,11 +37,9 @@ from ..state.untrusted import read_launch_record
 from .lock import LaneLock, holder_text, live_lock, this_host
 from .placement.base import Placement
 from .placement.local import LocalPlacement
-from .placement.reaper import stop_agent_sessions
+from .placement.reaper import end_groups, stop_agent_sessions
 from .placement.slurm import SlurmPlacement
 from .placement.tmux import TmuxServer, process_running
-
-KILL_GRACE_SECONDS = 10.0
 
 
 def wait_until(condition: Callable[[], object], seconds: float, interval: float = 0.1) -> bool:
@@ -192,10 +190,7 @@ def _stop_session(placement: Placement, name: str) -> None:
     pane = placement.sessions().get(name)
     if pane is None or pane.pid is None or not placement.alive(pane.pid):
         return
-    pid = pane.pid
-    placement.signal(pid, signal.SIGTERM)
-    if not wait_until(lambda: not placement.alive(pid), KILL_GRACE_SECONDS):
-        placement.signal(pid, signal.SIGKILL)
+    end_groups(placement, [pane.pid])
 
 
 def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...state.layout import AGENT_SESSION_RE
@@ -121,13 +122,22 @@ def stop_agent_sessions(placement: Placement, grace: float = KILL_GRACE_SECONDS)
         for name, info in panes.items()
         if AGENT_SESSION_RE.fullmatch(name) and info.pid is not None and placement.alive(info.pid)
     }
-    for pid in agents.values():
-        placement.signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(placement.alive(p) for p in agents.values()):
-        time.sleep(0.1)
-    for pid in agents.values():
-        if placement.alive(pid):
-            placement.signal(pid, signal.SIGKILL)
+    end_groups(placement, agents.values(), grace)
     placement.remove([n for n in panes if AGENT_SESSION_RE.fullmatch(n)])
     return len(agents)
+
+
+def end_groups(
+    placement: Placement, pids: Iterable[int], grace: float = KILL_GRACE_SECONDS
+) -> None:
+    """The kill escalation, waited for: SIGTERM each process group now, SIGKILL those still
+    alive after ``grace`` (the loop's own, which never waits, is ``Reaper``)."""
+    pids = list(pids)
+    for pid in pids:
+        placement.signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(placement.alive(p) for p in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if placement.alive(pid):
+            placement.signal(pid, signal.SIGKILL)
