@@ -110,9 +110,8 @@ def current_wave(explicit: int | None, layout: StateLayout) -> int:
 def _running_wave(layout: StateLayout) -> int | None:
     from ..state.run_state import RunState  # not for the commands that never name a wave
 
-    waves = RunState(layout.run_state, layout.lane).data["waves"]  # checked field by field
-    numbers = [int(k) for k in waves]
-    running = [n for n in numbers if waves[str(n)]["state"] == "running"]
+    state = RunState(layout.run_state, layout.lane)  # checked field by field
+    numbers, running = state.waves_in(), state.waves_in("running")
     return max(running or numbers) if numbers else None
 
 

@@ -1,4 +1,4 @@
-"""`wave metrics`: runs, success, timings, tokens and cost per model (SPEC 9)."""
+"""`wave metrics`: runs, success, timings, tokens and cost per model."""
 
 from __future__ import annotations
 
@@ -115,10 +115,9 @@ def _active(layouts: Any) -> dict[tuple[str, int], set[str]]:
         if live_lock(layout.lock) is None:
             continue
         state = RunState(layout.run_state, layout.lane)
-        for key, entry in state.data["waves"].items():
-            if isinstance(entry, dict) and entry.get("state") == "running":
-                snap = read_snapshot(layout.dashboard(int(key))) or {}
-                agents = {str(a.get("id")) for a in snap.get("agents", [])
-                          if isinstance(a, dict) and a.get("state") not in done}  # fmt: skip
-                found[(layout.lane, int(key))] = agents
+        for number in state.waves_in("running"):
+            snap = read_snapshot(layout.dashboard(number)) or {}
+            agents = {str(a.get("id")) for a in snap.get("agents", [])
+                      if isinstance(a, dict) and a.get("state") not in done}  # fmt: skip
+            found[(layout.lane, number)] = agents
     return found

@@ -51,8 +51,7 @@ def collect() -> list[dict[str, Any]]:
         if holder is None or holder.get("pid") != entry["pid"] or not same:
             unregister_launcher(path)
             continue
-        waves = RunState(layout.run_state, layout.lane).data["waves"]
-        running = [int(k) for k, v in waves.items() if k.isdigit() and v["state"] == "running"]
+        running = RunState(layout.run_state, layout.lane).waves_in("running")
         wave = max(running) if running else None
         agents = (read_snapshot(layout.dashboard(wave)) or {}).get("agents", []) if wave else []
         states = [a.get("state") for a in agents if isinstance(a, dict)]

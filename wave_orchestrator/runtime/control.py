@@ -177,12 +177,9 @@ def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     tmux.kill_sessions(leftovers)
     removed = sorted(n for n in leftovers if n not in orphans and n != DASHBOARD_SESSION)
     state = RunState(layout.run_state, layout.lane)
-    for key, entry in list(state.data["waves"].items()):
-        if isinstance(entry, dict) and entry.get("state") == "running":
-            state.transition(
-                int(key), "cancelled", "stopped by `wave stop` after the launcher died"
-            )
-            EventLog(layout.events).emit("wave_cancelled", int(key), reason="wave stop")
+    for number in state.waves_in("running"):
+        state.transition(number, "cancelled", "stopped by `wave stop` after the launcher died")
+        EventLog(layout.events).emit("wave_cancelled", number, reason="wave stop")
     return StopReport(None, True, orphans, removed)
 
 
@@ -196,11 +193,7 @@ def _stop_session(placement: Placement, name: str) -> None:
 def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     """Stop one running agent: it counts as `cancelled` and is not retried. Returns its wave."""
     state = RunState(layout.run_state, layout.lane)
-    running = [
-        int(k)
-        for k, v in state.data["waves"].items()
-        if isinstance(v, dict) and v.get("state") == "running"
-    ]
+    running = state.waves_in("running")
     if not running:
         raise UsageError(f"no wave of lane {layout.lane!r} is running")
     wave = max(running)

@@ -236,9 +236,8 @@ class Launcher:
     def _record_running_as(self, run_state: RunState, state: str, reason: str) -> None:
         """A wave still recorded running, when no launcher will go on with it: recorded
         ``state`` (failed after a write failed, cancelled when stopped before it began)."""
-        for key, entry in list(run_state.data["waves"].items()):
-            if isinstance(entry, dict) and entry.get("state") == "running":
-                run_state.transition(int(key), state, reason)
+        for number in run_state.waves_in("running"):
+            run_state.transition(number, state, reason)
 
     def _stopped_before_start(self, run_state: RunState) -> None:
         """Stopped (`wave stop`, a signal) before its first wave began, for instance while

@@ -38,7 +38,7 @@ class LaunchOptions:
 
 
 def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
-    """Command-line flags override lane.yaml defaults (SPEC 2)."""
+    """Command-line flags override lane.yaml defaults."""
     rate = {
         k.removeprefix("rate_limit_"): v
         for k, v in overrides.items()
@@ -86,11 +86,10 @@ def completed_waves(
     """The waves the launcher's ledger saw complete; a wave run-state.json alone calls
     completed is not one, and ``warn`` says so."""
     done = {n for n, state in (ledger.waves.items() if ledger else ()) if state == "completed"}
-    for key, entry in run_state.data["waves"].items():
-        said = isinstance(entry, dict) and entry.get("state") == "completed"
-        if said and key.isdigit() and int(key) not in done:
+    for number in run_state.waves_in("completed"):
+        if number not in done:
             warn(
-                f"run-state.json says wave {key} completed, but no launcher saw it complete "
+                f"run-state.json says wave {number} completed, but no launcher saw it complete "
                 "(its ledger has no such record): it runs"
             )
     return done

@@ -103,6 +103,12 @@ class RunState:
         entry = self.data["waves"].get(str(number))
         return entry if isinstance(entry, dict) else {"state": "pending", "attempts": 0}
 
+    def waves_in(self, state: str | None = None) -> list[int]:
+        """The wave numbers recorded (those in ``state`` only, when given), in order: the
+        one reader of the waves' states that every command and the launcher share."""
+        waves = self.data["waves"]
+        return sorted(int(k) for k, e in waves.items() if state is None or e.get("state") == state)
+
     def state_of(self, number: int) -> str:
         return str(self.wave(number).get("state", "pending"))
 
