@@ -3,10 +3,15 @@ import-linter layers contract both passes on the real package and fails on an up
 
 from __future__ import annotations
 
+import ast
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +27,12 @@ ROOMS = {
     "cli", "runtime", "metrics", "desk", "dashboard", "coordination", "closure", "agents",
     "definitions", "state", "worktrees", "governor", "notify",
 }  # fmt: skip
+# A citation of a document that is not in the repository: "(SPEC 3.8)", "SPEC 4, ...",
+# "issue 24 §5", "(issue 10)", "issues 20 and 21". Checked on every line, strings included.
+CITATION = re.compile(r"\bSPEC\b|\b[Ii]ssues? #?\d+|§")
+# A bare section number such as "(7.3)" or "(3.1, 3.4)": only in comments and docstrings,
+# where it can only be a citation (in code, "(0.5)" is a number).
+SECTION = re.compile(r"\(\d+(?:\.\d+)+(?:, ?\d+(?:\.\d+)+)*\)")
 
 
 def lint_imports(cwd: Path, pythonpath: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
@@ -108,3 +119,56 @@ def test_an_upward_import_breaks_the_contract(
     assert result.returncode == 1, result.stdout + result.stderr
     assert "0 kept, 1 broken" in result.stdout
     assert edge in " ".join(result.stdout.split()), result.stdout
+
+
+def prose(source: str) -> Iterator[tuple[int, str]]:
+    """The comments and docstrings of a module, as (line number, text) per line."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    lines = source.splitlines()
+    documented = ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef
+    for node in ast.walk(ast.parse(source)):
+        first = node.body[0] if isinstance(node, documented) and node.body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            for number in range(value.lineno, (value.end_lineno or value.lineno) + 1):
+                yield number, lines[number - 1]
+
+
+def citations(path: Path) -> list[str]:
+    """Each line of ``path`` that cites a document outside the repository, as file:line: text."""
+    source = path.read_text()
+    hits = {n for n, line in enumerate(source.splitlines(), 1) if CITATION.search(line)}
+    hits |= {n for n, text in prose(source) if SECTION.search(text)}
+    lines = source.splitlines()
+    return [f"{path}:{n}: {lines[n - 1].strip()}" for n in sorted(hits)]
+
+
+def test_docstrings_stand_alone() -> None:
+    """Docstrings and comments say why in their own words: the specification and issues they
+    once cited are not in the repository, so a reader could not follow the reference."""
+    found = [hit for path in sorted(PACKAGE.rglob("*.py")) for hit in citations(path)]
+    assert not found, "cites a document that is not in the repository:\n" + "\n".join(found)
+
+
+def test_the_citation_check_catches_every_form(tmp_path: Path) -> None:
+    lines = [  # (line, whether it cites)
+        ('"""``--resume`` (SPEC 3.8): adopted."""', True),
+        ("# merged in order (SPEC 4, built-ins first)", True),
+        ("# measured after issues 20 and 21 (see issue #12)", True),
+        ("# -- closure gates (7.2) ---------------------", True),
+        ("# tmux 3.2 or later (YAML 1.2); spec = 1", False),
+        ("def f() -> None:", False),
+        ('    """One wave (3.1, 3.4): attempts."""', True),
+        ("    time.sleep(0.1)  # read line by line (issue 10)", True),
+        ("    x = round(0.5)", False),
+        ("def g() -> None:", False),
+        ('    """Its execution summary, with', False),
+        ('    what it read (issue 24 §5)."""', True),
+        ('    raise SystemExit("the dashboard (Issue 26)")', True),
+    ]
+    module = tmp_path / "module.py"
+    module.write_text("\n".join(line for line, _ in lines) + "\n")
+    found = [int(hit.split(":")[1]) for hit in citations(module)]
+    assert found == [n for n, (_, cites) in enumerate(lines, 1) if cites]

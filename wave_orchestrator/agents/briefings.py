@@ -139,13 +139,13 @@ GUIDES: dict[str, ClosureGuide] = {
 
 
 def report_path(agent: AgentDef) -> str | None:
-    """The closure agent's report file: its first owned path that names a file (SPEC 7.2)."""
+    """The closure agent's report file: its first owned path that names a file."""
     return next((p for p in agent.owns if not p.endswith("/")), None)
 
 
 def eval_guide(targets: Sequence[EvalTarget], catalog: Sequence[str]) -> ClosureGuide:
     """The cont-eval guide for a wave that declares its targets: the passing line filled in
-    with them, and what the gate then also requires (issue 24 §3)."""
+    with them, and what the gate then also requires."""
     guide = GUIDES["cont-eval"]
     ids = ",".join(t.id for t in targets)
     pinned = [b for t in targets for b in t.benchmarks]

@@ -1,4 +1,4 @@
-"""Where each executor's command line is built (SPEC 4): codex, claude, opencode, local.
+"""Where each executor's command line is built: codex, claude, opencode, local.
 
 Every value here ends up as one argv element; nothing is ever joined into a shell string.
 """

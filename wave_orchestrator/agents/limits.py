@@ -1,5 +1,5 @@
-"""Whether a failed try ended on a usage limit, judged from the CLI's own error channel alone
-(issue 33): a usage limit parks an agent and holds every agent of its account, so what the
+"""Whether a failed try ended on a usage limit, judged from the CLI's own error channel alone:
+a usage limit parks an agent and holds every agent of its account, so what the
 model wrote, what a tool printed or what a status file claims must never say there is one.
 run.sh only guesses (a try's last lines matched, to end its tries); the launcher's verdict is
 ``read_usage_limit``.

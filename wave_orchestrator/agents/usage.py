@@ -1,5 +1,5 @@
 """What an agent's CLI reports about itself in its output log: tokens, cost and the model it
-used (SPEC 4, "Usage and cost"), for metrics; and the retries it announces while it runs.
+used, for metrics; and the retries it announces while it runs.
 (Whether a failed try ended on a usage limit is ``limits``' judgement, on the same events.)
 
 Only machine-readable output is parsed: codex ``--json``, claude ``json``/``stream-json`` and
@@ -8,7 +8,7 @@ and the output of every try, so anything that is not JSON is skipped, and a figu
 does not report stays ``None``.
 
 A log is read line by line, never whole: an agent may print hundreds of megabytes, and the
-launcher's memory must not grow with it (issue 10).
+launcher's memory must not grow with it.
 """
 
 from __future__ import annotations

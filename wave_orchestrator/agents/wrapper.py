@@ -1,4 +1,4 @@
-"""Generates each agent's ``run.sh``: the rate-limit retry loop of SPEC 5 and the status file.
+"""Generates each agent's ``run.sh``: the rate-limit retry loop and the status file.
 A usage limit it sees in a try's last lines ends the tries; whether it was one is the
 launcher's verdict (``agents/limits.py``: the CLI's own error channel), never the status file's.
 

@@ -1,4 +1,4 @@
-"""`wave desk`: claim, hand over and wait for files shared by agents of one wave (SPEC 10).
+"""`wave desk`: claim, hand over and wait for files shared by agents of one wave.
 
 Agents learn who they are from their WAVE_* environment; a person passes --agent and --wave.
 """

@@ -1,4 +1,4 @@
-"""`wave doctor`: one health check before a real run (issue 24 §6). Every lane validates, the
+"""`wave doctor`: one health check before a real run. Every lane validates, the
 executors its agents use are installed (with their versions) and logged in (a key variable
 or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
 places there, and every state dir is writable. Exit 1 with each blocking problem.

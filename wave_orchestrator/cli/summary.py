@@ -1,4 +1,4 @@
-"""`wave summary`: an agent's execution summary (issue 24 §5), what its gate decision read."""
+"""`wave summary`: an agent's execution summary, what its gate decision read."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where gates are judged (SPEC 7.2, 7.3): the implementation gate over deliverables and exit
+"""Where gates are judged: the implementation gate over deliverables and exit
 contracts, and one closure gate per stage over the markers its agents printed."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class AgentResult:
 
     @property
     def report_file(self) -> Path | None:
-        """A closure agent's report: its first owned path that names a file (SPEC 7.2)."""
+        """A closure agent's report: its first owned path that names a file."""
         owned = next((p for p in self.agent.owns if not p.endswith("/")), None)
         return self.repo / owned if owned else None
 
@@ -105,7 +105,7 @@ def _level(levels: Sequence[str], value: object) -> int:
     return levels.index(str(value)) if str(value) in levels else -1
 
 
-# -- implementation gate (7.3) ------------------------------------------------------------------
+# -- implementation gate ------------------------------------------------------------------------
 def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
     gate = GateResult("implementation")
     for result in results:
@@ -155,7 +155,7 @@ def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
 
 def _judge_components(result: AgentResult, gate: GateResult) -> None:
     """Each component the agent owns: its last ``[wave-component]`` says ``state=met`` at the
-    level the wave promotes it to (issue 24 §4)."""
+    level the wave promotes it to."""
     agent, found = result.agent, result.markers
     for component, level in agent.components:
         m = found.components.get(component)
@@ -188,7 +188,7 @@ def judge_proof_artifacts(gate: GateResult, owners: Sequence[AgentResult]) -> No
                 gate.fail("missing-proof-artifact", said, r.agent.id)
 
 
-# -- closure gates (7.2) ------------------------------------------------------------------------
+# -- closure gates ------------------------------------------------------------------------------
 def judge_cont_eval(
     results: Sequence[AgentResult],
     targets: Sequence[EvalTarget] = (),

@@ -1,4 +1,4 @@
-"""The marker grammar of SPEC 7.1: one machine-readable line an agent prints, such as
+"""The marker grammar: one machine-readable line an agent prints, such as
 ``[wave-gate] architecture=pass ...``; read from the output of an agent's last try only, and of
 that output only from what the agent itself said (see ``transcript``)."""
 
@@ -74,7 +74,7 @@ KEYED: dict[str, list[Field]] = {
     # Signals of the reference launcher, printed without the wave- prefix (either is read):
     # an infrastructure check's outcome, and a deployment's state (closure/signals.py).
     "infra-status": [("kind", "word", True), ("target", "word", True), ("state", "word", True)],
-    # One per component an agent owns (issue 24 §4), and any number of gaps it noticed.
+    # One per component an agent owns, and any number of gaps it noticed.
     "component": [
         ("component", "word", True),
         ("level", "word", True),

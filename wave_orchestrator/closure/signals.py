@@ -1,4 +1,4 @@
-"""Infra and deploy signals (issue 24 §2), as the reference launcher reads them: any agent may
+"""Infra and deploy signals, as the reference launcher reads them: any agent may
 print ``[infra-status] kind=<k> target=<t> state=<s>`` or ``[deploy-status] service=<svc>
 state=<s>``; its last one of each kind counts. They make the wave's **infra** gate, judged
 after the closure sweep passed, and only in a wave where some agent printed one."""

@@ -3,7 +3,7 @@
 The log holds more than the agent's words: the JSON events a CLI prints for tool calls and their
 output, codex's echo of the prompt, the wrapper's ``[wave] ...`` lines. A marker that a tool
 printed (a ``cat`` of docs/markers.md) or that the prompt quotes is not the agent's verdict, so
-markers are read from the agent's own messages only (issue 9, section 5).
+markers are read from the agent's own messages only.
 """
 
 from __future__ import annotations

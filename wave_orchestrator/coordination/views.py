@@ -199,7 +199,7 @@ BARRIER_PRIORITIES = ("high", "urgent")
 
 
 def integration_barrier(records: Iterable[CoordRecord]) -> list[tuple[str, str, str]]:
-    """What in the coordination log holds the integration gate (issue 24 §5), as (status
+    """What in the coordination log holds the integration gate, as (status
     code, detail, agent): open high/urgent requests, claims two agents hold on the same
     artifact, and any other claim still open. Pass records newest first."""
     items = list(records)

@@ -1,11 +1,11 @@
-"""The interactive dashboard (issue 26): the ``dashboard.json`` the plain view draws, as a
+"""The interactive dashboard: the ``dashboard.json`` the plain view draws, as a
 Textual app a person drives with keys, like lazygit or claude-squad. It reads state files only;
 whatever a key does to the fleet goes through ``Fleet``, which the cli builds from its own
 commands, so a key and a command are one behaviour.
 
 Everything it shows from a state file or a command's output is plain text, never Textual
 markup: a ``[/]`` an agent wrote would end the console, and a ``[@click=...]`` would run an
-action of the agent's choosing when the person clicks it (issue 33)."""
+action of the agent's choosing when the person clicks it."""
 
 from __future__ import annotations
 

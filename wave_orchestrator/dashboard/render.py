@@ -1,4 +1,4 @@
-"""The live dashboard (SPEC 8): renders a wave's ``dashboard.json`` with rich. It only reads
+"""The live dashboard: renders a wave's ``dashboard.json`` with rich. It only reads
 the file the launcher keeps current, so it can run anywhere, any number of times."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Component promotions (issue 24 §4): a wave's ``components: {id: target level}`` and the
+"""Component promotions: a wave's ``components: {id: target level}`` and the
 agents that own them (``components: [id]`` on an agent). Each promoted component has exactly
 one owner, an implementation agent; each owned one is promoted by the wave."""
 

@@ -1,4 +1,4 @@
-"""``eval_targets`` of a wave and the lane's ``benchmarks`` catalog (issue 24 §3): what the
+"""``eval_targets`` of a wave and the lane's ``benchmarks`` catalog: what the
 cont-EVAL gate holds an evaluator to. Checked where they are written, with file, line and
 field, like every other key."""
 

@@ -1,4 +1,4 @@
-"""What each executor accepts in a lane file (SPEC 4 and agent-clis.md): the kind of every
+"""What each executor accepts in a lane file (agent-clis.md): the kind of every
 setting, the built-in values, the reasoning levels, and how layers merge.
 
 It lives with the definitions, not with the argv builders, because validating a lane needs it and
@@ -121,7 +121,7 @@ def reasoning_problem(executor_id: str, level: str) -> str | None:
 
 
 def merge_settings(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
-    """Later wins for scalars; lists are concatenated without duplicates (SPEC 4)."""
+    """Later wins for scalars; lists are concatenated without duplicates."""
     merged = dict(base)
     for key, value in overlay.items():
         old = merged.get(key)

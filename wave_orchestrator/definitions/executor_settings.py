@@ -1,5 +1,5 @@
 """Executor settings in lane files: per-executor blocks, profiles, agent `executor` blocks,
-and their merge (SPEC 4: built-ins → lane `executors` → profile → the agent's own block)."""
+and their merge (built-ins → lane `executors` → profile → the agent's own block)."""
 
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def check_profiles(ck: Checker, value: Any, default_executor: str) -> dict[str, 
 def resolve_executor(
     ck: Checker, raw: Mapping[str, Any], p: FieldPath, lane: LaneSettings
 ) -> ExecutorSpec | None:
-    """Merge built-ins → lane executors → profile → the agent's own block (SPEC 4)."""
+    """Merge built-ins → lane executors → profile → the agent's own block."""
     profile = SettingsLayer()
     unknown_profile = False
     if "profile" in raw:

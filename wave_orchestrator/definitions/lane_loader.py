@@ -1,4 +1,4 @@
-"""Where lane and wave files are parsed and validated (SPEC 1) into frozen definitions.
+"""Where lane and wave files are parsed and validated into frozen definitions.
 
 Everything is checked before anything is built, and every problem is reported at once with the
 file, line and column of the YAML node that breaks the rule.

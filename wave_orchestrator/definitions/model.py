@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 IMPLEMENTATION_ROLES = ("implementation", "infra", "deploy", "research")
-# The closure sweep runs these stages in exactly this order (SPEC 3.4).
+# The closure sweep runs these stages in exactly this order.
 CLOSURE_ORDER = ("cont-eval", "security", "integration", "documentation", "cont-qa")
 ROLES = IMPLEMENTATION_ROLES + CLOSURE_ORDER
 EXECUTOR_IDS = ("claude", "codex", "local", "opencode")
 
 # Output of a failed try that is worth another try after a wait: rate limits, provider
 # overload, and opencode's first-start race. Matched case-insensitively by `grep -E` against the
-# try's output with ANSI escape sequences removed (SPEC 5, issue 9 section 4).
+# try's output with ANSI escape sequences removed.
 DEFAULT_RATE_LIMIT_PATTERNS = (
     "429 Too Many Requests",
     "exceeded retry limit",
@@ -70,7 +70,7 @@ def is_closure_role(role: str) -> bool:
 
 @dataclass(frozen=True)
 class RateLimitPolicy:
-    """How run.sh retries an agent a provider turned away (SPEC 6): tries, backoff, texts."""
+    """How run.sh retries an agent a provider turned away: tries, backoff, texts."""
 
     retries: int = 2
     base_delay_seconds: float = 20
@@ -173,7 +173,7 @@ class ProofArtifact:
 
 @dataclass(frozen=True)
 class ExecutorSpec:
-    """An agent's executor after merging built-ins → lane → profile → agent (SPEC 4).
+    """An agent's executor after merging built-ins → lane → profile → agent.
 
     ``settings`` holds the merged per-executor blocks for every executor id, so a fallback
     executor launches with its own settings.

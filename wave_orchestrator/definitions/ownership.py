@@ -1,4 +1,4 @@
-"""Owned paths (SPEC 1.3): when two overlap, and an index that finds the first earlier claim
+"""Owned paths: when two overlap, and an index that finds the first earlier claim
 overlapping a path in a few lookups per folder level, so a wave of thousands of agents is
 checked in n log n, not by comparing every pair."""
 

@@ -1,4 +1,4 @@
-"""Finding the repository and its lanes (SPEC 0): the nearest folder above with a `lanes/`."""
+"""Finding the repository and its lanes: the nearest folder above with a `lanes/`."""
 
 from __future__ import annotations
 

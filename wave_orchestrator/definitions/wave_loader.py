@@ -1,4 +1,4 @@
-"""Where one wave file is validated (SPEC 1.2 and 1.3): agents, prompts, owned paths,
+"""Where one wave file is validated: agents, prompts, owned paths,
 deliverables, depends_on, closure roles; every problem located in the file."""
 
 from __future__ import annotations

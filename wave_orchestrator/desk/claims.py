@@ -1,4 +1,4 @@
-"""The file desk (SPEC 10): agents of a wave that share files claim them before editing.
+"""The file desk: agents of a wave that share files claim them before editing.
 
 State lives in SQLite (``desk.sqlite3`` in the state dir). Every change runs in one
 ``BEGIN IMMEDIATE`` transaction, so claims from many processes at once are serialised: exactly

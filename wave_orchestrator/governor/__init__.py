@@ -1,4 +1,4 @@
-"""The fleet governor (issue 25): usage limits waited out until their reset, the accounts a
+"""The fleet governor: usage limits waited out until their reset, the accounts a
 limit is counted against, concurrency caps per executor, account and model, and the spend
 limit. Asked by the agent pool before every launch; told of every limit and cost.
 

@@ -1,4 +1,4 @@
-"""One run-metrics record per finished agent attempt (SPEC 9): the line the launcher appends
+"""One run-metrics record per finished agent attempt: the line the launcher appends
 to ``metrics.jsonl``. Reading and reporting them is ``report``'s job."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from ..agents.usage import Usage
 
-# The agent's final state word (SPEC 3.9 ``agent_finished``) -> the record's status.
+# The agent's final state word (as its ``agent_finished`` event says it) -> the record's status.
 _STATUS_OF_STATE = {
     "success": "success",
     "completed": "success",  # AgentState.COMPLETED's own value
@@ -40,7 +40,7 @@ def metrics_record(
     record_id: str | None = None,
     attempt: int | None = None,
 ) -> dict[str, Any]:
-    """The SPEC 9 record of one finished attempt; unknown tokens, cost and ``stalled`` left out.
+    """The metrics record of one finished attempt; unknown tokens, cost and ``stalled`` left out.
     A ``record_id`` derived from the launch lets a resumed launcher see what is recorded."""
     word = str(state)
     if word not in _STATUS_OF_STATE:

@@ -1,4 +1,4 @@
-"""The `wave metrics` report (SPEC 9): ``read_records``, ``aggregate`` and ``format_table``
+"""The `wave metrics` report: ``read_records``, ``aggregate`` and ``format_table``
 turn the launcher's ``metrics.jsonl`` lines into one row per model and reasoning level."""
 
 from __future__ import annotations

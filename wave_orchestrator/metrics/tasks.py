@@ -1,4 +1,4 @@
-"""Per-wave task stats (issue 24 §6, as bot-lobby shows them): of each wave's agents (its
+"""Per-wave task stats (as bot-lobby shows them): of each wave's agents (its
 tasks), how many completed, how many were abandoned (their last run did not succeed and
 nothing runs them now), how many are active, and the mean agent time a completed task took:
 all its recorded runs, retries and earlier runs of the wave included."""

@@ -1,5 +1,5 @@
 """Where a set of agents is launched and waited on: stagger, depends_on, file events with a
-polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation (SPEC 3.2 to 3.3).
+polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation.
 """
 
 from __future__ import annotations

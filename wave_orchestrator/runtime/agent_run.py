@@ -162,7 +162,7 @@ class AgentRun:
                 "fingerprint": launch.fingerprint or None}  # fmt: skip
 
     def finished_fields(self) -> dict[str, Any]:
-        """The fields of its ``agent_finished`` event (SPEC 3.9)."""
+        """The fields of its ``agent_finished`` event in ``events.jsonl``."""
         return {"status": self.state.outcome, "code": self.code, "tries": self.tries,
                 "duration_ms": self.duration_ms, "attempt": self.launch.attempt,
                 "executor": self.launch.executor, "detail": self.detail or None}  # fmt: skip

@@ -1,4 +1,4 @@
-"""The lane's component matrix (issue 24 §4): ``components.json`` in the state dir, the current
+"""The lane's component matrix: ``components.json`` in the state dir, the current
 level of each component. The owners' ``[wave-component] ... state=met`` lines set it when the
 implementation gate passes; after documentation closure (or, in a wave without that stage,
 at the last stage judged) every component the wave promotes must stand at its target there,

@@ -1,4 +1,4 @@
-"""``--dry-run`` (SPEC 3.7): write everything a live run would write before starting a session,
+"""``--dry-run``: write everything a live run would write before starting a session,
 under ``dry-run/``, and start nothing — no tmux server, no agent. What it prints and previews
 hides credentials by value as well as by name: the agents' env and argv (``AgentLaunch.preview``),
 the sbatch line (``placement.extra`` is the lane's), warnings and the table."""

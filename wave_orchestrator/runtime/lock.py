@@ -1,4 +1,4 @@
-"""``launcher.lock``: one launcher per lane (SPEC 3.6).
+"""``launcher.lock``: one launcher per lane.
 
 The lock is an ``flock`` held on the lock file's *folder* for the launcher's whole life: the
 kernel drops it when the process dies, however it dies, so a dead launcher's lock is simply

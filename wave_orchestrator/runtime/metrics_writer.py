@@ -1,8 +1,8 @@
-"""The metrics record of each finished attempt (SPEC 9), with the usage its log reports.
+"""The metrics record of each finished attempt, with the usage its log reports.
 
 The usage is read from the agent's whole log, line by line; a big log is read on a worker
 thread, so that the main loop goes on noticing other agents' finishes, timeouts and signals
-meanwhile (issue 10: an agent that printed 100 MB once held the launcher for 30 s).
+meanwhile (an agent that printed 100 MB once held the launcher for 30 s).
 """
 
 from __future__ import annotations

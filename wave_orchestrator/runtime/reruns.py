@@ -1,4 +1,4 @@
-"""`wave rerun` of a running wave (issue 26 §2): a person asks, through a request file beside
+"""`wave rerun` of a running wave: a person asks, through a request file beside
 the wave's agent folders, that one agent run again now. The pool running it stops the agent's
 process (if it runs) and launches it again as a new try of the same attempt, the reason in its
 prompt; what the stopped try wrote is kept as ``attempt-<k>.rerun<n>.*``. The launcher answers

@@ -1,4 +1,4 @@
-"""`--resume` (SPEC 3.8): what a dead launcher left of each agent, adopted instead of redone.
+"""`--resume`: what a dead launcher left of each agent, adopted instead of redone.
 
 A finished status counts; a session still alive is waited on; anything else is launched
 again. So no finished work is redone and no running agent is started twice.

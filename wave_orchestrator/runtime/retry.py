@@ -1,4 +1,4 @@
-"""What a wave retry relaunches, and why (SPEC 3.5 and issue 9): the agents a failed gate names,
+"""What a wave retry relaunches, and why: the agents a failed gate names,
 the failed implementation agents, or a closure stage alone, each with a note for its prompt.
 
 A closure gate names implementation agents with ``agents=A1,A2`` (or ``owner=``) on its marker;

@@ -1,4 +1,4 @@
-"""``dashboard.json``: the launcher's live picture of one wave (SPEC 8), for `wave status`
+"""``dashboard.json``: the launcher's live picture of one wave, for `wave status`
 and the dashboard. Written atomically, at most a few times a second, with only the fields
 ``state.snapshot_schema`` lists (the readers keep exactly those)."""
 

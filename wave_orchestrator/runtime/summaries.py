@@ -1,4 +1,4 @@
-"""Each agent's execution summary (issue 24 §5): ``summary.json`` beside its status.json,
+"""Each agent's execution summary: ``summary.json`` beside its status.json,
 rewritten after every attempt of its wave. What explains a gate decision without reading
 raw logs: the markers the gates read (the same parsed result they judged), deliverables and
 proof artifacts with whether they exist and when they were written, how the attempt ended

@@ -1,4 +1,4 @@
-"""One wave from start to end (SPEC 3.1, 3.4, 3.5): attempts, the implementation gate, the
+"""One wave from start to end: attempts, the implementation gate, the
 closure sweep stage by stage, and what each retry relaunches."""
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class WaveRunner:
         return AttemptResult() if gate.passed else AttemptResult(gate=gate, gate_agents=named)
 
     def _closure(self, first_stage: int) -> AttemptResult:
-        """Closure stages one at a time (SPEC 3.4); the first failing gate stops the sweep."""
+        """Closure stages one at a time; the first failing gate stops the sweep."""
         for index, (role, members) in enumerate(self.wave.closure_stages()):
             if index < first_stage:
                 continue
@@ -248,7 +248,7 @@ class WaveRunner:
         return [r for r in runs if r.state is not AgentState.COMPLETED]
 
     def _plan_retry(self, result: AttemptResult, plan: RetryPlan) -> RetryPlan | None:
-        """What the next attempt relaunches (SPEC 3.5), and why, or None when nothing is safe
+        """What the next attempt relaunches, and why, or None when nothing is safe
         to retry: an agent out of usage quota with no untried fallback would only fail again,
         and a job the scheduler refused (or could not be told about) would be refused again."""
         if any(r.unretryable for r in self.latest.values()):

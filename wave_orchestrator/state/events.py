@@ -1,4 +1,4 @@
-"""``events.jsonl``: the lane's append-only record of what happened (SPEC 3.9)."""
+"""``events.jsonl``: the lane's append-only record of what happened."""
 
 from __future__ import annotations
 

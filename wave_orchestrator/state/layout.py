@@ -1,4 +1,4 @@
-"""The one place that knows the state-dir layout (SPEC 6), tmux socket and session names."""
+"""The one place that knows the state-dir layout, tmux socket and session names."""
 
 from __future__ import annotations
 

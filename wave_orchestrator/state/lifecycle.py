@@ -28,7 +28,7 @@ class AgentState(StrEnum):
 
     @property
     def outcome(self) -> str:
-        """The status word of SPEC 3.9's ``agent_finished`` event."""
+        """The status word of the ``agent_finished`` event."""
         return "success" if self is AgentState.COMPLETED else self.value
 
 

@@ -1,4 +1,4 @@
-"""structlog set-up: JSON lines in ``launcher.log``, short human lines on stderr (SPEC 3.9)."""
+"""structlog set-up: JSON lines in ``launcher.log``, short human lines on stderr."""
 
 from __future__ import annotations
 

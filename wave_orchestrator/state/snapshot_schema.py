@@ -115,7 +115,7 @@ SNAPSHOT: dict[str, Any] = {
     "attempt_reason": Text(),
     "launcher_pid": Count(maximum=2**31),
     "stages": Rows({"stage": Text(64), "state": Text(64)}, items=32),
-    # [wave-gap] lines the wave's finished agents printed (issue 24 §4)
+    # [wave-gap] lines the wave's finished agents printed
     "gaps": Rows({"agent": Text(64), "kind": Text(64), "detail": Text(300)}, items=50),
     "waiting_on": Texts(),
     "agents": Rows(AGENT_ROW, keep=_agent_id),

@@ -1,4 +1,4 @@
-"""Reading the status files the wrappers write (SPEC 3.2) and classifying what they say."""
+"""Reading the status files the wrappers write and classifying what they say."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ MARKER_TAIL_BYTES = 2 * 1024 * 1024  # of a bigger last try, the end only (from 
 
 
 def last_try_output(paths: AgentPaths) -> str:
-    """The output of the agent's last try: markers are read from it alone (SPEC 7.1).
+    """The output of the agent's last try: markers are read from it alone.
     The wrapper records where that try began in its log as ``output_offset``. Only its last
     MARKER_TAIL_BYTES are read: an agent that printed 100 MB must not cost that in memory."""
     try:

@@ -1,5 +1,5 @@
 """Ending agents' process groups: SIGTERM to the pane's process group, SIGKILL after a grace
-period (SPEC 3.3), then the session is killed unless it is to be kept for inspection.
+period, then the session is killed unless it is to be kept for inspection.
 
 Every way an agent ends goes through here, not only a stop: an agent that succeeded, whose
 session vanished or whose wrapper died may leave processes behind (``nohup sleep &``, a child

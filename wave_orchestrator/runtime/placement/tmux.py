@@ -3,7 +3,7 @@
 Each call is one `tmux -L SOCKET -f /dev/null ...` client process. libtmux (which the tests use
 for their own servers) is not imported here: its object model (servers, sessions, windows and
 panes as dataclasses) cost a launch ~40 ms of import, ~10 % of a small wave, and wave only
-ever sends command lines and reads their output (docs/performance.md, issue 23).
+ever sends command lines and reads their output (docs/performance.md).
 
 Sessions are always targeted as ``=name`` (exact match): ``-t w1-A1`` would also match ``w1-A10``.
 Every argument tmux expands as a format (``new-session -s`` and ``-c``) goes through ``literal``:
@@ -321,7 +321,7 @@ class TmuxServer:
         return ["tmux", "-L", self.socket, "attach-session", "-t", f"={name}"]
 
 
-# -- secrets (issue 10, class 11) ------------------------------------------------------------
+# -- secrets ----------------------------------------------------------------------------
 def forget_secrets_args() -> list[str]:
     """`set-environment -g -u NAME ;` for each secret in our environment. A tmux server keeps
     the environment of whoever started it and gives it to every later session (and to
