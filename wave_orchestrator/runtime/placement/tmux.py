@@ -321,7 +321,7 @@ class TmuxServer:
         return ["tmux", "-L", self.socket, "attach-session", "-t", f"={name}"]
 
 
-# -- secrets ----------------------------------------------------------------------------
+# -- secrets ---------------------------------------------------------------------------------
 def forget_secrets_args() -> list[str]:
     """`set-environment -g -u NAME ;` for each secret in our environment. A tmux server keeps
     the environment of whoever started it and gives it to every later session (and to
