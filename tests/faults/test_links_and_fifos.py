@@ -18,7 +18,6 @@ from helpers import Repo, local_lane
 
 from wave_orchestrator.definitions.lane_loader import load_lane
 from wave_orchestrator.desk.claims import Desk
-from wave_orchestrator.runtime.lock import LaneLock
 from wave_orchestrator.runtime.planner import materialize, plan_agent
 from wave_orchestrator.state.fsutil import (
     UnsafePath,
@@ -28,6 +27,7 @@ from wave_orchestrator.state.fsutil import (
     write_json_atomic,
 )
 from wave_orchestrator.state.layout import StateLayout
+from wave_orchestrator.state.lock import LaneLock
 from wave_orchestrator.state.status import StatusUnreadable, read_status
 
 WAVE = "agents:\n  - {id: A1, prompt: work, executor: {local: {command: 'echo hi'}}}\n"

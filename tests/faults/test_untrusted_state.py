@@ -13,10 +13,10 @@ import pytest
 from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.metrics.report import read_records
-from wave_orchestrator.runtime.lock import read_lock
 from wave_orchestrator.runtime.resume import read_leftover
 from wave_orchestrator.state.fsutil import append_jsonl
 from wave_orchestrator.state.layout import AgentPaths
+from wave_orchestrator.state.lock import read_lock
 from wave_orchestrator.state.run_state import RunState
 from wave_orchestrator.state.status import StatusUnreadable, read_status
 from wave_orchestrator.state.untrusted import read_backoff, read_snapshot

@@ -46,7 +46,7 @@ class CommandFleet:
         return Done(done.returncode, done.stderr.decode("utf-8", "replace")[-2000:])
 
     def launcher_alive(self) -> bool:
-        from ..runtime.lock import live_lock
+        from ..state.lock import live_lock
 
         return live_lock(self.layout.lock) is not None
 

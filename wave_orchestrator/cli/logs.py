@@ -82,7 +82,7 @@ def _launcher_since(layout: StateLayout) -> float | None:
     """When the live launcher started (epoch), or None when none runs."""
     from datetime import datetime
 
-    from ..runtime.lock import live_lock
+    from ..state.lock import live_lock
 
     lock = live_lock(layout.lock)
     if lock is None:

@@ -104,8 +104,8 @@ def _waves(records: list[dict[str, Any]], layouts: Any, as_json: bool) -> int:
 
 def _active(layouts: Any) -> dict[tuple[str, int], set[str]]:
     """The agents each lane's live launcher runs now, by (lane, wave), from its dashboard."""
-    from ..runtime.lock import live_lock
     from ..state.lifecycle import TERMINAL
+    from ..state.lock import live_lock
     from ..state.run_state import RunState
     from ..state.untrusted import read_snapshot
 

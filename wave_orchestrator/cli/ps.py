@@ -31,9 +31,9 @@ def register(sub: Any) -> None:
 
 def collect() -> list[dict[str, Any]]:
     """Live launchers; an entry whose launcher no longer holds its lane is removed."""
-    from ..runtime.lock import live_lock
     from ..state.layout import StateLayout
     from ..state.lifecycle import TERMINAL
+    from ..state.lock import live_lock
     from ..state.registry import process_started, read_entries, unregister_launcher
     from ..state.run_state import RunState
     from ..state.untrusted import read_snapshot, text

@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.lock import live_lock
+    from ..state.lock import live_lock
     from ..state.run_state import RunState
     from ._complete import wave_agents
     from .logs import find_agent_wave

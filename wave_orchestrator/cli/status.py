@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
-    from ..runtime.lock import live_lock
+    from ..state.lock import live_lock
 
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         if not found and not args.json:
             print(f"lane {lane}: no worktrees")
         return 0
-    from ..runtime.lock import holder_text, live_lock
+    from ..state.lock import holder_text, live_lock
     from ..worktrees.branches import prune_branches
 
     if (holder := live_lock(state_layout(repo, lane).lock)) is not None:

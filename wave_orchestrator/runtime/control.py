@@ -32,9 +32,9 @@ from ..state.layout import (
     session_name,
     socket_name,
 )
+from ..state.lock import LaneLock, holder_text, live_lock, this_host
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
-from .lock import LaneLock, holder_text, live_lock, this_host
 from .placement.base import Placement
 from .placement.local import LocalPlacement
 from .placement.reaper import end_groups, stop_agent_sessions

@@ -17,7 +17,7 @@ from ..governor.plan import plan_lines
 from ..sanitize import redact_value
 from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
 from ..state.layout import StateLayout
-from .lock import LaneLock
+from ..state.lock import LaneLock
 from .planner import (
     AgentLaunch,
     agent_path_env,

@@ -24,12 +24,12 @@ from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_jso
 from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ..state.ledger import Ledger
 from ..state.lifecycle import AgentState
+from ..state.lock import LaneLock
 from ..state.logs import configure_logging, get_logger
 from ..state.registry import process_started, register_launcher, unregister_launcher
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lane_deps import wait_for_lanes
-from .lock import LaneLock
 from .placement.base import Placement
 from .placement.choose import placement_for
 from .placement.reaper import Reaper, stop_agent_sessions

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import LockHeld
-from ..state.events import utc_now
-from ..state.fsutil import ensure_dir, read_json, write_json_atomic
+from .events import utc_now
+from .fsutil import ensure_dir, read_json, write_json_atomic
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

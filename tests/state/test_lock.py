@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from wave_orchestrator.errors import LockHeld
-from wave_orchestrator.runtime.lock import LaneLock, live_lock, read_lock
+from wave_orchestrator.state.lock import LaneLock, live_lock, read_lock
 
 
 def dead_pid() -> int:
