@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.control import agent_placement
+    from ..runtime.placement.choose import recorded_placement
     from ..runtime.placement.tmux import TmuxServer
 
     repo, lane = repo_and_lane(args)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         layout = state_layout(repo, lane)
         wave = args.wave or find_agent_wave(layout, args.agent)
         target = session_name(wave, args.agent)
-        placement = agent_placement(layout, repo)
+        placement = recorded_placement(layout, repo)
         if placement.queues:  # a Slurm job: srun into it, following its output.log
             argv = placement.attach_argv(target, layout.agent(wave, args.agent).output_log)
             if args.print:

@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.wrapper import quote_any
-from ..definitions.model import PlacementSettings
 from ..errors import LockHeld, UsageError, WaveError
 from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import (
     check_regular_or_missing,
-    read_json,
     read_jsonl,
     write_atomic,
     write_json_atomic,
@@ -36,9 +34,8 @@ from ..state.lock import LaneLock, holder_text, live_lock, this_host
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
 from .placement.base import Placement
-from .placement.local import LocalPlacement
+from .placement.choose import recorded_placement
 from .placement.reaper import end_groups, stop_agent_sessions
-from .placement.slurm import SlurmPlacement
 from .placement.tmux import TmuxServer, process_running
 
 
@@ -104,18 +101,6 @@ def _live_pid(layout: StateLayout) -> int | None:
     return int(info["pid"]) if info and isinstance(info.get("pid"), int) else None
 
 
-def agent_placement(layout: StateLayout, repo: Path) -> Placement:
-    """Where the lane's last launch put its agents (its record), local tmux otherwise."""
-    record: Any = None
-    with contextlib.suppress(OSError, ValueError):
-        record = read_json(layout.placement_record)
-    if isinstance(record, dict) and record.get("kind") == "slurm":
-        in_tmux = record.get("tmux") is True  # the jobs run a tmux of their own
-        settings = PlacementSettings(kind="slurm", tmux=in_tmux)
-        return SlurmPlacement(settings, layout.lane, repo, layout)  # only jobs it submitted
-    return LocalPlacement(TmuxServer(socket_name(layout.lane, repo)))
-
-
 # -- stop -----------------------------------------------------------------------------------
 @dataclass
 class StopReport:
@@ -144,7 +129,7 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
         if info.get("command") == "stop":
             raise LockHeld(holder_text(layout.lane, info))
         report = _stop_holder(layout, info, timeout)
-        placement = agent_placement(layout, repo)
+        placement = recorded_placement(layout, repo)
         if report.stopped and placement.queues:  # every job of the lane, whoever submitted it
             stop_agent_sessions(placement)
         return report
@@ -165,7 +150,7 @@ def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> S
 def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     """With the lock held by this `wave stop`: what a dead launcher left running."""
     tmux = TmuxServer(socket_name(layout.lane, repo))
-    placement = agent_placement(layout, repo)
+    placement = recorded_placement(layout, repo)
     orphans = sorted(
         n for n, p in placement.sessions().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
     )
@@ -197,7 +182,7 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     if not running:
         raise UsageError(f"no wave of lane {layout.lane!r} is running")
     wave = max(running)
-    placement = agent_placement(layout, repo)
+    placement = recorded_placement(layout, repo)
     name = session_name(wave, agent_id)
     pane = placement.sessions().get(name)
     paths = layout.agent(wave, agent_id)

@@ -1,11 +1,17 @@
-"""The placement a lane's ``placement:`` asks for."""
+"""Which placement runs a lane's agents: the one factory, from the lane's ``placement:`` when
+launching, from the launch's record (``placement.json``) for the commands that reach a running
+or finished launch's agents (stop, status, attach)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from ...definitions.model import LaneDef
-from ...state.layout import StateLayout
+from ...definitions.model import LaneDef, PlacementSettings
+from ...state.fsutil import read_json
+from ...state.layout import StateLayout, socket_name
 from .base import Placement
 from .local import LocalPlacement
 from .slurm import SlurmPlacement
@@ -17,6 +23,34 @@ def placement_for(
 ) -> Placement:
     """Slurm jobs, or sessions on the lane's tmux server (the launcher's own sessions, the
     dashboard's and a detached launcher's, stay on tmux whatever the placement)."""
-    if lane.placement.slurm:
-        return SlurmPlacement(lane.placement, lane.name, lane.repo, layout, warn)
+    return _placement(lane.placement, lane.name, lane.repo, layout, tmux, warn)
+
+
+def recorded_placement(layout: StateLayout, repo: Path) -> Placement:
+    """Where the lane's last launch put its agents (its record; only the kind and whether
+    jobs run a tmux of their own are taken from it), local tmux otherwise."""
+    record: Any = None
+    with contextlib.suppress(OSError, ValueError):
+        record = read_json(layout.placement_record)
+    settings = PlacementSettings()
+    if isinstance(record, dict) and record.get("kind") == "slurm":
+        settings = PlacementSettings(kind="slurm", tmux=record.get("tmux") is True)
+    tmux = TmuxServer(socket_name(layout.lane, repo))
+    return _placement(settings, layout.lane, repo, layout, tmux, None)
+
+
+def _placement(
+    settings: PlacementSettings,
+    lane: str,
+    repo: Path,
+    layout: StateLayout,
+    tmux: TmuxServer,
+    warn: Callable[[str], None] | None,
+) -> Placement:
+    if settings.slurm:  # only the jobs this lane submitted are its agents
+        return SlurmPlacement(settings, lane, repo, layout, warn or _unsaid)
     return LocalPlacement(tmux)
+
+
+def _unsaid(message: str) -> None:
+    """A command that only reaches a launch's agents has no one to warn (the launcher did)."""
