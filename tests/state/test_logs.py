@@ -29,3 +29,29 @@ def test_logging_loads_neither_rich_nor_ssl_and_leaves_them_importable(tmp_path:
     assert done.returncode == 0, done.stderr
     assert '"loaded": []' in done.stdout and "OpenSSL" in done.stdout, done.stdout
     assert '"event": "wave started"' in log.read_text()
+
+
+SECRET_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from wave_orchestrator.state.logs import configure_logging, get_logger
+    configure_logging(Path(sys.argv[1]))
+    get_logger(lane="main").warning(
+        "notify webhook not reached https://user:s3cret-pw@example.com/hook",
+        error="token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+        agent="A1",
+    )
+    """
+)
+
+
+def test_credentials_are_hidden_by_value_in_the_log_and_on_the_terminal(tmp_path: Path) -> None:
+    log = tmp_path / "launcher.log"
+    done = subprocess.run(
+        [sys.executable, "-c", SECRET_SCRIPT, str(log)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    for text in (log.read_text(), done.stderr):
+        assert "s3cret-pw" not in text and "A1b2C3d4E5f6" not in text, text
+        assert "https://user:***@example.com/hook" in text and "agent" in text

@@ -10,7 +10,7 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
-from ..sanitize import strip_controls
+from ..sanitize import redact_value, strip_controls
 from .events import utc_now
 from .fsutil import append_line, ensure_dir
 
@@ -19,6 +19,16 @@ _FILE: Path | None = None
 
 def _stamp(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     event_dict.setdefault("at", utc_now())
+    return event_dict
+
+
+def _redact(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Credentials hidden by their value in every text of a log line (an error quoting a URL
+    with its password, a token an agent printed into a gate's detail), in launcher.log and on
+    the terminal alike: both are pasted into bug reports."""
+    for key, value in event_dict.items():
+        if isinstance(value, str):
+            event_dict[key] = redact_value(value)
     return event_dict
 
 
@@ -97,7 +107,7 @@ def configure_logging(log_file: Path | None = None, quiet: bool = False) -> None
     stream = open(os.devnull, "w") if quiet else sys.stderr  # noqa: SIM115 - lives for the process
     structlog.contextvars.clear_contextvars()
     structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, _stamp, _tee_json, _human],
+        processors=[structlog.contextvars.merge_contextvars, _stamp, _redact, _tee_json, _human],
         logger_factory=_skip_empty_factory(stream),
         cache_logger_on_first_use=False,
     )
