@@ -18,7 +18,7 @@ LIGHT = (
     "difflib",
     "wave_orchestrator.runtime.workspaces",
     "wave_orchestrator.closure.gates",
-    "wave_orchestrator.runtime.placement.slurm",
+    "wave_orchestrator.placement.slurm",
     "wave_orchestrator.runtime.agent_run",
 )
 # Not even these for validate: it writes nothing and reads no run state.

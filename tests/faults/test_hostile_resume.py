@@ -16,7 +16,7 @@ import pytest
 from helpers import Repo, alive, local_lane, wait_for
 
 from wave_orchestrator.definitions.lane_loader import load_lane
-from wave_orchestrator.runtime.placement.base import PaneInfo
+from wave_orchestrator.placement.base import PaneInfo
 from wave_orchestrator.runtime.planner import AgentLaunch, plan_agent
 from wave_orchestrator.runtime.resume import adopt, read_leftover
 from wave_orchestrator.state.layout import StateLayout

@@ -17,7 +17,7 @@ import libtmux
 import pytest
 from helpers import Repo, alive, local_lane, wait_for
 
-from wave_orchestrator.runtime.placement.tmux import TmuxServer, TmuxUnreachable
+from wave_orchestrator.placement.tmux import TmuxServer, TmuxUnreachable
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import libtmux
 import pytest
 from helpers import Repo, local_lane, wait_for
 
-from wave_orchestrator.runtime.placement.tmux import TmuxServer, literal
+from wave_orchestrator.placement.tmux import TmuxServer, literal
 
 pytestmark = pytest.mark.e2e
 

@@ -13,9 +13,9 @@ from typing import Any, cast
 import pytest
 from helpers import Repo, local_lane, wait_for
 
+from wave_orchestrator.placement.base import AgentJob, Placement
+from wave_orchestrator.placement.tmux import process_running
 from wave_orchestrator.runtime.bursts import Bursts
-from wave_orchestrator.runtime.placement.base import AgentJob, Placement
-from wave_orchestrator.runtime.placement.tmux import process_running
 
 
 class Starter:
@@ -96,8 +96,8 @@ def test_the_loop_sleeps_while_a_burst_is_in_flight(
 ) -> None:
     """While tmux starts a burst on the worker thread, the loop waits for news (a finish, the
     burst's wake-up); it used to turn without pause, taking the CPU the burst needs."""
+    from wave_orchestrator.placement.local import LocalPlacement
     from wave_orchestrator.runtime import agent_pool
-    from wave_orchestrator.runtime.placement.local import LocalPlacement
 
     turns, during = [0], []
     collect = agent_pool.AgentPool._collect_git  # called once per turn of the loop
@@ -132,8 +132,8 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
     """Its status proves its session started: it is launched and finished on that file's
     event, not once the burst returns; what it left running is still ended, by its pane's
     pid once tmux gives it."""
+    from wave_orchestrator.placement.local import LocalPlacement
     from wave_orchestrator.runtime import agent_pool
-    from wave_orchestrator.runtime.placement.local import LocalPlacement
 
     start_many = LocalPlacement.start_many
     answered: list[float] = []

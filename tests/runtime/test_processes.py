@@ -13,7 +13,7 @@ import time
 import pytest
 from helpers import wait_for
 
-from wave_orchestrator.runtime.placement import processes
+from wave_orchestrator.placement import processes
 
 
 def test_a_group_of_zombies_is_not_alive() -> None:
@@ -111,7 +111,7 @@ def test_tokens_are_not_read_in_a_running_pane_s_group_but_are_once_its_leader_i
 
 ORPHAN = """
 import os, subprocess, sys, time
-from wave_orchestrator.runtime.placement import processes
+from wave_orchestrator.placement import processes
 assert processes.become_subreaper()
 # An orphan in a session of its own (an agent's leftover): it comes to us and is reaped.
 subprocess.run(["setsid", "-f", "true"], check=True)
@@ -139,7 +139,7 @@ def test_the_waited_kill_escalation_kills_only_what_outlived_its_grace() -> None
     group, SIGKILL only to a group still alive once the grace is over."""
     import signal as signals
 
-    from wave_orchestrator.runtime.placement.reaper import end_groups
+    from wave_orchestrator.placement.reaper import end_groups
 
     class Groups:
         def __init__(self) -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from wave_orchestrator.definitions.model import PlacementSettings
 from wave_orchestrator.errors import PlacementRefused, SlurmError
-from wave_orchestrator.runtime.placement import slurm_commands
-from wave_orchestrator.runtime.placement.slurm_commands import (
+from wave_orchestrator.placement import slurm_commands
+from wave_orchestrator.placement.slurm_commands import (
     Answer,
     ControllerSilent,
     preflight,

@@ -60,8 +60,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.placement.choose import recorded_placement
-    from ..runtime.placement.tmux import TmuxServer
+    from ..placement.choose import recorded_placement
+    from ..placement.tmux import TmuxServer
 
     repo, lane = repo_and_lane(args)
     if args.dashboard:

@@ -178,7 +178,7 @@ def _login_file(executor: str) -> Path:
 
 
 def _slurm() -> Check:
-    from ..runtime.placement.slurm_commands import controller_up
+    from ..placement.slurm_commands import controller_up
 
     if shutil.which("sinfo") is None:
         return Check("slurm", False, "a lane places agents on Slurm; sinfo is not on PATH")

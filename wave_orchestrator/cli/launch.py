@@ -161,8 +161,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.detach:
         return _detach(args, repo, lane.name, human)
+    from ..placement.processes import become_subreaper
     from ..runtime.launcher import Launcher  # the main loop: not loaded for a dry run
-    from ..runtime.placement.processes import become_subreaper
 
     launcher = Launcher(lane, opts)
     launcher.subreaper = become_subreaper()  # the launcher is this process: it reaps for it

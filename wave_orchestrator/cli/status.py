@@ -201,8 +201,8 @@ def _running_sessions(layout: StateLayout, repo: Path) -> dict[str, bool]:
     """The lane's agents that still run where its last launch placed them: session -> queued
     (a Slurm job waiting for resources). A local lane asks its tmux server; a Slurm lane asks
     squeue for this user's jobs (a cluster that does not answer: none known)."""
-    from ..runtime.placement.choose import recorded_placement
-    from ..runtime.placement.tmux import running_sessions
+    from ..placement.choose import recorded_placement
+    from ..placement.tmux import running_sessions
 
     placement = recorded_placement(layout, repo)
     if placement.kind != "slurm":

@@ -14,6 +14,9 @@ from typing import Any
 
 from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
 from ..governor.governor import Governor
+from ..placement.base import Placement
+from ..placement.reaper import Reaper
+from ..placement.tmux import TmuxUnreachable
 from ..state.events import EventLog
 from ..state.fsutil import ensure_dir
 from ..state.lifecycle import AgentState
@@ -37,9 +40,6 @@ from .git_jobs import GIT_DONE, GitJobs, Workspace
 from .governed import Governed
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
-from .placement.base import Placement
-from .placement.reaper import Reaper
-from .placement.tmux import TmuxUnreachable
 from .planner import AgentLaunch
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns

@@ -12,13 +12,13 @@ from ..agents.usage import CliRetryFollower
 from ..definitions.model import AgentDef, WaveDef
 from ..errors import PlacementError
 from ..governor.governor import Slot
+from ..placement.base import PaneInfo, Placement, ended_state
 from ..state.events import short_clock as clock
 from ..state.events import utc_stamp
 from ..state.fsutil import write_json_atomic
 from ..state.lifecycle import AgentState, check_renewal, check_transition
 from ..state.status import StatusFile, StatusUnreadable, archive_files, read_status
 from ..state.untrusted import read_backoff
-from .placement.base import PaneInfo, Placement, ended_state
 from .planner import AgentLaunch, materialize
 
 if TYPE_CHECKING:

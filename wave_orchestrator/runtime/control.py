@@ -14,6 +14,10 @@ from typing import Any
 
 from ..agents.wrapper import quote_any
 from ..errors import LockHeld, UsageError, WaveError
+from ..placement.base import Placement
+from ..placement.choose import recorded_placement
+from ..placement.reaper import end_groups, stop_agent_sessions
+from ..placement.tmux import TmuxServer, process_running
 from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import (
@@ -33,10 +37,6 @@ from ..state.layout import (
 from ..state.lock import LaneLock, holder_text, live_lock, this_host
 from ..state.run_state import RunState
 from ..state.untrusted import read_launch_record
-from .placement.base import Placement
-from .placement.choose import recorded_placement
-from .placement.reaper import end_groups, stop_agent_sessions
-from .placement.tmux import TmuxServer, process_running
 
 
 def wait_until(condition: Callable[[], object], seconds: float, interval: float = 0.1) -> bool:

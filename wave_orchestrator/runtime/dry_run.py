@@ -102,7 +102,7 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     with the live run's paths rather than the dry run's, and its credentials hidden."""
     if not lane.placement.slurm:
         return None
-    from .placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
+    from ..placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
 
     live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
     job = dataclasses.replace(
@@ -183,7 +183,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                      if lc.wave is wave]  # fmt: skip
             result.plans[wave.number] = plan_lines(lane.governance, wave, slots)
         if lane.placement.slurm:  # the partition, account and QOS, as the cluster knows them
-            from .placement.slurm import SlurmPlacement
+            from ..placement.slurm import SlurmPlacement
 
             problems, notes = SlurmPlacement(lane.placement, lane.name, lane.repo).preflight()
             said = [f"a live launch would stop: {p}" for p in problems] + notes

@@ -18,6 +18,10 @@ from ..definitions.model import LaneDef, WaveDef
 from ..errors import ExecutorMissing, LockHeld, TmuxError
 from ..governor.governor import Governor
 from ..notify.documents import document
+from ..placement.base import Placement
+from ..placement.choose import placement_for
+from ..placement.reaper import Reaper, stop_agent_sessions
+from ..placement.tmux import TmuxServer
 from ..self_command import wave_argv
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
@@ -30,10 +34,6 @@ from ..state.registry import process_started, register_launcher, unregister_laun
 from ..state.run_state import RunState
 from .coordinator import Coordinator
 from .lane_deps import wait_for_lanes
-from .placement.base import Placement
-from .placement.choose import placement_for
-from .placement.reaper import Reaper, stop_agent_sessions
-from .placement.tmux import TmuxServer
 from .planner import agent_path_env, missing_at_start
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
 from .wave_context import WaveContext, WaveOutcome

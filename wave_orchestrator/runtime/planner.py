@@ -28,7 +28,7 @@ from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ..state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 
 if TYPE_CHECKING:
-    from .placement.base import AgentJob
+    from ..placement.base import AgentJob
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -128,7 +128,7 @@ class AgentLaunch:
     def job(self) -> AgentJob:
         """What the placement is asked to start: run.sh, its budget and its resources."""
         where = self.agent.placement
-        from .placement.base import AgentJob  # for a live launch: not for a dry run
+        from ..placement.base import AgentJob  # for a live launch: not for a dry run
 
         return AgentJob(
             session=self.session,

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
+from ..placement.base import PaneInfo
 from ..state.events import EventLog, iso_time
 from ..state.layout import AgentPaths, StateLayout
 from ..state.ledger import Ledger, end_doubt
@@ -21,7 +22,6 @@ from ..state.lifecycle import AgentState
 from ..state.status import StatusFile, StatusUnreadable, read_status
 from ..state.untrusted import read_launch_record
 from .agent_pool import AgentRun
-from .placement.base import PaneInfo
 from .planner import AgentLaunch, plan_agent
 from .rate_limits import judge_usage_limit
 

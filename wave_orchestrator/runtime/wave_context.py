@@ -11,14 +11,14 @@ from typing import Any
 from ..closure.gates import GateResult
 from ..definitions.model import AgentDef, LaneDef
 from ..governor.governor import Governor
+from ..placement.base import Placement
+from ..placement.reaper import Reaper
 from ..state.events import EventLog
 from ..state.layout import StateLayout
 from ..state.ledger import LAUNCHED, REJECTED, Ledger
 from ..state.lifecycle import AgentState
 from .agent_run import AgentRun
 from .coordinator import Coordinator
-from .placement.base import Placement
-from .placement.reaper import Reaper
 
 
 @dataclass

@@ -15,6 +15,8 @@ from ..closure.markers import parse_markers
 from ..closure.signals import has_signals, judge_infra
 from ..definitions.model import AgentDef, WaveDef
 from ..errors import WaveError
+from ..placement.base import PaneInfo
+from ..placement.reaper import Reaper
 from ..state.events import utc_stamp
 from ..state.fsutil import read_jsonl
 from ..state.lifecycle import AgentState
@@ -25,8 +27,6 @@ from .agent_pool import AgentPool, AgentRun, archive_attempt
 from .agent_run import briefing_rows, stopped_by_person
 from .components import check_matrix, matrix_stage, record_levels
 from .metrics_writer import MetricsWriter
-from .placement.base import PaneInfo
-from .placement.reaper import Reaper
 from .planner import AgentLaunch, next_executor, plan_agent
 from .recorder import open_desk, release_files, unenforced_checkouts
 from .resume import adopt_leftover, reused_run

@@ -13,8 +13,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...definitions.model import PlacementSettings
-from ...errors import PlacementRefused, SlurmError
+from ..definitions.model import PlacementSettings
+from ..errors import PlacementRefused, SlurmError
 
 COMMAND_SECONDS = 30.0  # a Slurm command that takes longer is a failure
 PING_SECONDS = 5.0  # `scontrol ping` answers at once when the controller is down

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...definitions.model import LaneDef, PlacementSettings
-from ...state.fsutil import read_json
-from ...state.layout import StateLayout, socket_name
+from ..definitions.model import LaneDef, PlacementSettings
+from ..state.fsutil import read_json
+from ..state.layout import StateLayout, socket_name
 from .base import Placement
 from .local import LocalPlacement
 from .slurm import SlurmPlacement

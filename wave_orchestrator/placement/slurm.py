@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ...definitions.model import PlacementSettings
-from ...errors import PlacementRefused, PlacementUnreachable, SlurmError
-from ...state.fsutil import read_text, write_atomic
-from ...state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
+from ..definitions.model import PlacementSettings
+from ..errors import PlacementRefused, PlacementUnreachable, SlurmError
+from ..state.fsutil import read_text, write_atomic
+from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
 from .slurm_commands import (
     Answer,

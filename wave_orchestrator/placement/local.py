@@ -10,8 +10,8 @@ import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ...errors import PlacementError
-from ...state.layout import agent_token
+from ..errors import PlacementError
+from ..state.layout import agent_token
 from . import processes
 from .base import AgentJob, PaneInfo, start_each
 from .tmux import TmuxServer, process_running, signal_process_group

@@ -26,8 +26,8 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from ...errors import TmuxError, TmuxMissing
-from ...sanitize import is_secret
+from ..errors import TmuxError, TmuxMissing
+from ..sanitize import is_secret
 from .base import PaneInfo as PaneInfo  # re-exported: tmux's view of an agent
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ...errors import PlacementError
-from ...state.lifecycle import AgentState
+from ..errors import PlacementError
+from ..state.lifecycle import AgentState
 
 
 @dataclass(frozen=True)

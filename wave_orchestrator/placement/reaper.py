@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...state.layout import AGENT_SESSION_RE
+from ..state.layout import AGENT_SESSION_RE
 from . import processes
 from .base import Placement
 
