@@ -91,6 +91,24 @@ def test_read_only_commands_load_no_heavy_library(lane_repo: Repo, args: tuple[s
     assert not heavy, f"wave {' '.join(args)} imported {sorted(heavy)}"
 
 
+@pytest.mark.parametrize(
+    "args", [("status",), ("status", "--json"), ("lanes",), ("ps",), ("logs",), ("metrics",)]
+)
+def test_read_only_commands_import_nothing_of_the_runtime(
+    lane_repo: Repo, args: tuple[str, ...]
+) -> None:
+    """The lane lock, the run state and where agents run are rooms of their own: a command
+    that only reads never loads the launcher's machinery."""
+    probe = PROBE.replace(
+        "heavy = [m for m in HEAVY if m in sys.modules]",
+        "heavy = [m for m in sys.modules if m.startswith('wave_orchestrator.runtime')]",
+    )
+    done = python(lane_repo, probe, "modules", *args)
+    line = [x for x in done.stderr.splitlines() if x.startswith("PROBE ")][-1]
+    result = json.loads(line.removeprefix("PROBE "))
+    assert result["heavy"] == [], f"wave {' '.join(args)} imported {result['heavy']}"
+
+
 def test_validate_loads_no_json_or_shutil(lane_repo: Repo) -> None:
     """It reads lane files only: JSON is for state files and --json, shutil for removing."""
     result = loaded(lane_repo, "validate", extra=("json", "shutil"))
