@@ -58,7 +58,10 @@ def test_the_worked_example_prints_what_the_page_shows(tmux_repo: Repo) -> None:
 
         def both() -> str | None:  # the board is rewritten within a second of a post
             now = tmux_repo.wave("status", "--lane", "talk").stdout
-            return now if "question q-" in now and "open request c-" in now else None
+            # ui shows waiting-human once its `ask --wait` recorded the wait, a moment after
+            # the question is saved: the page shows that steady state
+            asked = "question q-" in now and "waiting-human" in now
+            return now if asked and "open request c-" in now else None
 
         check(status, wait_for(both, 30, what="api's request and ui's question in status"))
         done = tmux_repo.wave(*shlex.split(listed.command)[1:])
