@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wave_orchestrator.coordination.feedback import FeedbackStore, FeedbackTimeout
+from wave_orchestrator.coordination.feedback import (
+    FeedbackRequest,
+    FeedbackStore,
+    FeedbackTimeout,
+)
 from wave_orchestrator.coordination.log import CoordLog
 from wave_orchestrator.errors import UsageError
 
@@ -44,15 +48,22 @@ def test_the_question_and_its_answer_reach_the_coordination_log(tmp_path: Path) 
     assert item.status == "resolved" and "api" in item.targets and "yes" in item.detail
 
 
+def answered_while_waiting(
+    store: FeedbackStore, tmp_path: Path, request_id: str
+) -> FeedbackRequest:
+    """``store.wait`` on a question that a person (another store) answers "keep" meanwhile."""
+    answer = threading.Timer(0.3, lambda: _store(tmp_path).respond(request_id, "keep", "ana"))
+    answer.start()
+    try:
+        return store.wait(request_id, timeout=20, poll=0.05)
+    finally:
+        answer.join()
+
+
 def test_wait_returns_the_answer_given_meanwhile(tmp_path: Path) -> None:
     store = _store(tmp_path)
     asked = store.ask(1, "api", "keep v1?")
-    answer = threading.Timer(0.3, lambda: _store(tmp_path).respond(asked.id, "keep", "ana"))
-    answer.start()
-    try:
-        got = store.wait(asked.id, timeout=20, poll=0.05)
-    finally:
-        answer.join()
+    got = answered_while_waiting(store, tmp_path, asked.id)
     assert got.response is not None and got.response.text == "keep"
 
 
@@ -110,10 +121,5 @@ def test_ask_wait_still_waits_when_its_wait_cannot_be_recorded(
         real(path, record)
 
     monkeypatch.setattr(feedback, "append_record", no_wait_line)
-    answer = threading.Timer(0.3, lambda: _store(tmp_path).respond(asked.id, "keep", "ana"))
-    answer.start()
-    try:
-        got = store.wait(asked.id, timeout=20, poll=0.05)
-    finally:
-        answer.join()
+    got = answered_while_waiting(store, tmp_path, asked.id)
     assert got.status == "answered"

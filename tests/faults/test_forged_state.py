@@ -28,6 +28,23 @@ def launch(repo: Repo, lane: str = "main", *flags: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+# A succeeds; B fails until the file `fixed` exists.
+A_AND_B = (
+    "agents:\n"
+    + local_agent("A", COUNT + "echo did A")
+    + local_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed"')
+)
+
+
+def forge_completed(repo: Repo, lane: str) -> None:
+    """What an agent can write in any lane's state: a run state saying wave 1 completed."""
+    state = repo.state(lane)
+    state.mkdir(parents=True)
+    (state / "run-state.json").write_text(
+        json.dumps({"lane": lane, "waves": {"1": {"state": "completed"}}, "history": []})
+    )
+
+
 def forge_success(repo: Repo, agent: str) -> None:
     """What an agent can do to another's files: its status says it succeeded."""
     path = repo.agent_dir("main", 1, agent) / "status.json"
@@ -36,12 +53,7 @@ def forge_success(repo: Repo, agent: str) -> None:
 
 
 def test_a_status_forged_to_success_is_not_reused(tmux_repo: Repo) -> None:
-    wave = (
-        "agents:\n"
-        + local_agent("A", COUNT + "echo did A")
-        + local_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed"')
-    )
-    tmux_repo.lane("main", local_lane(), {1: wave})
+    tmux_repo.lane("main", local_lane(), {1: A_AND_B})
     assert launch(tmux_repo)[0] != 0  # B failed
     forge_success(tmux_repo, "B")
     (tmux_repo.root / "runs").unlink()
@@ -80,12 +92,7 @@ def test_files_written_for_an_agent_that_never_ran_are_not_reused(tmux_repo: Rep
 
 def test_a_lane_with_no_ledger_reuses_nothing_and_says_why(tmux_repo: Repo) -> None:
     """Runs of a wave that kept no ledger (or whose ledger is gone) are not vouched for."""
-    wave = (
-        "agents:\n"
-        + local_agent("A", COUNT + "echo did A")
-        + local_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed"')
-    )
-    tmux_repo.lane("main", local_lane(), {1: wave})
+    tmux_repo.lane("main", local_lane(), {1: A_AND_B})
     assert launch(tmux_repo)[0] != 0
     ledger_path(tmux_repo.root, "main").unlink()
     (tmux_repo.root / "fixed").touch()
@@ -101,11 +108,7 @@ def test_a_forged_completed_run_state_does_not_release_a_dependent_lane(
     tmux_repo.lane("infra", local_lane(), {1: "agents:\n" + local_agent("net", COUNT)})
     app = "depends_on_lanes: ['infra:1']\nagents:\n" + local_agent("api", COUNT)
     tmux_repo.lane("app", local_lane(), {1: app})
-    state = tmux_repo.state("infra")
-    state.mkdir(parents=True)
-    (state / "run-state.json").write_text(
-        json.dumps({"lane": "infra", "waves": {"1": {"state": "completed"}}, "history": []})
-    )
+    forge_completed(tmux_repo, "infra")
     waiting = tmux_repo.spawn("launch", "--lane", "app", "--no-dashboard")
     try:
         wait_for(
@@ -127,11 +130,7 @@ def test_a_forged_completed_run_state_does_not_release_a_dependent_lane(
 def test_auto_next_does_not_skip_a_wave_forged_completed(tmux_repo: Repo) -> None:
     one = "agents:\n" + local_agent("A", COUNT)
     tmux_repo.lane("main", local_lane(), {1: one, 2: "agents:\n" + local_agent("B", COUNT)})
-    state = tmux_repo.state("main")
-    state.mkdir(parents=True)
-    (state / "run-state.json").write_text(
-        json.dumps({"lane": "main", "waves": {"1": {"state": "completed"}}, "history": []})
-    )
+    forge_completed(tmux_repo, "main")
     code, out = launch(tmux_repo, "main", "--auto-next")
     assert code == 0, out
     assert runs(tmux_repo) == ["A", "B"]

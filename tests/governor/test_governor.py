@@ -33,6 +33,14 @@ def governor(tmp_path: Path | None = None, **rules: Any) -> tuple[Governor, Cloc
     return Governor(Governance(**rules), path, now=clock, ledger=opened(tmp_path)), clock
 
 
+def resumed_governor(tmp_path: Path) -> Governor:
+    """A governor as a `--resume` launcher makes it, its ledger in ``tmp_path``."""
+    ledger = opened(tmp_path)
+    return Governor(
+        Governance(), tmp_path / "governor.json", resume=True, now=lambda: T0, ledger=ledger
+    )
+
+
 def opened(tmp_path: Path | None) -> Ledger | None:
     """The lane's ledger, opened as a launcher opens it (what it held read back)."""
     if tmp_path is None:
@@ -137,13 +145,7 @@ def test_limits_outlive_the_launcher_and_spend_only_a_resume(tmp_path: Path) -> 
     gov.add_cost("claude", 2.0)
     again, _ = governor(tmp_path)
     assert again.waiting("team") is not None and again.spent == 0  # a new run: spend from 0
-    resumed = Governor(
-        Governance(),
-        tmp_path / "governor.json",
-        resume=True,
-        now=lambda: T0,
-        ledger=opened(tmp_path),
-    )
+    resumed = resumed_governor(tmp_path)
     assert resumed.spent == 2.0 and resumed.waiting("team") is not None
 
 
@@ -157,13 +159,7 @@ def test_decisions_come_from_the_ledger_never_from_governor_json(tmp_path: Path)
         "unpriced": 3,
     }
     (tmp_path / "governor.json").write_text(json.dumps(planted))
-    gov = Governor(
-        Governance(),
-        tmp_path / "governor.json",
-        resume=True,
-        now=lambda: T0,
-        ledger=opened(tmp_path),
-    )
+    gov = resumed_governor(tmp_path)
     assert gov.waiting("team") is None and gov.spent == 0 and gov.unpriced == 0
 
 
@@ -199,13 +195,7 @@ def test_a_hostile_governor_record_is_left_out_field_by_field(tmp_path: Path, pl
     folder.mkdir()
     record = {"kind": "governor", **planted} if isinstance(planted, dict) else planted
     (folder / "main.jsonl").write_text(json.dumps(record) + "\n")
-    gov = Governor(
-        Governance(),
-        tmp_path / "governor.json",
-        resume=True,
-        now=lambda: T0,
-        ledger=opened(tmp_path),
-    )
+    gov = resumed_governor(tmp_path)
     assert gov.limited == {} and gov.spent == 0 and gov.unpriced == 0
 
 

@@ -126,8 +126,11 @@ class Launcher:
         Signal handlers go in first, so a SIGTERM during start-up still cleans up."""
         lock = LaneLock(self.layout.lock, self.lane.name, state_dir=self.layout.root)
         run_state = RunState(self.layout.run_state, self.lane.name)
-        seen = self.ledger.open(compact=False)  # read again under the lock, and compacted
-        waves = select_waves(self.lane, self.opts, completed_waves(seen, run_state, self.warn))
+        done: set[int] = set()
+        if self.opts.auto_next or self.opts.resume:  # only they skip completed waves
+            seen = self.ledger.open(compact=False)  # read again under the lock, and compacted
+            done = completed_waves(seen, run_state, self.warn)
+        waves = select_waves(self.lane, self.opts, done)
         self.first_wave = waves[0] if waves else None
         with self._signals():
             lock.acquire()
