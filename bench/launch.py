@@ -139,7 +139,7 @@ def bench_floor(n: int) -> None:
     from watchdog.observers import Observer
     from watchdog.observers.inotify_move_event_grouper import InotifyMoveEventGrouper
 
-    from wave_orchestrator.runtime.agent_pool import LAUNCH_BATCH
+    from wave_orchestrator.runtime.pool.loop import LAUNCH_BATCH
 
     InotifyMoveEventGrouper.delay = 0  # as wave's watcher sets it
     with tempfile.TemporaryDirectory() as tmp:

@@ -76,9 +76,9 @@ def test_the_layers_contract_is_kept() -> None:
     [
         (
             "state/layout.py",
-            "from ..runtime import launcher",
+            "from ..runtime.launch import launcher",
             "layers",
-            "state.layout -> wave_orchestrator.runtime.launcher",
+            "state.layout -> wave_orchestrator.runtime.launch.launcher",
         ),
         (
             "definitions/model.py",
@@ -100,15 +100,15 @@ def test_the_layers_contract_is_kept() -> None:
         ),
         (
             "placement/tmux.py",
-            "from ..runtime import agent_pool",
+            "from ..runtime.pool import loop",
             "layers",
-            "placement.tmux -> wave_orchestrator.runtime.agent_pool",
+            "placement.tmux -> wave_orchestrator.runtime.pool.loop",
         ),
         (
-            "runtime/planner.py",
-            "from . import agent_pool",
+            "runtime/agent/plan.py",
+            "from ..pool import loop",
             "runtime",
-            "runtime.planner -> wave_orchestrator.runtime.agent_pool",
+            "runtime.agent.plan -> wave_orchestrator.runtime.pool.loop",
         ),
     ],
 )

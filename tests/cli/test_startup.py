@@ -16,10 +16,10 @@ LIGHT = (
     "subprocess",
     "socket",
     "difflib",
-    "wave_orchestrator.runtime.workspaces",
+    "wave_orchestrator.runtime.wave.workspaces",
     "wave_orchestrator.closure.gates",
     "wave_orchestrator.placement.slurm",
-    "wave_orchestrator.runtime.agent_run",
+    "wave_orchestrator.runtime.agent.run",
 )
 # Not even these for validate: it writes nothing and reads no run state.
 READ_ONLY = ("tempfile", "wave_orchestrator.state.run_state")

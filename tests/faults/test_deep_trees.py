@@ -167,7 +167,7 @@ def test_carry_over_runs_an_agent_with_a_700_deep_folder_again_and_says_why(
 ) -> None:
     from structlog.testing import capture_logs
 
-    from wave_orchestrator.runtime.reuse import carry_over
+    from wave_orchestrator.runtime.wave.reuse import carry_over
     from wave_orchestrator.state.layout import StateLayout
 
     layout = StateLayout(tmp_path / "state", "main")

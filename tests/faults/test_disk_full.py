@@ -23,7 +23,7 @@ import libtmux
 import pytest
 from helpers import Repo, alive, local_lane, wait_for
 
-from wave_orchestrator.runtime.snapshot import SnapshotWriter
+from wave_orchestrator.runtime.wave.snapshot import SnapshotWriter
 from wave_orchestrator.state import fsutil
 from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.fsutil import StateWriteFailed, append_jsonl, write_json_atomic

@@ -17,8 +17,8 @@ from helpers import Repo, alive, local_lane, wait_for
 
 from wave_orchestrator.definitions.lane_loader import load_lane
 from wave_orchestrator.placement.base import PaneInfo
-from wave_orchestrator.runtime.planner import AgentLaunch, plan_agent
-from wave_orchestrator.runtime.resume import adopt, read_leftover
+from wave_orchestrator.runtime.agent.plan import AgentLaunch, plan_agent
+from wave_orchestrator.runtime.wave.resume import adopt, read_leftover
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.lifecycle import AgentState
 
@@ -180,7 +180,7 @@ def test_resume_judges_a_usage_limit_again_from_the_output(
 ) -> None:
     """A dead launcher's agent whose status says `usage_limit` (run.sh's guess, or a forged
     file) is parked on resume only if its try's last lines say so too."""
-    from wave_orchestrator.runtime.resume import adopt_leftover
+    from wave_orchestrator.runtime.wave.resume import adopt_leftover
     from wave_orchestrator.state.events import EventLog
     from wave_orchestrator.state.ledger import Ledger
     from wave_orchestrator.state.logs import get_logger

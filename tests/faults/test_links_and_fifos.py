@@ -18,7 +18,7 @@ from helpers import Repo, local_lane
 
 from wave_orchestrator.definitions.lane_loader import load_lane
 from wave_orchestrator.desk.claims import Desk
-from wave_orchestrator.runtime.planner import materialize, plan_agent
+from wave_orchestrator.runtime.agent.plan import materialize, plan_agent
 from wave_orchestrator.state.fsutil import (
     UnsafePath,
     append_jsonl,

@@ -26,8 +26,8 @@ from wave_orchestrator.coordination.log import CoordLog, LogFollower
 from wave_orchestrator.definitions.model import Governance
 from wave_orchestrator.desk.claims import Desk, DeskBroken
 from wave_orchestrator.governor.governor import Governor
-from wave_orchestrator.runtime.resume import read_leftover
-from wave_orchestrator.runtime.retry import RetryPlan
+from wave_orchestrator.runtime.wave.resume import read_leftover
+from wave_orchestrator.runtime.wave.retry import RetryPlan
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.ledger import Ledger, read_ledger
 from wave_orchestrator.state.run_state import WAVE_STATES, RunState

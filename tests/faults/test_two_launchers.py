@@ -208,7 +208,7 @@ def test_a_resume_stopped_before_its_wave_began_ends_what_the_dead_launcher_left
     """The race above, made certain: `wave stop` reaches a resumed launcher after it took the
     lane but before its wave began. The dead launcher's agents are stopped and its wave is
     recorded cancelled, not left running with nobody following it."""
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.launch.launcher import Launcher, LaunchOptions, prepare_lane
 
     lane(tmux_repo, AGENT.format(seconds=60))
     first = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")

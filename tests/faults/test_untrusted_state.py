@@ -13,7 +13,7 @@ import pytest
 from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.metrics.report import read_records
-from wave_orchestrator.runtime.resume import read_leftover
+from wave_orchestrator.runtime.wave.resume import read_leftover
 from wave_orchestrator.state.fsutil import append_jsonl
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lock import read_lock
@@ -141,7 +141,7 @@ def test_lock_backoff_snapshot_and_metrics_fields_are_typed(tmp_path: Path) -> N
 def test_json_nested_too_deep_in_agent_output_is_text_not_a_crash() -> None:
     from wave_orchestrator.agents.usage import read_usage
     from wave_orchestrator.closure.transcript import output_lines
-    from wave_orchestrator.runtime.snapshot import last_line
+    from wave_orchestrator.runtime.wave.snapshot import last_line
 
     deep = "[" * 100_000 + "]" * 100_000
     assert last_line(deep + "\n").startswith("[[[")
@@ -233,8 +233,8 @@ def test_a_launcher_that_meets_an_unexpected_error_stops_its_agents(
 ) -> None:
     """Whatever a state file makes go wrong inside the launcher, it does not leave agents
     running with nobody watching them (a `kill -9` is what `--resume` is for)."""
-    from wave_orchestrator.runtime import agent_pool
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.launch.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.pool import loop as agent_pool
 
     command = json.dumps('echo $$ > "$WAVE_REPO/agent.pid"; exec sleep 300')
     tmux_repo.lane(

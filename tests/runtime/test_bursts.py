@@ -15,7 +15,7 @@ from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.placement.base import AgentJob, Placement
 from wave_orchestrator.placement.tmux import process_running
-from wave_orchestrator.runtime.bursts import Bursts
+from wave_orchestrator.runtime.pool.bursts import Bursts
 
 
 class Starter:
@@ -77,7 +77,7 @@ def test_close_waits_for_a_burst_in_flight() -> None:
 def launch_here(repo: Repo, monkeypatch: pytest.MonkeyPatch, commands: list[str]) -> None:
     """A lane of these local agents (one wave) launched in this process, where its parts
     can be patched: real tmux sessions, wrappers and status files."""
-    from wave_orchestrator.runtime.launcher import Launcher, LaunchOptions, prepare_lane
+    from wave_orchestrator.runtime.launch.launcher import Launcher, LaunchOptions, prepare_lane
 
     rows = "\n".join(
         f"  - {{id: A{i}, prompt: x, executor: {{local: {{command: {json.dumps(cmd)}}}}}}}"
@@ -97,7 +97,7 @@ def test_the_loop_sleeps_while_a_burst_is_in_flight(
     """While tmux starts a burst on the worker thread, the loop waits for news (a finish, the
     burst's wake-up); it used to turn without pause, taking the CPU the burst needs."""
     from wave_orchestrator.placement.local import LocalPlacement
-    from wave_orchestrator.runtime import agent_pool
+    from wave_orchestrator.runtime.pool import loop as agent_pool
 
     turns, during = [0], []
     collect = agent_pool.AgentPool._collect_git  # called once per turn of the loop
@@ -133,7 +133,7 @@ def test_an_agent_that_ends_before_tmux_answers_for_its_burst_is_finished_at_onc
     event, not once the burst returns; what it left running is still ended, by its pane's
     pid once tmux gives it."""
     from wave_orchestrator.placement.local import LocalPlacement
-    from wave_orchestrator.runtime import agent_pool
+    from wave_orchestrator.runtime.pool import loop as agent_pool
 
     start_many = LocalPlacement.start_many
     answered: list[float] = []
@@ -175,7 +175,7 @@ def test_a_burst_s_files_are_written_off_the_loop_while_other_agents_run(
 ) -> None:
     """Prompt, wrapper and launch record of a burst cost the loop 25-45 ms on a busy machine:
     written on the burst thread, with the session start, once other agents run."""
-    from wave_orchestrator.runtime import agent_run
+    from wave_orchestrator.runtime.agent import run as agent_run
 
     materialize, where = agent_run.materialize, {}
 

@@ -85,7 +85,7 @@ def test_a_dry_run_again_rewrites_what_changed_and_removes_what_is_gone(repo: Re
 
 def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> None:
     """launch-preview.json is built from each agent's text: the same as encoding the list."""
-    from wave_orchestrator.runtime.dry_run import json_list
+    from wave_orchestrator.runtime.launch.dry_run import json_list
     from wave_orchestrator.state.fsutil import json_text
 
     items = [{"a": [1, {"b": "x\ny"}], "c": {}}, {"d": "\udcff", "e": []}, {}]

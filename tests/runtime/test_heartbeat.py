@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from wave_orchestrator.runtime.heartbeat import Heartbeat, heartbeat_text
+from wave_orchestrator.runtime.pool.heartbeat import Heartbeat, heartbeat_text
 from wave_orchestrator.state.lifecycle import AgentState
 
 

@@ -10,8 +10,13 @@ import pytest
 from helpers import Repo, git_init
 
 from wave_orchestrator.definitions.lane_loader import load_lane
-from wave_orchestrator.runtime import planner
-from wave_orchestrator.runtime.planner import materialize, missing_programs, plan_agent, redact_env
+from wave_orchestrator.runtime.agent import plan as planner
+from wave_orchestrator.runtime.agent.plan import (
+    materialize,
+    missing_programs,
+    plan_agent,
+    redact_env,
+)
 from wave_orchestrator.state.layout import StateLayout
 
 LANE = """

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from wave_orchestrator.runtime import reruns
+from wave_orchestrator.runtime.pool import reruns
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lifecycle import AgentState
 
@@ -83,8 +83,8 @@ def test_an_agent_being_started_is_not_renewed_under_its_burst(tmp_path: Path) -
 
 def test_renew_is_the_checked_way_back_to_pending(repo: Any) -> None:
     from wave_orchestrator.definitions.lane_loader import load_lane
-    from wave_orchestrator.runtime.agent_run import AgentRun
-    from wave_orchestrator.runtime.planner import plan_agent
+    from wave_orchestrator.runtime.agent.plan import plan_agent
+    from wave_orchestrator.runtime.agent.run import AgentRun
     from wave_orchestrator.state.layout import StateLayout
     from wave_orchestrator.state.lifecycle import IllegalTransition
 

@@ -10,7 +10,7 @@ from typing import Any
 from wave_orchestrator.closure.gates import AgentResult, GateResult, judge_cont_qa
 from wave_orchestrator.closure.markers import Marker, Markers, parse_line, parse_markers
 from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
-from wave_orchestrator.runtime.retry import named_agents, unfinished_deliverables
+from wave_orchestrator.runtime.wave.retry import named_agents, unfinished_deliverables
 
 
 def agent(agent_id: str, role: str = "implementation", **extra: Any) -> AgentDef:

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
-from wave_orchestrator.runtime.retry import RetryPlan
-from wave_orchestrator.runtime.reuse import choose_reused, fingerprint, succeeded_with
+from wave_orchestrator.runtime.wave.retry import RetryPlan
+from wave_orchestrator.runtime.wave.reuse import choose_reused, fingerprint, succeeded_with
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.ledger import AgentEntry, LedgerView
 from wave_orchestrator.state.run_state import RunState
@@ -108,7 +108,7 @@ def test_files_alone_never_decide_reuse(tmp_path: Path) -> None:
 
 
 def test_carry_over_copies_plain_files_and_marks_the_record(tmp_path: Path) -> None:
-    from wave_orchestrator.runtime.reuse import carry_over
+    from wave_orchestrator.runtime.wave.reuse import carry_over
     from wave_orchestrator.state.layout import StateLayout
 
     layout = StateLayout(tmp_path / "state", "main")
@@ -147,7 +147,7 @@ def test_the_retry_plan_survives_run_state_and_is_checked_on_the_way_back(
 
 def test_a_new_optional_setting_left_empty_keeps_the_fingerprint() -> None:
     """An agent that does not use a setting a newer wave added digests as before."""
-    from wave_orchestrator.runtime.reuse import _plain
+    from wave_orchestrator.runtime.wave.reuse import _plain
 
     older = {"id": "A", "prompt": "p", "executor": {"id": "codex", "model": "m1"}}
     newer = {**older, "components": (), "proof_artifacts": [], "notes": None, "flag": False}
@@ -157,7 +157,7 @@ def test_a_new_optional_setting_left_empty_keeps_the_fingerprint() -> None:
 
 
 def test_an_agent_that_cannot_be_carried_over_runs_again(tmp_path: Path) -> None:
-    from wave_orchestrator.runtime.reuse import carry_over
+    from wave_orchestrator.runtime.wave.reuse import carry_over
     from wave_orchestrator.state.layout import StateLayout
 
     layout = StateLayout(tmp_path / "state", "main")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wave_orchestrator.runtime.snapshot import last_line, last_phase
+from wave_orchestrator.runtime.wave.snapshot import last_line, last_phase
 
 USAGE = Path(__file__).parents[1] / "fixtures" / "usage"
 
@@ -63,7 +63,7 @@ def test_a_marker_as_the_last_line_is_shown_as_what_it_says() -> None:
 def test_an_ended_agents_log_is_not_looked_at_again(tmp_path: Path) -> None:
     """A burst of 500 finishes redraws the picture; logs of agents that ended are read once
     more after their end, then taken from the cache (no stat for each of 500 files)."""
-    from wave_orchestrator.runtime.snapshot import OutputCache
+    from wave_orchestrator.runtime.wave.snapshot import OutputCache
 
     log = tmp_path / "output.log"
     log.write_text("working\n")

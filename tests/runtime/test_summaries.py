@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from wave_orchestrator.runtime.summaries import artifact, hint
+from wave_orchestrator.runtime.wave.summaries import artifact, hint
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lifecycle import AgentState
 
@@ -45,7 +45,7 @@ def test_huge_marker_lines_are_cut_in_the_summary() -> None:
     from wave_orchestrator.closure.gates import AgentResult
     from wave_orchestrator.closure.markers import parse_markers
     from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
-    from wave_orchestrator.runtime.summaries import gaps_of, markers
+    from wave_orchestrator.runtime.wave.summaries import gaps_of, markers
     from wave_orchestrator.state.untrusted import TEXT_LIMIT
 
     agent = AgentDef(id="A", title="A", role="implementation", executor=ExecutorSpec(id="local"),

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from wave_orchestrator.runtime.watcher import AgentFolderWatcher
+from wave_orchestrator.runtime.pool.watcher import AgentFolderWatcher
 
 
 def rename_into_place(folder: Path, name: str) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from wave_orchestrator.runtime.snapshot import SnapshotWriter
+from wave_orchestrator.runtime.wave.snapshot import SnapshotWriter
 from wave_orchestrator.state import snapshot_schema as schema
 from wave_orchestrator.state.untrusted import clean_snapshot, read_snapshot
 

@@ -115,7 +115,7 @@ def _check_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.selection import LaunchOptions, prepare_lane, select_waves
+    from ..runtime.launch.selection import LaunchOptions, prepare_lane, select_waves
 
     repo, lane_name = repo_and_lane(args)
     opts = LaunchOptions(
@@ -140,11 +140,11 @@ def run(args: argparse.Namespace) -> int:
     lane = prepare_lane(repo, opts)
     human = sys.stderr if args.json else sys.stdout
     if opts.dry_run:
-        from ..runtime.dry_run import dry_run, format_table
+        from ..runtime.launch.dry_run import dry_run, format_table
 
         done: set[int] = set()
         if opts.auto_next or opts.resume:  # only they skip completed waves: read the state
-            from ..runtime.selection import completed_waves
+            from ..runtime.launch.selection import completed_waves
             from ..state.ledger import ledger_path, read_ledger
             from ..state.run_state import RunState
 
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if args.detach:
         return _detach(args, repo, lane.name, human)
     from ..placement.processes import become_subreaper
-    from ..runtime.launcher import Launcher  # the main loop: not loaded for a dry run
+    from ..runtime.launch.launcher import Launcher  # the main loop: not loaded for a dry run
 
     launcher = Launcher(lane, opts)
     launcher.subreaper = become_subreaper()  # the launcher is this process: it reaps for it
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _detach(args: argparse.Namespace, repo: Path, lane: str, human: Any) -> int:
     """Start this same launch in the lane's `launcher` session and return at once."""
-    from ..runtime.control import start_detached
+    from ..runtime.launch.control import start_detached
     from ..state.layout import socket_name
 
     raw = args.raw_argv[1:] if args.raw_argv[:1] == ["launch"] else args.raw_argv

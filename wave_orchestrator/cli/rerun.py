@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: StateLayout) -> int:
     """The launcher runs the lane: ask it to run the agent again now (runtime.reruns) and say
     what it answered."""
-    from ..runtime import reruns
+    from ..runtime.pool import reruns
     from ._common import _running_wave
     from ._complete import wave_agents
 

@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runtime.control import stop_agent, stop_launcher
+    from ..runtime.launch.control import stop_agent, stop_launcher
 
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)

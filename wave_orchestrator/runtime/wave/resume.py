@@ -13,17 +13,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
-from ..placement.base import PaneInfo
-from ..state.events import EventLog, iso_time
-from ..state.layout import AgentPaths, StateLayout
-from ..state.ledger import Ledger, end_doubt
-from ..state.lifecycle import AgentState
-from ..state.status import StatusFile, StatusUnreadable, read_status
-from ..state.untrusted import read_launch_record
-from .agent_pool import AgentRun
-from .planner import AgentLaunch, plan_agent
-from .rate_limits import judge_usage_limit
+from ...definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
+from ...placement.base import PaneInfo
+from ...state.events import EventLog, iso_time
+from ...state.layout import AgentPaths, StateLayout
+from ...state.ledger import Ledger, end_doubt
+from ...state.lifecycle import AgentState
+from ...state.status import StatusFile, StatusUnreadable, read_status
+from ...state.untrusted import read_launch_record
+from ..agent.plan import AgentLaunch, plan_agent
+from ..pool.loop import AgentRun
+from ..pool.rate_limits import judge_usage_limit
 
 
 @dataclass(frozen=True)

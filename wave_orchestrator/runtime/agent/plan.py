@@ -16,19 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agents.executors import ExecutorCommand, build_command, model_for
-from ..agents.prompts import compose_prompt
-from ..agents.wrapper import WrapperSpec, render_run_script
-from ..definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
-from ..definitions.repo_paths import normalise_repo_path
-from ..governor.accounts import account_of
-from ..sanitize import redact_env, redact_value
-from ..self_command import python_module_argv
-from ..state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
-from ..state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
+from ...agents.executors import ExecutorCommand, build_command, model_for
+from ...agents.prompts import compose_prompt
+from ...agents.wrapper import WrapperSpec, render_run_script
+from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
+from ...definitions.repo_paths import normalise_repo_path
+from ...governor.accounts import account_of
+from ...sanitize import redact_env, redact_value
+from ...self_command import python_module_argv
+from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
+from ...state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 
 if TYPE_CHECKING:
-    from ..placement.base import AgentJob
+    from ...placement.base import AgentJob
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 # What agents may run of ours; module to run when the console script is not installed.
@@ -128,7 +128,7 @@ class AgentLaunch:
     def job(self) -> AgentJob:
         """What the placement is asked to start: run.sh, its budget and its resources."""
         where = self.agent.placement
-        from ..placement.base import AgentJob  # for a live launch: not for a dry run
+        from ...placement.base import AgentJob  # for a live launch: not for a dry run
 
         return AgentJob(
             session=self.session,
@@ -373,7 +373,7 @@ def repo_relative_program(program: str) -> str | None:
 def _not_at_base(
     lane: LaneDef, wave: WaveDef, needs: list[tuple[AgentDef, str, str, str]]
 ) -> list[str]:
-    from ..worktrees.git import GitError, git, resolve_commit
+    from ...worktrees.git import GitError, git, resolve_commit
 
     try:
         base = resolve_commit(lane.repo, wave.isolation.base or "HEAD")

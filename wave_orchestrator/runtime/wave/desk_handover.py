@@ -10,20 +10,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..definitions.model import WaveDef
-from ..state.events import EventLog
-from ..state.lifecycle import AgentState
-from .agent_pool import AgentRun
+from ...definitions.model import WaveDef
+from ...state.events import EventLog
+from ...state.lifecycle import AgentState
+from ..pool.loop import AgentRun
 from .snapshot import last_line, tail_text
 
 if TYPE_CHECKING:
-    from ..desk.claims import Desk
+    from ...desk.claims import Desk
     from .coordinator import Coordinator
 
 
 def open_desk(path: Path, repo: Path, wave: int) -> Desk:
     """The SQLite desk, loaded only for waves whose agents share files."""
-    from ..desk.claims import Desk
+    from ...desk.claims import Desk
 
     return Desk(path, repo, wave)
 

@@ -9,11 +9,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
-from ..state.lifecycle import AgentState
+from ...state.lifecycle import AgentState
 
 if TYPE_CHECKING:
-    from ..definitions.model import AgentDef
-    from .agent_run import AgentRun
+    from ...definitions.model import AgentDef
+    from ..agent.run import AgentRun
 
 WORKERS = 4
 GIT_DONE = "<git>"  # the wake-up a finished job sends: never the name of an agent's file

@@ -8,27 +8,29 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from ..agents.prompts import closure_briefing
-from ..closure.actions import failure_summary
-from ..closure.gates import AgentResult, GateResult, judge_proof_artifacts, judge_stage
-from ..closure.markers import parse_markers
-from ..closure.signals import has_signals, judge_infra
-from ..definitions.model import AgentDef, WaveDef
-from ..errors import WaveError
-from ..placement.base import PaneInfo
-from ..placement.reaper import Reaper
-from ..state.events import utc_stamp
-from ..state.fsutil import read_jsonl
-from ..state.lifecycle import AgentState
-from ..state.logs import bind_wave
-from ..state.run_state import RunState
-from ..state.status import last_try_output
-from .agent_pool import AgentPool, AgentRun, archive_attempt
-from .agent_run import briefing_rows, stopped_by_person
+from ...agents.prompts import closure_briefing
+from ...closure.actions import failure_summary
+from ...closure.gates import AgentResult, GateResult, judge_proof_artifacts, judge_stage
+from ...closure.markers import parse_markers
+from ...closure.signals import has_signals, judge_infra
+from ...definitions.model import AgentDef, WaveDef
+from ...errors import WaveError
+from ...placement.base import PaneInfo
+from ...placement.reaper import Reaper
+from ...state.events import utc_stamp
+from ...state.fsutil import read_jsonl
+from ...state.lifecycle import AgentState
+from ...state.logs import bind_wave
+from ...state.run_state import RunState
+from ...state.status import last_try_output
+from ..agent.plan import AgentLaunch, next_executor, plan_agent
+from ..agent.run import briefing_rows, stopped_by_person
+from ..pool.loop import AgentPool, AgentRun, archive_attempt
+from ..pool.watcher import AgentFolderWatcher
 from .components import check_matrix, matrix_stage, record_levels
+from .context import AttemptResult, WaveContext, WaveOutcome
+from .desk_handover import open_desk, release_files, unenforced_checkouts
 from .metrics_writer import MetricsWriter
-from .planner import AgentLaunch, next_executor, plan_agent
-from .recorder import open_desk, release_files, unenforced_checkouts
 from .resume import adopt_leftover, reused_run
 from .retry import (
     RetryPlan,
@@ -42,8 +44,6 @@ from .retry import (
 from .reuse import carry_over, earlier_attempt, fingerprint, rerun_notes, reusable_agents
 from .snapshot import SnapshotWriter
 from .summaries import gaps_of, write_summaries
-from .watcher import AgentFolderWatcher
-from .wave_context import AttemptResult, WaveContext, WaveOutcome
 from .workspaces import Workspaces
 
 

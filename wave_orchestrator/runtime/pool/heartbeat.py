@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .agent_run import AgentRun
+from ..agent.run import AgentRun
 
 DEFAULT_SECONDS = 30.0
 

@@ -8,18 +8,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from ..agents.usage import CliRetryFollower
-from ..definitions.model import AgentDef, WaveDef
-from ..errors import PlacementError
-from ..governor.governor import Slot
-from ..placement.base import PaneInfo, Placement, ended_state
-from ..state.events import short_clock as clock
-from ..state.events import utc_stamp
-from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState, check_renewal, check_transition
-from ..state.status import StatusFile, StatusUnreadable, archive_files, read_status
-from ..state.untrusted import read_backoff
-from .planner import AgentLaunch, materialize
+from ...agents.usage import CliRetryFollower
+from ...definitions.model import AgentDef, WaveDef
+from ...errors import PlacementError
+from ...governor.governor import Slot
+from ...placement.base import PaneInfo, Placement, ended_state
+from ...state.events import short_clock as clock
+from ...state.events import utc_stamp
+from ...state.fsutil import write_json_atomic
+from ...state.lifecycle import AgentState, check_renewal, check_transition
+from ...state.status import StatusFile, StatusUnreadable, archive_files, read_status
+from ...state.untrusted import read_backoff
+from .plan import AgentLaunch, materialize
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

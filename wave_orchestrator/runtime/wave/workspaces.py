@@ -17,15 +17,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..errors import WaveError
-from ..state.fsutil import read_json, write_json_atomic
-from ..state.layout import StateLayout
-from ..worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
+from ...definitions.model import AgentDef, LaneDef, WaveDef
+from ...errors import WaveError
+from ...state.fsutil import read_json, write_json_atomic
+from ...state.layout import StateLayout
+from ...worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
 
 if TYPE_CHECKING:  # for annotations only: a dry run, which describes worktrees, loads neither
-    from ..closure.gates import GateResult
-    from .agent_run import AgentRun
+    from ...closure.gates import GateResult
+    from ..agent.run import AgentRun
 
 
 class Workspaces:
@@ -62,7 +62,7 @@ class Workspaces:
                 starts = recorded.get("agents")
                 self.starts = {k: v for k, v in (starts or {}).items() if isinstance(v, str)}
                 return
-        from ..worktrees.branches import start_fresh  # only a live worktree launch
+        from ...worktrees.branches import start_fresh  # only a live worktree launch
 
         self.base = self.iso.base(self.wave.isolation.base)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -196,7 +196,7 @@ class Workspaces:
         branch that conflicts fails the gate with ``merge-conflict`` naming both agents."""
         if not self.enabled:
             return
-        from ..worktrees.integration import integrate
+        from ...worktrees.integration import integrate
 
         n = self.wave.number
         trees = [AgentTree(a.id, self.iso.path(n, a.id), self.iso.branch(n, a.id), self.base)
@@ -246,7 +246,7 @@ class Workspaces:
             return ""
         message = ""
         if completed:
-            from ..worktrees.integration import finish
+            from ...worktrees.integration import finish
 
             message = finish(self.iso, self.wave.number, self.base, self.lane.merge == "ff")
         if remove and not self.keep:

@@ -12,21 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.wrapper import quote_any
-from ..errors import LockHeld, UsageError, WaveError
-from ..placement.base import Placement
-from ..placement.choose import recorded_placement
-from ..placement.reaper import end_groups, stop_agent_sessions
-from ..placement.tmux import TmuxServer, process_running
-from ..self_command import wave_argv
-from ..state.events import EventLog, utc_now
-from ..state.fsutil import (
+from ...agents.wrapper import quote_any
+from ...errors import LockHeld, UsageError, WaveError
+from ...placement.base import Placement
+from ...placement.choose import recorded_placement
+from ...placement.reaper import end_groups, stop_agent_sessions
+from ...placement.tmux import TmuxServer, process_running
+from ...self_command import wave_argv
+from ...state.events import EventLog, utc_now
+from ...state.fsutil import (
     check_regular_or_missing,
     read_jsonl,
     write_atomic,
     write_json_atomic,
 )
-from ..state.layout import (
+from ...state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,
     LAUNCHER_SESSION,
@@ -34,9 +34,9 @@ from ..state.layout import (
     session_name,
     socket_name,
 )
-from ..state.lock import LaneLock, holder_text, live_lock, this_host
-from ..state.run_state import RunState
-from ..state.untrusted import read_launch_record
+from ...state.lock import LaneLock, holder_text, live_lock, this_host
+from ...state.run_state import RunState
+from ...state.untrusted import read_launch_record
 
 
 def wait_until(condition: Callable[[], object], seconds: float, interval: float = 0.1) -> bool:

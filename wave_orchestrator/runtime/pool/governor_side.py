@@ -10,17 +10,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..agents.usage import CliRetryFollower
-from ..governor.governor import Governor
-from ..notify.documents import document
-from ..state.events import EventLog
-from ..state.events import iso_time as iso
-from ..state.events import short_clock as clock
-from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState
-from ..state.status import StatusFile
-from .agent_run import AgentRun
-from .planner import AgentLaunch
+from ...agents.usage import CliRetryFollower
+from ...governor.governor import Governor
+from ...notify.documents import document
+from ...state.events import EventLog
+from ...state.events import iso_time as iso
+from ...state.events import short_clock as clock
+from ...state.fsutil import write_json_atomic
+from ...state.lifecycle import AgentState
+from ...state.status import StatusFile
+from ..agent.plan import AgentLaunch
+from ..agent.run import AgentRun
 
 
 class Governed:

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..definitions.lane_loader import load_lane
-from ..definitions.model import LaneDef, WaveDef
-from ..errors import UsageError
+from ...definitions.lane_loader import load_lane
+from ...definitions.model import LaneDef, WaveDef
+from ...errors import UsageError
 
 if TYPE_CHECKING:
-    from ..state.ledger import LedgerView
-    from ..state.run_state import RunState
+    from ...state.ledger import LedgerView
+    from ...state.run_state import RunState
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agents.executors import model_for, reasoning_for
-from ..definitions.model import AgentDef, LaneDef, WaveDef
-from ..governor.plan import plan_lines
-from ..sanitize import redact_value
-from ..state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
-from ..state.layout import StateLayout
-from ..state.lock import LaneLock
-from .planner import (
+from ...agents.executors import model_for, reasoning_for
+from ...definitions.model import AgentDef, LaneDef, WaveDef
+from ...governor.plan import plan_lines
+from ...sanitize import redact_value
+from ...state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
+from ...state.layout import StateLayout
+from ...state.lock import LaneLock
+from ..agent.plan import (
     AgentLaunch,
     agent_path_env,
     ensure_agent_bin,
@@ -28,7 +28,7 @@ from .planner import (
 )
 
 if TYPE_CHECKING:
-    from .workspaces import Workspaces
+    from ..wave.workspaces import Workspaces
 
 # opencode providers whose models define reasoning variants; an openai-compatible provider
 # (any provider of your own config) ignores `--variant`.
@@ -102,7 +102,7 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     with the live run's paths rather than the dry run's, and its credentials hidden."""
     if not lane.placement.slurm:
         return None
-    from ..placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
+    from ...placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
 
     live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
     job = dataclasses.replace(
@@ -123,7 +123,7 @@ def worktree(
     wave = launch.wave
     if not wave.isolation.worktree:
         return None
-    from .workspaces import Workspaces
+    from ..wave.workspaces import Workspaces
 
     if wave.number not in spaces:
         spaces[wave.number] = Workspaces(lane, layout, wave, None)
@@ -183,7 +183,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
                      if lc.wave is wave]  # fmt: skip
             result.plans[wave.number] = plan_lines(lane.governance, wave, slots)
         if lane.placement.slurm:  # the partition, account and QOS, as the cluster knows them
-            from ..placement.slurm import SlurmPlacement
+            from ...placement.slurm import SlurmPlacement
 
             problems, notes = SlurmPlacement(lane.placement, lane.name, lane.repo).preflight()
             said = [f"a live launch would stop: {p}" for p in problems] + notes

@@ -9,14 +9,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
-from ..closure.signals import deploy_text
-from ..state.events import iso_time as iso
-from ..state.events import utc_now
-from ..state.fsutil import open_read, write_json_atomic
-from ..state.lifecycle import AgentState
-from ..state.snapshot_schema import EVENT, unknown_keys
-from .agent_pool import AgentRun
+from ...closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
+from ...closure.signals import deploy_text
+from ...state.events import iso_time as iso
+from ...state.events import utc_now
+from ...state.fsutil import open_read, write_json_atomic
+from ...state.lifecycle import AgentState
+from ...state.snapshot_schema import EVENT, unknown_keys
+from ..pool.loop import AgentRun
 
 MIN_INTERVAL = 0.25
 FOOTER = "[wave] run ended: "  # the wrapper's last line: not the agent's own last words

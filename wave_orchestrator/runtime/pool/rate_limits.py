@@ -10,13 +10,13 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from ..agents.limits import read_usage_limit
-from ..state.events import EventLog
-from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState
-from ..state.status import StatusFile
-from ..state.untrusted import count, read_backoff
-from .agent_run import AgentRun
+from ...agents.limits import read_usage_limit
+from ...state.events import EventLog
+from ...state.fsutil import write_json_atomic
+from ...state.lifecycle import AgentState
+from ...state.status import StatusFile
+from ...state.untrusted import count, read_backoff
+from ..agent.run import AgentRun
 
 
 def judge_usage_limit(run: AgentRun, status: StatusFile) -> StatusFile:

@@ -8,16 +8,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..closure.gates import GateResult
-from ..definitions.model import AgentDef, LaneDef
-from ..governor.governor import Governor
-from ..placement.base import Placement
-from ..placement.reaper import Reaper
-from ..state.events import EventLog
-from ..state.layout import StateLayout
-from ..state.ledger import LAUNCHED, REJECTED, Ledger
-from ..state.lifecycle import AgentState
-from .agent_run import AgentRun
+from ...closure.gates import GateResult
+from ...definitions.model import AgentDef, LaneDef
+from ...governor.governor import Governor
+from ...placement.base import Placement
+from ...placement.reaper import Reaper
+from ...state.events import EventLog
+from ...state.layout import StateLayout
+from ...state.ledger import LAUNCHED, REJECTED, Ledger
+from ...state.lifecycle import AgentState
+from ..agent.run import AgentRun
 from .coordinator import Coordinator
 
 

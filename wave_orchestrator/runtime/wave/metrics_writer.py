@@ -12,14 +12,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..agents.executors import reasoning_for
-from ..agents.usage import read_usage_file
-from ..errors import WaveError
-from ..metrics.records import metrics_record
-from ..state.events import utc_now, utc_stamp
-from ..state.fsutil import append_jsonl
-from ..state.layout import StateLayout
-from .agent_run import AgentRun
+from ...agents.executors import reasoning_for
+from ...agents.usage import read_usage_file
+from ...errors import WaveError
+from ...metrics.records import metrics_record
+from ...state.events import utc_now, utc_stamp
+from ...state.fsutil import append_jsonl
+from ...state.layout import StateLayout
+from ..agent.run import AgentRun
 
 INLINE_BYTES = 4 * 1024 * 1024  # a log up to this size is read at once, on the main loop
 

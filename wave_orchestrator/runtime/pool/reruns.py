@@ -14,16 +14,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import WaveError
-from ..names import AGENT_ID_RE
-from ..placement.reaper import Reaper
-from ..sanitize import strip_controls
-from ..state.events import EventLog, utc_now
-from ..state.fsutil import ensure_dir, write_json_atomic
-from ..state.layout import AgentPaths
-from ..state.lifecycle import AgentState
-from ..state.untrusted import read_object
-from .agent_run import AgentRun
+from ...errors import WaveError
+from ...names import AGENT_ID_RE
+from ...placement.reaper import Reaper
+from ...sanitize import strip_controls
+from ...state.events import EventLog, utc_now
+from ...state.fsutil import ensure_dir, write_json_atomic
+from ...state.layout import AgentPaths
+from ...state.lifecycle import AgentState
+from ...state.untrusted import read_object
+from ..agent.run import AgentRun
 
 REQUEST_LIMIT = 8192  # a request is a few lines of JSON; a bigger file is not one wave wrote
 NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"

@@ -10,7 +10,7 @@ import queue
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..state.fsutil import ensure_dir
+from ...state.fsutil import ensure_dir
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver

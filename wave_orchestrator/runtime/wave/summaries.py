@@ -11,16 +11,16 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..closure.gates import AgentResult, GateResult
-from ..closure.markers import InvalidMarker, Marker
-from ..definitions.model import AgentDef
-from ..definitions.repository import inside_repository
-from ..state.events import utc_now, utc_stamp
-from ..state.fsutil import write_json_atomic
-from ..state.lifecycle import AgentState
-from ..state.status import last_try_output
-from ..state.untrusted import TEXT_LIMIT
-from .agent_run import AgentRun
+from ...closure.gates import AgentResult, GateResult
+from ...closure.markers import InvalidMarker, Marker
+from ...definitions.model import AgentDef
+from ...definitions.repository import inside_repository
+from ...state.events import utc_now, utc_stamp
+from ...state.fsutil import write_json_atomic
+from ...state.lifecycle import AgentState
+from ...state.status import last_try_output
+from ...state.untrusted import TEXT_LIMIT
+from ..agent.run import AgentRun
 
 # What a failed attempt's output says about why, beyond its exit code (the CLIs' own words).
 MAX_TURNS_SIGNS = ("Reached max turns", "error_max_turns", "Reached maximum number of turns")

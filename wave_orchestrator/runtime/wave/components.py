@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..closure.gates import AgentResult, GateResult
-from ..closure.markers import Marker
-from ..definitions.model import WaveDef
-from ..state.events import utc_now
-from ..state.fsutil import write_json_atomic
-from ..state.layout import StateLayout
-from ..state.untrusted import read_object
+from ...closure.gates import AgentResult, GateResult
+from ...closure.markers import Marker
+from ...definitions.model import WaveDef
+from ...state.events import utc_now
+from ...state.fsutil import write_json_atomic
+from ...state.layout import StateLayout
+from ...state.untrusted import read_object
 
 ENTRY_TEXT = 200  # a level, an agent id or a stamp read back is cut to this
 

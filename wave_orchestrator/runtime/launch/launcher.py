@@ -13,31 +13,31 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from ..agents.wrapper import render_env_file
-from ..definitions.model import LaneDef, WaveDef
-from ..errors import ExecutorMissing, LockHeld, TmuxError
-from ..governor.governor import Governor
-from ..notify.documents import document
-from ..placement.base import Placement
-from ..placement.choose import placement_for
-from ..placement.reaper import Reaper, stop_agent_sessions
-from ..placement.tmux import TmuxServer
-from ..self_command import wave_argv
-from ..state.events import EventLog, utc_now
-from ..state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
-from ..state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
-from ..state.ledger import Ledger
-from ..state.lifecycle import AgentState
-from ..state.lock import LaneLock
-from ..state.logs import configure_logging, get_logger
-from ..state.registry import process_started, register_launcher, unregister_launcher
-from ..state.run_state import RunState
-from .coordinator import Coordinator
+from ...agents.wrapper import render_env_file
+from ...definitions.model import LaneDef, WaveDef
+from ...errors import ExecutorMissing, LockHeld, TmuxError
+from ...governor.governor import Governor
+from ...notify.documents import document
+from ...placement.base import Placement
+from ...placement.choose import placement_for
+from ...placement.reaper import Reaper, stop_agent_sessions
+from ...placement.tmux import TmuxServer
+from ...self_command import wave_argv
+from ...state.events import EventLog, utc_now
+from ...state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
+from ...state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
+from ...state.ledger import Ledger
+from ...state.lifecycle import AgentState
+from ...state.lock import LaneLock
+from ...state.logs import configure_logging, get_logger
+from ...state.registry import process_started, register_launcher, unregister_launcher
+from ...state.run_state import RunState
+from ..agent.plan import agent_path_env, missing_at_start
+from ..wave.context import WaveContext, WaveOutcome
+from ..wave.coordinator import Coordinator
+from ..wave.runner import WaveRunner
 from .lane_deps import wait_for_lanes
-from .planner import agent_path_env, missing_at_start
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
-from .wave_context import WaveContext, WaveOutcome
-from .wave_runner import WaveRunner
 
 NOTIFY_DRAIN_SECONDS = 5  # the longest a launcher waits, at its end, on notifications left
 __all__ = ["LaunchOptions", "LaunchResult", "Launcher", "prepare_lane", "select_waves"]

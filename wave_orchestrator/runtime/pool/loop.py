@@ -12,18 +12,19 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..errors import PlacementError, PlacementRefused, PlacementUnreachable
-from ..governor.governor import Governor
-from ..placement.base import Placement
-from ..placement.reaper import Reaper
-from ..placement.tmux import TmuxUnreachable
-from ..state.events import EventLog
-from ..state.fsutil import ensure_dir
-from ..state.lifecycle import AgentState
-from ..state.status import StatusUnreadable, read_status, write_outcome
-from .agent_run import AgentRun as AgentRun  # re-exported: the runs a pool carries
-from .agent_run import archive_attempt as archive_attempt
-from .agent_run import (
+from ...errors import PlacementError, PlacementRefused, PlacementUnreachable
+from ...governor.governor import Governor
+from ...placement.base import Placement
+from ...placement.reaper import Reaper
+from ...placement.tmux import TmuxUnreachable
+from ...state.events import EventLog
+from ...state.fsutil import ensure_dir
+from ...state.lifecycle import AgentState
+from ...state.status import StatusUnreadable, read_status, write_outcome
+from ..agent.plan import AgentLaunch
+from ..agent.run import AgentRun as AgentRun  # re-exported: the runs a pool carries
+from ..agent.run import archive_attempt as archive_attempt
+from ..agent.run import (
     dependency_state,
     describe_budget,
     drop_foreign_status,
@@ -37,10 +38,9 @@ from .agent_run import (
 )
 from .bursts import BURST_DONE, Bursts
 from .git_jobs import GIT_DONE, GitJobs, Workspace
-from .governed import Governed
+from .governor_side import Governed
 from .heartbeat import Heartbeat
 from .messages import Messages, NoMessages
-from .planner import AgentLaunch
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher

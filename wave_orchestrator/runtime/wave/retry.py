@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents.briefings import PreviousAttempt, report_path, retry_section
-from ..closure.gates import AgentResult, GateResult
-from ..closure.markers import Marker, readable_lines
-from ..definitions.model import AgentDef, WaveDef
-from ..state.events import EventLog
-from ..state.lifecycle import AgentState
-from ..state.status import last_try_output
-from ..state.untrusted import TEXT_LIMIT
-from .agent_pool import AgentRun
+from ...agents.briefings import PreviousAttempt, report_path, retry_section
+from ...closure.gates import AgentResult, GateResult
+from ...closure.markers import Marker, readable_lines
+from ...definitions.model import AgentDef, WaveDef
+from ...state.events import EventLog
+from ...state.lifecycle import AgentState
+from ...state.status import last_try_output
+from ...state.untrusted import TEXT_LIMIT
+from ..pool.loop import AgentRun
 
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 TAIL_LINES = 20

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
-from ..placement.base import Placement
+from ...placement.base import Placement
 
 BURST_DONE = "<burst>"  # the wake-up in the pool's event queue: never the name of an agent's file
 T = TypeVar("T")

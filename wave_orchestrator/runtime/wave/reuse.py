@@ -21,20 +21,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..definitions.model import AgentDef, WaveDef
-from ..errors import WaveError
-from ..sanitize import strip_controls
-from ..state.fsutil import write_json_atomic
-from ..state.layout import AgentPaths, StateLayout
-from ..state.ledger import LedgerView, success_doubt
-from ..state.lifecycle import AgentState
-from ..state.logs import get_logger
-from ..state.status import StatusUnreadable, read_status
-from ..state.trees import copy_plain_tree
-from ..state.untrusted import read_launch_record, read_object
+from ...definitions.model import AgentDef, WaveDef
+from ...errors import WaveError
+from ...sanitize import strip_controls
+from ...state.fsutil import write_json_atomic
+from ...state.layout import AgentPaths, StateLayout
+from ...state.ledger import LedgerView, success_doubt
+from ...state.lifecycle import AgentState
+from ...state.logs import get_logger
+from ...state.status import StatusUnreadable, read_status
+from ...state.trees import copy_plain_tree
+from ...state.untrusted import read_launch_record, read_object
 
 if TYPE_CHECKING:
-    from .wave_context import WaveContext
+    from .context import WaveContext
     from .workspaces import Workspaces
 
 FINGERPRINT_VERSION = 2  # bumped when what goes into a fingerprint changes: nothing reused

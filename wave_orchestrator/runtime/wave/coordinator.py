@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..closure.gates import AgentResult, GateResult, judge_implementation
-from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
-from ..coordination.log import LAUNCHER, CoordLog, CoordRecord, LogFollower
-from ..coordination.views import (
+from ...closure.gates import AgentResult, GateResult, judge_implementation
+from ...coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
+from ...coordination.log import LAUNCHER, CoordLog, CoordRecord, LogFollower
+from ...coordination.views import (
     InboxOwner,
     board,
     clean,
@@ -34,12 +34,12 @@ from ..coordination.views import (
     open_requests,
     shared_summary,
 )
-from ..definitions.model import AgentDef, NotifySettings
-from ..errors import WaveError
-from ..notify.sinks import Teller
-from ..state.events import EventLog, utc_now
-from ..state.fsutil import write_atomic, write_json_atomic
-from ..state.layout import StateLayout
+from ...definitions.model import AgentDef, NotifySettings
+from ...errors import WaveError
+from ...notify.sinks import Teller
+from ...state.events import EventLog, utc_now
+from ...state.fsutil import write_atomic, write_json_atomic
+from ...state.layout import StateLayout
 
 PROJECTION_SECONDS = 1.0  # board, summary and inboxes redrawn at most this often
 BLOCKING_PRIORITIES = ("high", "urgent")

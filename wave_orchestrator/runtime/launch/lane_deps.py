@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..definitions.model import WaveDef
-from ..definitions.repository import read_lane_header
-from ..state.layout import StateLayout, resolve_state_dir
-from ..state.ledger import ledger_path, read_ledger
-from ..state.run_state import RunState
+from ...definitions.model import WaveDef
+from ...definitions.repository import read_lane_header
+from ...state.layout import StateLayout, resolve_state_dir
+from ...state.ledger import ledger_path, read_ledger
+from ...state.run_state import RunState
 
 POLL_SECONDS = 1.0
 
