@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -55,3 +56,59 @@ def test_credentials_are_hidden_by_value_in_the_log_and_on_the_terminal(tmp_path
     for text in (log.read_text(), done.stderr):
         assert "s3cret-pw" not in text and "A1b2C3d4E5f6" not in text, text
         assert "https://user:***@example.com/hook" in text and "agent" in text
+
+
+MODULE_LOGGER_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from wave_orchestrator.state.logs import Logger, bind_wave, configure_logging
+    log = Logger("wave_orchestrator.runtime.pool.loop")
+    assert "structlog" not in sys.modules, "a module's logger loaded structlog at import"
+    configure_logging(Path(sys.argv[1]))
+    bind_wave(3)
+    log.info("agent launched", agent="A")
+    log.at("warning", "agent finished", agent="A", status="failed")
+    """
+)
+
+
+def test_a_module_logger_loads_structlog_late_and_carries_the_bound_wave(tmp_path: Path) -> None:
+    """Read-only commands import modules that log: structlog loads at the first line only.
+    The wave bound through contextvars and the module's name reach the JSON log; the
+    terminal gets the short line without the module's name."""
+    log = tmp_path / "launcher.log"
+    done = subprocess.run(
+        [sys.executable, "-c", MODULE_LOGGER_SCRIPT, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["event"], r["wave"], r["logger"]) for r in lines] == [
+        ("agent launched", 3, "runtime.pool.loop"),
+        ("agent finished", 3, "runtime.pool.loop"),
+    ]
+    assert lines[1]["level"] == "warning"
+    assert "wave: warning: agent finished (agent=A status=failed wave=3)" in done.stderr
+    assert "runtime.pool.loop" not in done.stderr
+
+
+def test_a_module_logger_is_seen_by_capture_logs() -> None:
+    from structlog.testing import capture_logs
+
+    from wave_orchestrator.state.logs import Logger
+
+    with capture_logs() as captured:
+        Logger("wave_orchestrator.runtime.wave.runner").warning("gate failed", gate="qa")
+    assert captured == [
+        {
+            "event": "gate failed",
+            "gate": "qa",
+            "logger": "runtime.wave.runner",
+            "log_level": "warning",
+        }
+    ]
+    with __import__("pytest").raises(ValueError):
+        Logger("x").at("loud", "nothing")

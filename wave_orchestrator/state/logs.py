@@ -49,7 +49,7 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
     event = event_dict.pop("event", "")
     prefix = "wave: " if method in ("info", "debug") else f"wave: {method}: "
     tail = " ".join(
-        f"{k}={v}" for k, v in event_dict.items() if k not in ("lane",) and v is not None
+        f"{k}={v}" for k, v in event_dict.items() if k not in ("lane", "logger") and v is not None
     )
     # details quote agents' words (gate details, markers): shown on a terminal, never obeyed
     return strip_controls(f"{prefix}{event}" + (f" ({tail})" if tail else ""))
@@ -117,6 +117,44 @@ def get_logger(**bound: Any) -> Any:
     structlog = _structlog()
 
     return structlog.get_logger().bind(**bound)
+
+
+class Logger:
+    """A module's logger: ``log = Logger(__name__)`` at the top of a module, then
+    ``log.info("agent launched", agent=run.id)``.
+
+    structlog is loaded at the first line logged, not at import, so read-only commands that
+    import a module for one function pay nothing for it. Each line is sent through structlog's
+    current configuration, so the context bound through contextvars (the lane, the wave) and a
+    test's ``structlog.testing.capture_logs`` apply to it; the module's name goes to the JSON
+    log, never to the person's terminal.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name.removeprefix("wave_orchestrator.")
+
+    def _emit(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        getattr(_structlog().get_logger(), level)(event, logger=self.name, **fields)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        self._emit("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._emit("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._emit("warning", event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        self._emit("error", event, fields)
+
+    def at(self, level: str, event: str, **fields: Any) -> None:
+        """A line at a level chosen at run time ("info" for a success, "warning" otherwise)."""
+        if level not in ("debug", "info", "warning", "error"):
+            raise ValueError(f"unknown log level {level!r}")
+        self._emit(level, event, fields)
 
 
 def bind_wave(number: int) -> None:
