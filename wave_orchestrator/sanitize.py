@@ -52,9 +52,20 @@ SECRET_WORDS = (
 # for the long words only: APIKEY, ANTHROPIC_APIKEY, GHTOKEN, DBPASSWORD.
 SECRET_SUBSTRINGS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE")
 # Names the shell and wave set that are never secrets although a word matches (`PWD`).
-NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD", "WAVE_SESSION", "XDG_SESSION_ID",
-                              "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP",
-                              "DESKTOP_SESSION", "SSH_AUTH_SOCK", "KEYTIMEOUT"})  # fmt: skip
+NOT_SECRET_NAMES = frozenset(
+    {
+        "PWD",
+        "OLDPWD",
+        "WAVE_SESSION",
+        "XDG_SESSION_ID",
+        "XDG_SESSION_TYPE",
+        "XDG_SESSION_CLASS",
+        "XDG_SESSION_DESKTOP",
+        "DESKTOP_SESSION",
+        "SSH_AUTH_SOCK",
+        "KEYTIMEOUT",
+    }
+)
 
 # Values that are credentials whatever their name: known token prefixes and URL passwords.
 TOKEN_VALUE_RE = re.compile(

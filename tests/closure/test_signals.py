@@ -13,8 +13,9 @@ from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
 
 
 def result(agent_id: str, *lines: str, role: str = "infra") -> AgentResult:
-    agent = AgentDef(id=agent_id, title=agent_id, role=role, executor=ExecutorSpec(id="local"),
-                     prompt="p")  # fmt: skip
+    agent = AgentDef(
+        id=agent_id, title=agent_id, role=role, executor=ExecutorSpec(id="local"), prompt="p"
+    )
     return AgentResult(agent, "success", 0, parse_markers("\n".join(lines) + "\n"), Path("/r"))
 
 
@@ -35,17 +36,25 @@ def test_any_other_state_fails_with_infra_state_naming_the_agent(state: str) -> 
 
 
 def test_the_last_signal_of_an_agent_counts_and_the_wave_prefix_is_read_too() -> None:
-    fixed = result("A", "[infra-status] kind=dns target=api state=drift",
-                   "[wave-infra-status] kind=dns target=api state=conformant")  # fmt: skip
-    broke = result("B", "[infra-status] kind=tls target=web state=conformant",
-                   "[infra-status] kind=tls target=web state=Expired")  # fmt: skip
+    fixed = result(
+        "A",
+        "[infra-status] kind=dns target=api state=drift",
+        "[wave-infra-status] kind=dns target=api state=conformant",
+    )
+    broke = result(
+        "B",
+        "[infra-status] kind=tls target=web state=conformant",
+        "[infra-status] kind=tls target=web state=Expired",
+    )
     gate = judge_infra([fixed, broke])
     assert [(f.code, f.agent) for f in gate.failures] == [("infra-expired", "B")]
 
 
 def test_a_failed_deploy_fails_and_the_other_deploy_states_do_not() -> None:
-    ok = [result(f"D{i}", f"[deploy-status] service=api state={s}")
-          for i, s in enumerate(("deploying", "healthy", "rolledover"))]  # fmt: skip
+    ok = [
+        result(f"D{i}", f"[deploy-status] service=api state={s}")
+        for i, s in enumerate(("deploying", "healthy", "rolledover"))
+    ]
     assert judge_infra(ok).passed
     gate = judge_infra([result("D", "[deploy-status] service=api state=failed detail=crashloop")])
     assert [(f.code, f.detail) for f in gate.failures] == [
@@ -54,8 +63,12 @@ def test_a_failed_deploy_fails_and_the_other_deploy_states_do_not() -> None:
 
 
 def test_an_unreadable_signal_fails_as_an_invalid_marker() -> None:
-    gate = judge_infra([result("A", "[infra-status] kind=dns state=drift"),
-                        result("D", "[deploy-status] service=api state=sideways")])  # fmt: skip
+    gate = judge_infra(
+        [
+            result("A", "[infra-status] kind=dns state=drift"),
+            result("D", "[deploy-status] service=api state=sideways"),
+        ]
+    )
     assert [f.code for f in gate.failures] == [
         "invalid-infra-status-marker",
         "invalid-deploy-status-marker",

@@ -358,8 +358,14 @@ def test_operating_md_lists_every_key_the_console_has() -> None:
     bound = {b.key for b in FleetConsole.BINDINGS if isinstance(b, Binding)}
     for keys in bound:
         for key in keys.split(","):
-            shown = {"slash": "/", "question_mark": "?", "escape": "Esc", "enter": "Enter",
-                     "down": "↓", "up": "↑"}.get(key, key)  # fmt: skip
+            shown = {
+                "slash": "/",
+                "question_mark": "?",
+                "escape": "Esc",
+                "enter": "Enter",
+                "down": "↓",
+                "up": "↑",
+            }.get(key, key)
             assert any(f"`{shown}`" in line for line in table), key
             assert any(shown in k for k, _ in KEYS), key
 

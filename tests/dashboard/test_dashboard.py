@@ -194,9 +194,14 @@ def test_limited_and_held_agents_and_the_governor_s_view_are_shown() -> None:
     data["agents"][0].update(state="limited", limited_until=iso_time(soon), state_note="x")
     data["agents"][1].update(state="pending", state_note="waiting for team until 09:40")
     data["agents"][2].update(state="pending", state_note="queued (cap codex=8)")
-    data["governor"] = {"spent_usd": 1.35, "spend_limit_usd": 5.0, "costs_partial": True,
-                        "limited": [{"account": "team", "until": iso_time(soon),
-                                     "detail": "usage limit, resets in 10m"}]}  # fmt: skip
+    data["governor"] = {
+        "spent_usd": 1.35,
+        "spend_limit_usd": 5.0,
+        "costs_partial": True,
+        "limited": [
+            {"account": "team", "until": iso_time(soon), "detail": "usage limit, resets in 10m"}
+        ],
+    }
     text = frame(data, 120, 30)
     assert f"limited until {short_clock(soon)}" in text
     assert "waiting for team until 09:40" in text and "queued (cap codex=8)" in text

@@ -15,37 +15,61 @@ NOW = datetime(2026, 12, 4, 9, 20, 30, tzinfo=UTC)
 @pytest.mark.parametrize(
     ("text", "expect"),
     [
-        ("You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
-         "https://chatgpt.com/settings/usage to purchase more credits or try again at 9:39 AM.",
-         datetime(2026, 12, 4, 9, 40, tzinfo=UTC)),
-        ("You’ve hit your usage limit. Try again at Dec 5th, 2026 9:39 AM.",
-         datetime(2026, 12, 5, 9, 40, tzinfo=UTC)),
-        ("You've hit your session limit · resets 9:40am (UTC)",
-         datetime(2026, 12, 4, 9, 41, tzinfo=UTC)),
-        ("You've hit your session limit · resets 12am (UTC)",
-         datetime(2026, 12, 5, 0, 1, tzinfo=UTC)),
-        ("You've hit your weekly limit · resets 4:40am (America/New_York)",
-         datetime(2026, 12, 4, 9, 41, tzinfo=UTC)),
-        ("Fast limit reached and temporarily disabled · resets in 2h 30m",
-         NOW + timedelta(hours=2, minutes=30)),
-        ("Fast limit reached and temporarily disabled · resets in 45s", NOW + timedelta(seconds=45)),
-        ("Sonnet usage limit reached. It will reset in 2 hours 10 minutes. To continue using this "
-         "model now, enable usage", NOW + timedelta(hours=2, minutes=10)),
+        (
+            "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
+            "https://chatgpt.com/settings/usage to purchase more credits or try again at 9:39 AM.",
+            datetime(2026, 12, 4, 9, 40, tzinfo=UTC),
+        ),
+        (
+            "You’ve hit your usage limit. Try again at Dec 5th, 2026 9:39 AM.",
+            datetime(2026, 12, 5, 9, 40, tzinfo=UTC),
+        ),
+        (
+            "You've hit your session limit · resets 9:40am (UTC)",
+            datetime(2026, 12, 4, 9, 41, tzinfo=UTC),
+        ),
+        (
+            "You've hit your session limit · resets 12am (UTC)",
+            datetime(2026, 12, 5, 0, 1, tzinfo=UTC),
+        ),
+        (
+            "You've hit your weekly limit · resets 4:40am (America/New_York)",
+            datetime(2026, 12, 4, 9, 41, tzinfo=UTC),
+        ),
+        (
+            "Fast limit reached and temporarily disabled · resets in 2h 30m",
+            NOW + timedelta(hours=2, minutes=30),
+        ),
+        (
+            "Fast limit reached and temporarily disabled · resets in 45s",
+            NOW + timedelta(seconds=45),
+        ),
+        (
+            "Sonnet usage limit reached. It will reset in 2 hours 10 minutes. To continue using this "
+            "model now, enable usage",
+            NOW + timedelta(hours=2, minutes=10),
+        ),
         ("usage limit, resets 9:20am (UTC)", datetime(2026, 12, 4, 9, 21, tzinfo=UTC)),
         ("usage limit, resets 9:19am (UTC)", datetime(2026, 12, 5, 9, 20, tzinfo=UTC)),
         ("try again at 12:05 AM", datetime(2026, 12, 5, 0, 6, tzinfo=UTC)),
         ("try again at 12:05 PM", datetime(2026, 12, 4, 12, 6, tzinfo=UTC)),
     ],
-)  # fmt: skip
+)
 def test_each_cli_s_words_give_the_reset(text: str, expect: datetime) -> None:
     assert reset_time(text, NOW) == expect
 
 
 @pytest.mark.parametrize(
     "text",
-    ["You’ve hit your usage limit. Try again later.", "resets 13:00pm (UTC)",
-     "try again at Feb 30th, 2027 9:00 AM", "resets in 0 minutes", "usage limit reached", ""],
-)  # fmt: skip
+    [
+        "You’ve hit your usage limit. Try again later.",
+        "resets 13:00pm (UTC)",
+        "try again at Feb 30th, 2027 9:00 AM",
+        "resets in 0 minutes",
+        "usage limit reached",
+        "",
+    ],
+)
 def test_no_reset_or_nonsense_gives_none(text: str) -> None:
     assert reset_time(text, NOW) is None
 

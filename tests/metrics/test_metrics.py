@@ -662,8 +662,17 @@ def test_cli_human_table(repo: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert metrics_cli.run(args(repo, lane="main")) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["model", "reasoning", "runs"]
-    assert lines[1].split()[:9] == ["claude-sonnet-5", "high", "2", "50%", "—", "1", "1m", "25s",
-                                    "45s"]  # fmt: skip
+    assert lines[1].split()[:9] == [
+        "claude-sonnet-5",
+        "high",
+        "2",
+        "50%",
+        "—",
+        "1",
+        "1m",
+        "25s",
+        "45s",
+    ]
     assert len(lines) == 2
     assert metrics_cli.run(args(repo, by="model-role")) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[2] == "implementation"
@@ -711,8 +720,16 @@ def test_accepted_counts_the_successes_whose_work_the_gates_kept(
     of A1 has two successful runs of A1, the second one's work accepted; a run no verdict
     names was never judged."""
     write(repo, "main", rec(id="r1"), rec(id="r2"), rec(id="r3", status="failed"), rec(id="r4"))
-    append_jsonl(repo / ".wave" / "main" / "verdicts.jsonl", {"kind": "verdict", "lane": "main",
-                 "wave": 1, "judged": ["r1", "r2", "r3"], "accepted": ["r2"]})  # fmt: skip
+    append_jsonl(
+        repo / ".wave" / "main" / "verdicts.jsonl",
+        {
+            "kind": "verdict",
+            "lane": "main",
+            "wave": 1,
+            "judged": ["r1", "r2", "r3"],
+            "accepted": ["r2"],
+        },
+    )
     assert metrics_cli.run(args(repo, lane="main", json=True)) == 0
     group = one(json.loads(capsys.readouterr().out)["groups"])
     assert (group["runs"], group["successes"], group["judged"], group["accepted"]) == (4, 3, 2, 1)

@@ -10,8 +10,14 @@ from wave_orchestrator.metrics.tasks import format_waves, wave_stats
 def rec(
     agent: str, status: str, ms: int, wave: int = 1, at: str = "2026-12-04T10:00:00.000Z"
 ) -> dict[str, Any]:
-    return {"lane": "main", "wave": wave, "agent": agent, "status": status,
-            "duration_ms": ms, "started_at": at}  # fmt: skip
+    return {
+        "lane": "main",
+        "wave": wave,
+        "agent": agent,
+        "status": status,
+        "duration_ms": ms,
+        "started_at": at,
+    }
 
 
 def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
@@ -24,14 +30,43 @@ def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
     ]
     rows = wave_stats(records, {("main", 1): {"C", "E"}})
     assert rows == [
-        {"lane": "main", "wave": 1, "tasks": 4, "completed": 1, "abandoned": 1, "active": 2,
-         "avg_complete_ms": 3000, "cost_usd": None, "accepted": False},
-        {"lane": "main", "wave": 2, "tasks": 1, "completed": 1, "abandoned": 0, "active": 0,
-         "avg_complete_ms": 1000, "cost_usd": None, "accepted": False},
-    ]  # fmt: skip
+        {
+            "lane": "main",
+            "wave": 1,
+            "tasks": 4,
+            "completed": 1,
+            "abandoned": 1,
+            "active": 2,
+            "avg_complete_ms": 3000,
+            "cost_usd": None,
+            "accepted": False,
+        },
+        {
+            "lane": "main",
+            "wave": 2,
+            "tasks": 1,
+            "completed": 1,
+            "abandoned": 0,
+            "active": 0,
+            "avg_complete_ms": 1000,
+            "cost_usd": None,
+            "accepted": False,
+        },
+    ]
     lines = format_waves(rows).splitlines()
-    assert lines[0].split() == ["lane", "wave", "tasks", "completed", "abandoned", "active",
-                                "time", "to", "complete", "accepted", "cost"]  # fmt: skip
+    assert lines[0].split() == [
+        "lane",
+        "wave",
+        "tasks",
+        "completed",
+        "abandoned",
+        "active",
+        "time",
+        "to",
+        "complete",
+        "accepted",
+        "cost",
+    ]
     assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "3s", "no", "—"]
 
 
@@ -44,8 +79,10 @@ def test_a_wave_costs_every_run_and_an_accepted_one_counts_per_accepted_wave() -
     ]
     rows = wave_stats(costly, {}, {"a1": False, "a2": True, "b1": False, "c1": True})
     assert [(r["wave"], r["cost_usd"], r["accepted"]) for r in rows] == [
-        (1, 1.75, True), (2, 3.0, False), (3, None, True)
-    ]  # fmt: skip
+        (1, 1.75, True),
+        (2, 3.0, False),
+        (3, None, True),
+    ]
     table = format_waves(rows).splitlines()
     assert table[1].split()[-2:] == ["yes", "$1.75"] and table[2].split()[-2:] == ["no", "$3.00"]
     assert table[-1] == "cost per accepted wave: $1.75 (1 wave(s) whose gates passed)"

@@ -24,15 +24,27 @@ class Log:
 
 
 def question(n: int) -> dict[str, Any]:
-    return document("question", "main", wave=1, agent=f"A{n}", reason="which schema?",
-                    command=f"wave feedback respond q-{n:016x} --lane main --response '...'",
-                    question="which schema?")  # fmt: skip
+    return document(
+        "question",
+        "main",
+        wave=1,
+        agent=f"A{n}",
+        reason="which schema?",
+        command=f"wave feedback respond q-{n:016x} --lane main --response '...'",
+        question="which schema?",
+    )
 
 
 def test_one_event_is_one_post_of_its_document(hook: Hook) -> None:
     teller = Teller(NotifySettings(webhook_url=hook.url), Log())
-    doc = document("wave-failed", "main", wave=2, agent="A1", reason="A1: failed (exit 3)",
-                   command="wave status --lane main")  # fmt: skip
+    doc = document(
+        "wave-failed",
+        "main",
+        wave=2,
+        agent="A1",
+        reason="A1: failed (exit 3)",
+        command="wave status --lane main",
+    )
     teller.tell(doc)
     teller.drain(10)
     assert len(hook.posts) == 1

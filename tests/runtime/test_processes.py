@@ -18,8 +18,14 @@ from wave_orchestrator.placement import processes
 
 def test_a_group_of_zombies_is_not_alive() -> None:
     child = subprocess.Popen(["sleep", "0.1"], process_group=0)
-    wait_for(lambda: processes._stat(str(child.pid)) is not None
-             and processes._stat(str(child.pid))[0] == "Z", 10, what="a zombie")  # fmt: skip
+    wait_for(
+        lambda: (
+            processes._stat(str(child.pid)) is not None
+            and processes._stat(str(child.pid))[0] == "Z"
+        ),
+        10,
+        what="a zombie",
+    )
     os.killpg(child.pid, 0)  # the kernel still counts the group: what used to stall a wave
     processes.forget()
     assert not processes.group_alive(child.pid)
@@ -42,8 +48,9 @@ def test_a_group_whose_leader_runs_is_alive_without_a_scan_and_one_whose_leader_
     monkeypatch.setattr(os, "listdir", lambda path: scans.append(path) or listdir(path))
     leader = subprocess.Popen(["sleep", "30"], process_group=0)
     # a leader that exits at once, leaving a member of its group behind
-    left = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!"], process_group=0,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    left = subprocess.Popen(
+        ["sh", "-c", "sleep 30 & echo $!"], process_group=0, stdout=subprocess.PIPE, text=True
+    )
     member = int(left.stdout.readline()) if left.stdout else 0
     try:
         left.wait(timeout=10)
@@ -51,8 +58,11 @@ def test_a_group_whose_leader_runs_is_alive_without_a_scan_and_one_whose_leader_
         assert processes.group_alive(leader.pid) and scans == []
         assert processes.group_alive(left.pid) and scans == ["/proc"]  # the member runs
         os.kill(member, signal.SIGKILL)
-        wait_for(lambda: processes._stat(str(member)) is None
-                 or processes._stat(str(member))[0] == "Z", 10, what="the member ended")  # fmt: skip
+        wait_for(
+            lambda: processes._stat(str(member)) is None or processes._stat(str(member))[0] == "Z",
+            10,
+            what="the member ended",
+        )
         processes.forget()
         assert not processes.group_alive(left.pid)
     finally:
@@ -87,8 +97,13 @@ def test_tokens_are_not_read_in_a_running_pane_s_group_but_are_once_its_leader_i
     pane = subprocess.Popen(["sleep", "30"], env=env, process_group=0)
     escapee = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
     # a pane whose leader left, a member of its group still running
-    gone = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!"], env=env, process_group=0,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    gone = subprocess.Popen(
+        ["sh", "-c", "sleep 30 & echo $!"],
+        env=env,
+        process_group=0,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     member = int(gone.stdout.readline()) if gone.stdout else 0
     read: list[int] = []
     token_of = processes._token

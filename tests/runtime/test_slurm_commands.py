@@ -21,18 +21,34 @@ from wave_orchestrator.placement.slurm_commands import (
 @pytest.mark.parametrize(
     ("said", "kind", "words"),
     [
-        ("sbatch: error: Batch job submission failed: Invalid partition name specified",
-         PlacementRefused, "sbatch refused the job: Invalid partition name specified"),
-        ("sbatch: error: Batch job submission failed: Invalid account or account/partition "
-         "combination specified", PlacementRefused, "Invalid account or account/partition"),
-        ("sbatch: error: Batch job submission failed: Invalid qos specification",
-         PlacementRefused, "Invalid qos specification"),
-        ("sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information",
-         PlacementRefused, "unrecognized option '--bogus'"),
-        ("sbatch: error: Batch job submission failed: Resource temporarily unavailable",
-         SlurmError, "sbatch failed (1)"),
+        (
+            "sbatch: error: Batch job submission failed: Invalid partition name specified",
+            PlacementRefused,
+            "sbatch refused the job: Invalid partition name specified",
+        ),
+        (
+            "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+            "combination specified",
+            PlacementRefused,
+            "Invalid account or account/partition",
+        ),
+        (
+            "sbatch: error: Batch job submission failed: Invalid qos specification",
+            PlacementRefused,
+            "Invalid qos specification",
+        ),
+        (
+            "sbatch: unrecognized option '--bogus'\nTry \"sbatch --help\" for more information",
+            PlacementRefused,
+            "unrecognized option '--bogus'",
+        ),
+        (
+            "sbatch: error: Batch job submission failed: Resource temporarily unavailable",
+            SlurmError,
+            "sbatch failed (1)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_failed_submission_is_read_as_refused_or_passing(
     said: str, kind: type[SlurmError], words: str
 ) -> None:
@@ -69,8 +85,9 @@ class Cluster:
         if argv[0] == "sinfo":
             return Answer(0, "debug\ngpu\ndebug\n", "")
         if not self.accounting:
-            raise SlurmError("sacctmgr failed (1): You are not running a supported "
-                             "accounting_storage plugin")  # fmt: skip
+            raise SlurmError(
+                "sacctmgr failed (1): You are not running a supported accounting_storage plugin"
+            )
         if "qos" in argv:
             return Answer(0, "normal\nhigh\n", "")
         return Answer(0, "physics\nchem\n", "")
@@ -88,8 +105,15 @@ def test_preflight_names_what_the_cluster_does_not_have(monkeypatch: pytest.Monk
         "placement.qos 'urgent' is not a QOS on this cluster (sacctmgr lists: high, normal)",
     ]
     assert notes == []
-    assert ["sacctmgr", "--noheader", "--parsable2", "show", "associations", "user=ada",
-            "format=account"] in cluster.calls  # fmt: skip
+    assert [
+        "sacctmgr",
+        "--noheader",
+        "--parsable2",
+        "show",
+        "associations",
+        "user=ada",
+        "format=account",
+    ] in cluster.calls
     right = PlacementSettings(kind="slurm", partition="gpu", account="physics", qos="HIGH")
     assert preflight(right, "ada") == ([], [])
     assert preflight(PlacementSettings(kind="slurm"), "ada") == ([], [])
@@ -99,5 +123,7 @@ def test_preflight_without_accounting_checks_what_it_can(monkeypatch: pytest.Mon
     monkeypatch.setattr(slurm_commands, "run_slurm", Cluster(accounting=False))
     problems, notes = preflight(PlacementSettings(kind="slurm", account="x", qos="y"), "ada")
     assert problems == []
-    assert [n.split(":")[0] for n in notes] == ["placement.account not checked",
-                                                "placement.qos not checked"]  # fmt: skip
+    assert [n.split(":")[0] for n in notes] == [
+        "placement.account not checked",
+        "placement.qos not checked",
+    ]

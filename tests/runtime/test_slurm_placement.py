@@ -78,9 +78,10 @@ def test_the_sbatch_line_carries_name_time_resources_output_and_extras(tmp_path:
     assert {"--partition=agents", "--account=lab", "--qos=low"} <= set(argv)
     assert argv[-2:] == ["--constraint=x", str(tmp_path / "run.sh")]
     assert "--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS=1920" in argv
-    assert not any(a.startswith("--mem") for a in SlurmPlacement(where, "m", REPO).command_line(
-        job(tmp_path, mem=None)
-    ))  # fmt: skip
+    assert not any(
+        a.startswith("--mem")
+        for a in SlurmPlacement(where, "m", REPO).command_line(job(tmp_path, mem=None))
+    )
 
 
 def test_states_are_read_from_one_squeue_and_one_scontrol(
@@ -140,9 +141,20 @@ def test_with_tmux_the_job_is_told_so_signals_go_to_its_batch_script_and_attach_
         ["scancel", f"--user={USER}", "--signal=TERM", "--batch", "41"]
     ]  # the batch script hands it to the pane, then ends the job's tmux
     assert place.attach_argv("w1-A1", tmp_path / "output.log") == [
-        "srun", "--jobid=41", "--overlap", "--pty",
-        "env", "-u", "TMUX", "tmux", "-L", "wave-41", "attach", "-t", "=w1-A1",
-    ]  # fmt: skip
+        "srun",
+        "--jobid=41",
+        "--overlap",
+        "--pty",
+        "env",
+        "-u",
+        "TMUX",
+        "tmux",
+        "-L",
+        "wave-41",
+        "attach",
+        "-t",
+        "=w1-A1",
+    ]
     plain = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(slurm, "run_slurm", fake)
     assert plain.attach_argv("w1-A1", tmp_path / "output.log")[4:] == [
@@ -210,8 +222,9 @@ def test_a_job_that_can_never_start_is_cancelled_and_says_why(
 
 
 def test_a_launch_stops_before_any_agent_when_slurm_does_not_answer(repo: Repo) -> None:
-    repo.fake("squeue", 'echo "slurm_load_jobs error: Unable to contact slurm controller" >&2\n'
-              "exit 1\n")  # fmt: skip
+    repo.fake(
+        "squeue", 'echo "slurm_load_jobs error: Unable to contact slurm controller" >&2\nexit 1\n'
+    )
     repo.lane(
         "main",
         "defaults: {executor: local}\nclosure: {required_roles: []}\nplacement: slurm\n",

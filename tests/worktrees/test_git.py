@@ -26,9 +26,14 @@ def test_filters_and_drivers_from_configuration_never_run(repo: Path, tmp_path: 
     driver that the repository's config (the agent's too) defines: wave's add, commit, merge
     and diff run none of them."""
     ran = tmp_path / "ran"
-    for key, what in (("filter.evil.clean", "clean"), ("filter.evil.smudge", "smudge"),
-                      ("diff.evil.textconv", "textconv"), ("diff.evil.command", "command"),
-                      ("merge.evil.driver", "driver"), ("diff.external", "external")):  # fmt: skip
+    for key, what in (
+        ("filter.evil.clean", "clean"),
+        ("filter.evil.smudge", "smudge"),
+        ("diff.evil.textconv", "textconv"),
+        ("diff.evil.command", "command"),
+        ("merge.evil.driver", "driver"),
+        ("diff.external", "external"),
+    ):
         sh(repo, "git", "config", key, f"sh -c 'echo {what} >> {ran}; cat \"$1\"' -")
     sh(repo, "git", "config", "filter.evil.required", "true")
     (repo / ".gitattributes").write_text("*.txt filter=evil diff=evil merge=evil\n")

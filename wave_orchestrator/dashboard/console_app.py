@@ -332,21 +332,29 @@ class FleetConsole(App[None]):
             ended = self.fleet.attach(argv)
         if ended.code != 0:
             gone = any(w in ended.text for w in ("can't find session", "no sessions", "no server"))
-            said = (f"no tmux session for {agent}: agent sessions end with their wave (launch "
-                    "with --keep-sessions to keep them); l shows its output")  # fmt: skip
+            said = (
+                f"no tmux session for {agent}: agent sessions end with their wave (launch "
+                "with --keep-sessions to keep them); l shows its output"
+            )
             self._said(f"attach {agent}", Done(ended.code, said) if gone else ended)
         self.refresh(layout=True)
 
     def action_stop(self) -> None:
         if agent := self._agent():
-            self._confirmed(f"Stop {agent}? It counts as cancelled; the wave goes on.",
-                            f"stop {agent}", ["stop", "--agent", agent])  # fmt: skip
+            self._confirmed(
+                f"Stop {agent}? It counts as cancelled; the wave goes on.",
+                f"stop {agent}",
+                ["stop", "--agent", agent],
+            )
 
     def action_rerun(self) -> None:
         if (agent := self._agent()) and self.wave is not None:
             argv = ["rerun", agent, "--wave", str(self.wave), f"--reason={RERUN_REASON}"]
-            self._confirmed(f"Rerun {agent} of wave {self.wave}?", f"rerun {agent}",
-                            [*argv, "--detach"] if not self.alive else argv)  # fmt: skip
+            self._confirmed(
+                f"Rerun {agent} of wave {self.wave}?",
+                f"rerun {agent}",
+                [*argv, "--detach"] if not self.alive else argv,
+            )
 
     def action_answer(self) -> None:
         agent = self._agent()
@@ -364,17 +372,22 @@ class FleetConsole(App[None]):
             return
         question = asked[0]
         rid = str(question["id"])
-        self._ask(f"Answer {agent}'s question {strip_controls(rid)}:",
-                  strip_controls(str(question.get("question", ""))),
-                  lambda text: ["feedback", "respond", rid, f"--response={text}"],
-                  f"answer {agent}")  # fmt: skip
+        self._ask(
+            f"Answer {agent}'s question {strip_controls(rid)}:",
+            strip_controls(str(question.get("question", ""))),
+            lambda text: ["feedback", "respond", rid, f"--response={text}"],
+            f"answer {agent}",
+        )
 
     def action_comment(self) -> None:
         if (agent := self._agent()) and self.wave is not None:
             wave = str(self.wave)
-            self._ask(f"Comment for {agent} (its inbox now, its later prompts):", "",
-                      lambda text: ["comment", "--agent", agent, "--wave", wave, f"--text={text}"],
-                      f"comment to {agent}")  # fmt: skip
+            self._ask(
+                f"Comment for {agent} (its inbox now, its later prompts):",
+                "",
+                lambda text: ["comment", "--agent", agent, "--wave", wave, f"--text={text}"],
+                f"comment to {agent}",
+            )
 
     def action_pick_wave(self) -> None:
         def chosen(number: int | None) -> None:
@@ -390,8 +403,9 @@ class FleetConsole(App[None]):
                 self.filter = text
                 self._draw()
 
-        self.push_screen(Ask("Show the agents whose id, state, role or executor has:",
-                             value=self.filter), chosen)  # fmt: skip
+        self.push_screen(
+            Ask("Show the agents whose id, state, role or executor has:", value=self.filter), chosen
+        )
 
     def action_keys(self) -> None:
         self.push_screen(Keys())

@@ -179,8 +179,14 @@ class Governor:
 
     def spend_stop(self) -> str | None:
         """Why nothing more may start (a spend limit reached), or None. Changes nothing."""
-        return next((f"spend limit ${limit:.2f} reached (${spent:.2f} spent)"
-                     for _, spent, limit in self._spending() if spent >= limit), None)  # fmt: skip
+        return next(
+            (
+                f"spend limit ${limit:.2f} reached (${spent:.2f} spent)"
+                for _, spent, limit in self._spending()
+                if spent >= limit
+            ),
+            None,
+        )
 
     def spend_news(self) -> tuple[list[str], str | None]:
         """(warnings not yet given, the reason launching stops or None), for the pool's loop."""
@@ -189,8 +195,10 @@ class Governor:
             if spent >= WARN_AT * limit and scope not in self._warned:
                 self._warned.add(scope)
                 self.save()
-                warnings.append(f"spend at {spent / limit:.0%} of the {scope}'s limit "
-                                f"(${spent:.2f} of ${limit:.2f})")  # fmt: skip
+                warnings.append(
+                    f"spend at {spent / limit:.0%} of the {scope}'s limit "
+                    f"(${spent:.2f} of ${limit:.2f})"
+                )
         return warnings, self.spend_stop()
 
     # -- views and persistence ----------------------------------------------------------------
@@ -205,9 +213,12 @@ class Governor:
             "wave_spent_usd": round(wave_spent, 4),
             "wave_spend_limit_usd": self.wave_limit,
             "costs_partial": unpriced > 0,
-            "limited": [{"account": a, "until": iso(lim.until), "detail": lim.detail[:200]}
-                        for a, lim in sorted(self.limited.items()) if lim.until > now],
-        }  # fmt: skip
+            "limited": [
+                {"account": a, "until": iso(lim.until), "detail": lim.detail[:200]}
+                for a, lim in sorted(self.limited.items())
+                if lim.until > now
+            ],
+        }
 
     def save(self) -> None:
         if self.path is None:

@@ -41,8 +41,10 @@ def plan_lines(rules: Governance, wave: WaveDef, agents: Sequence[tuple[str, Slo
     if not limited:
         return lines
     if policy.wait:
-        lines.append(f"usage limits: a reset within {policy.max_wait_minutes:g} minutes is "
-                     f"waited out, {policy.margin_seconds:g}s after it")  # fmt: skip
+        lines.append(
+            f"usage limits: a reset within {policy.max_wait_minutes:g} minutes is "
+            f"waited out, {policy.margin_seconds:g}s after it"
+        )
     else:
         lines.append("usage limits: the agent ends (usage_limit.wait: false)")
     return lines

@@ -22,8 +22,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _DURATION = re.compile(r"\breset(?:s)? in ((?:\s*\d+\s*[a-z]+\.?,?(?:\s+and)?)+)", re.I)
-_PART = re.compile(r"(\d+)\s*(d|day|days|h|hr|hrs|hour|hours|m|min|mins|minute|minutes|"
-                   r"s|sec|secs|second|seconds)\b", re.I)  # fmt: skip
+_PART = re.compile(
+    r"(\d+)\s*(d|day|days|h|hr|hrs|hour|hours|m|min|mins|minute|minutes|"
+    r"s|sec|secs|second|seconds)\b",
+    re.I,
+)
 _CLOCK = re.compile(
     r"\b(?:resets|try again at)\s+"
     r"(?:(?P<month>[a-z]{3})[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+"

@@ -139,8 +139,12 @@ def _summary(
     verdicts: Verdicts,
 ) -> dict[str, Any]:
     runs = len(records)
-    judged = [v for r in records if r.get("status") == "success"
-              if (v := _verdict(r, verdicts)) is not None]  # fmt: skip
+    judged = [
+        v
+        for r in records
+        if r.get("status") == "success"
+        if (v := _verdict(r, verdicts)) is not None
+    ]
     timed = [
         (r, ms)
         for r in records

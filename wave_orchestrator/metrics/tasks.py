@@ -58,8 +58,17 @@ def _time_to_complete(records: Sequence[dict[str, Any]]) -> int | None:
 
 def format_waves(rows: Sequence[dict[str, Any]]) -> str:
     """The per-wave rows as an aligned text table (no trailing newline)."""
-    header = ["lane", "wave", "tasks", "completed", "abandoned", "active", "time to complete",
-              "accepted", "cost"]  # fmt: skip
+    header = [
+        "lane",
+        "wave",
+        "tasks",
+        "completed",
+        "abandoned",
+        "active",
+        "time to complete",
+        "accepted",
+        "cost",
+    ]
     table = [header] + [
         [
             str(r["lane"]),
@@ -76,8 +85,12 @@ def format_waves(rows: Sequence[dict[str, Any]]) -> str:
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     accepted = [r["cost_usd"] for r in rows if r["accepted"] and r["cost_usd"] is not None]
-    footer = (f"\ncost per accepted wave: ${sum(accepted) / len(accepted):.2f} "
-              f"({len(accepted)} wave(s) whose gates passed)" if accepted else "")  # fmt: skip
+    footer = (
+        f"\ncost per accepted wave: ${sum(accepted) / len(accepted):.2f} "
+        f"({len(accepted)} wave(s) whose gates passed)"
+        if accepted
+        else ""
+    )
     text = "\n".join(
         "  ".join(
             c.ljust(w) if i == 0 else c.rjust(w)

@@ -24,9 +24,15 @@ def document(
     **extra: Any,
 ) -> dict[str, Any]:
     """One event for the sinks; ``command`` is what a person runs to act on it."""
-    doc = {"kind": kind, "lane": lane, "wave": wave, "agent": agent,
-           "reason": reason[:TEXT_LIMIT] if isinstance(reason, str) else reason,
-           "command": command, "at": utc_now()}  # fmt: skip
+    doc = {
+        "kind": kind,
+        "lane": lane,
+        "wave": wave,
+        "agent": agent,
+        "reason": reason[:TEXT_LIMIT] if isinstance(reason, str) else reason,
+        "command": command,
+        "at": utc_now(),
+    }
     return {**doc, **{k: v for k, v in extra.items() if v is not None}}
 
 

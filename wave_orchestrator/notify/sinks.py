@@ -46,8 +46,9 @@ class _Queued:
             except queue.Full:
                 self.overflow += 1
             if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._drain, name=self.thread_name,
-                                                daemon=True)  # fmt: skip
+                self._worker = threading.Thread(
+                    target=self._drain, name=self.thread_name, daemon=True
+                )
                 try:
                     self._worker.start()
                 except RuntimeError as exc:  # no thread to be had (a pids limit): logged
@@ -166,8 +167,12 @@ class Delivery(_Queued):
             more = len(batch) - len(lines) + dropped
             text = "\n".join(lines + ([f"... and {more} more"] if more > 0 else []))
             try:
-                subprocess.run([self.desktop, "wave", text], capture_output=True,
-                               timeout=NOTIFY_TIMEOUT_SECONDS, check=False)  # fmt: skip
+                subprocess.run(
+                    [self.desktop, "wave", text],
+                    capture_output=True,
+                    timeout=NOTIFY_TIMEOUT_SECONDS,
+                    check=False,
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 self._warn("desktop", f"notify-send failed: {exc}")
 

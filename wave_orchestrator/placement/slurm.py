@@ -262,8 +262,9 @@ class SlurmPlacement:
         now = time.monotonic()
         if not force and now - self._at < CACHE_SECONDS:
             return
-        out = self._run(["squeue", f"--user={self.user}", "--noheader", "--array",
-                         "--format=%i|%j|%T|%N|%r"])  # fmt: skip
+        out = self._run(
+            ["squeue", f"--user={self.user}", "--noheader", "--array", "--format=%i|%j|%T|%N|%r"]
+        )
         live: dict[str, PaneInfo] = {}
         never: set[str] = set()
         for line in out.splitlines():

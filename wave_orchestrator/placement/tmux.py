@@ -48,8 +48,22 @@ def literal(text: str) -> str:
 
 def _new_session(name: str, cwd: str, command: Sequence[str]) -> list[str]:
     """A detached session printing its server's and pane's pids; name and folder literal."""
-    return ["new-session", "-d", "-P", "-F", "#{pid}\t#{pane_pid}", "-s", literal(name),
-            "-x", "200", "-y", "50", "-c", literal(cwd), *command]  # fmt: skip
+    return [
+        "new-session",
+        "-d",
+        "-P",
+        "-F",
+        "#{pid}\t#{pane_pid}",
+        "-s",
+        literal(name),
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-c",
+        literal(cwd),
+        *command,
+    ]
 
 
 def process_running(pid: int) -> bool:
@@ -134,8 +148,14 @@ class TmuxServer:
         output; a tmux that cannot be run at all is a TmuxError."""
         argv = ["tmux", "-L", self.socket, "-f", "/dev/null", *args]
         try:
-            return subprocess.run(argv, capture_output=True, text=True, errors="backslashreplace",
-                                  stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+            return subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="backslashreplace",
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
         except OSError as exc:
             raise TmuxError(f"tmux could not be run: {exc}") from exc
 

@@ -55,8 +55,15 @@ _QUIET_ENV = {
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_ATTR_NOSYSTEM": "1",
 }
-_DROPPED_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_OBJECT_DIRECTORY")  # fmt: skip
+_DROPPED_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "GIT_OBJECT_DIRECTORY",
+)
 
 
 class GitError(WaveError):
@@ -204,16 +211,24 @@ def common_git_dir(git_dir: Path) -> Path:
 
 
 def resolve_commit(repo: Path, ref: str, git_dir: Path | None = None) -> str:
-    done = git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False,
-               git_dir=git_dir)  # fmt: skip
+    done = git(
+        repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False, git_dir=git_dir
+    )
     if done.returncode != 0:
         raise GitError(f"base {ref!r} is not a commit in {repo}")
     return done.stdout.strip()
 
 
 def branch_exists(repo: Path, branch: str, git_dir: Path | None = None) -> bool:
-    found = git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False,
-                git_dir=git_dir)  # fmt: skip
+    found = git(
+        repo,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        f"refs/heads/{branch}",
+        check=False,
+        git_dir=git_dir,
+    )
     return found.returncode == 0
 
 

@@ -133,9 +133,17 @@ def integrate(
         if not iso.exists(tree.branch):
             result.conflicts.append(Conflict(tree.agent, None, (), "", missing=True))
             continue
-        merged = g.run("merge", "--no-ff", "--no-edit", "--no-stat", "-m",
-                       f"wave: merge {tree.agent} into wave {wave}", tree.branch,
-                       check=False, identity=True)  # fmt: skip
+        merged = g.run(
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "--no-stat",
+            "-m",
+            f"wave: merge {tree.agent} into wave {wave}",
+            tree.branch,
+            check=False,
+            identity=True,
+        )
         if merged.returncode == 0:
             result.merged.append(tree.agent)
             names = g.out("diff", "--name-only", "--no-renames", base, tree.branch)

@@ -27,9 +27,13 @@ from .git import Git, GitError, absolute_git_dir, common_git_dir, trusted_worktr
 HUNK_LIMIT = 4000
 INTEGRATION = INTEGRATION_WORKTREE
 # What an agent can leave half done in its worktree; committing over it would lose it.
-_UNFINISHED = {"rebase-merge": "a rebase", "rebase-apply": "a rebase or `git am`",
-               "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
-               "REVERT_HEAD": "a revert"}  # fmt: skip
+_UNFINISHED = {
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase or `git am`",
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+}
 
 
 @dataclass(frozen=True)
@@ -142,8 +146,7 @@ class Isolation:
         return self.sha(branch) is not None
 
     def sha(self, ref: str) -> str | None:
-        done = self.main().run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}",
-                               check=False)  # fmt: skip
+        done = self.main().run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
         return done.stdout.strip() if done.returncode == 0 else None
 
     def contains(self, ancestor: str, ref: str) -> bool:
@@ -196,9 +199,17 @@ class Isolation:
         for dep, dep_branch in deps:
             if not self.exists(dep_branch) or self.contains(dep_branch, tree.branch):
                 continue
-            merged = g.run("merge", "--no-ff", "--no-edit", "--no-stat", "-m",
-                           f"wave: {tree.agent} starts from {dep}'s work", dep_branch,
-                           check=False, identity=True)  # fmt: skip
+            merged = g.run(
+                "merge",
+                "--no-ff",
+                "--no-edit",
+                "--no-stat",
+                "-m",
+                f"wave: {tree.agent} starts from {dep}'s work",
+                dep_branch,
+                check=False,
+                identity=True,
+            )
             if merged.returncode != 0:
                 files = g.out("diff", "--name-only", "--diff-filter=U").splitlines()
                 g.run("merge", "--abort", check=False)
@@ -235,8 +246,15 @@ class Isolation:
         if not setup.command:
             return
         argv = ["bash", "-c", setup.command] if isinstance(setup.command, str) else [*setup.command]
-        done = subprocess.run(argv, cwd=path, capture_output=True, text=True, errors="replace",
-                              check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            argv,
+            cwd=path,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()[-3:]
             raise GitError(
@@ -270,8 +288,8 @@ class Isolation:
                 )
         # One status gives the branch, its commit and what is uncommitted (porcelain v2).
         listed = g.out("status", "--porcelain=v2", "--branch", "--untracked-files=all")
-        head = {k: v for k, _, v in (ln[2:].partition(" ") for ln in listed.splitlines()
-                                     if ln.startswith("# "))}  # fmt: skip
+        headers = (ln[2:].partition(" ") for ln in listed.splitlines() if ln.startswith("# "))
+        head = {k: v for k, _, v in headers}
         if branch is not None:
             self._onto_branch(g, path, branch, head.get("branch.head"), head.get("branch.oid"))
         if all(ln.startswith("# ") for ln in listed.splitlines()):
