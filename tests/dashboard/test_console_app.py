@@ -19,7 +19,8 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Log, Static
 
-from wave_orchestrator.dashboard.console_app import Done, FleetConsole
+from wave_orchestrator.dashboard.console_app import FleetConsole
+from wave_orchestrator.dashboard.fleet import Done
 from wave_orchestrator.dashboard.screens import Ask, Confirm, Keys, PickWave
 from wave_orchestrator.state.layout import StateLayout
 

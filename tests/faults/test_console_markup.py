@@ -22,7 +22,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Log, OptionList, Static
 from textual.widgets._toast import Toast
 
-from wave_orchestrator.dashboard.console_app import Done, FleetConsole
+from wave_orchestrator.dashboard.console_app import FleetConsole
+from wave_orchestrator.dashboard.fleet import Done
 from wave_orchestrator.dashboard.screens import Ask, Confirm, PickWave
 from wave_orchestrator.state.layout import StateLayout
 

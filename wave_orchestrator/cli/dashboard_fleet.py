@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..dashboard.console_app import Done
+from ..dashboard.fleet import Done
 from ..self_command import wave_argv
 from ..state.layout import StateLayout
 

@@ -1,7 +1,8 @@
 """The interactive dashboard: the ``dashboard.json`` the plain view draws, as a
 Textual app a person drives with keys, like lazygit or claude-squad. It reads state files only;
 whatever a key does to the fleet goes through ``Fleet``, which the cli builds from its own
-commands, so a key and a command are one behaviour.
+commands, so a key and a command are one behaviour (those keys are ``agent_commands``; the
+table's cells ``agent_rows``).
 
 Everything it shows from a state file or a command's output is plain text, never Textual
 markup: a ``[/]`` an agent wrote would end the console, and a ``[@click=...]`` would run an
@@ -9,65 +10,33 @@ action of the agent's choosing when the person clicks it."""
 
 from __future__ import annotations
 
-import re
-import shlex
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Footer, Log, Static
 
-from ..names import AGENT_ID_RE
 from ..sanitize import clean_tree, strip_controls
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
-from ..state.shown import state_text
 from ..state.untrusted import read_snapshot
+from .agent_commands import AgentCommands
+from .agent_rows import COLUMNS, agent_cells, fit_last_column
+from .fleet import Done, Fleet
 from .follow import LogFollower
-from .render import STATE_STYLES, attention_lines, current_wave, dicts, elapsed, header, stages_line
-from .screens import Ask, Confirm, Keys, PickWave
+from .render import attention_lines, current_wave, dicts, header, stages_line
+from .screens import Ask, Keys, PickWave
 
 TICK_SECONDS = 0.25  # how often the files are looked at (a stat each; read only when changed)
-REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]{0,63}")  # a question id, as the store makes them
-RERUN_REASON = "rerun by a person from the dashboard"
 
 
-@dataclass(frozen=True)
-class Done:
-    """What a command said: its exit code and its words."""
-
-    code: int
-    text: str
-
-
-class Fleet(Protocol):
-    """What the app asks of the lane beyond its state files (the cli's commands)."""
-
-    def command(self, argv: list[str]) -> Done:
-        """`wave ARGV --lane L --repo R`, as a person would type it."""
-
-    def attach(self, argv: list[str]) -> Done:
-        """Run an attach command line on this terminal (the app is suspended meanwhile)."""
-
-    def launcher_alive(self) -> bool:
-        """Whether a launcher holds the lane now."""
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        """Tokens and cost each agent's last finished attempt reported (metrics)."""
-
-
-COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "last output")
-
-
-class FleetConsole(App[None]):
+class FleetConsole(AgentCommands):
     """One lane's wave, redrawn when its ``dashboard.json`` changes; the selected agent is
     what every key acts on."""
 
@@ -206,13 +175,8 @@ class FleetConsole(App[None]):
 
     def _rows(self, agents: list[dict[str, Any]], width: int) -> None:
         table = self.table
-        rows = {str(a.get("id")): self._cells(a) for a in agents}
-        widths = [len(name) for name in COLUMNS[:-1]]
-        for cells in rows.values():
-            widths = [max(w, cell.cell_len) for w, cell in zip(widths, cells, strict=False)]
-        room = max(10, width - sum(widths) - 2 * len(COLUMNS) - 2)  # padding, a scrollbar
-        for cells in rows.values():
-            cells[-1].truncate(room, overflow="ellipsis")
+        rows = {str(a.get("id")): agent_cells(a, self._usage) for a in agents}
+        fit_last_column(rows, width)
         if list(rows) != self._ids or self._rebuild:
             chosen, self._rebuild = self.selected(), False
             table.clear()
@@ -227,20 +191,6 @@ class FleetConsole(App[None]):
             for column, cell, was in zip(COLUMNS, cells, before, strict=True):
                 if (cell.plain, cell.style) != (was.plain, was.style):  # redraw what changed
                     table.update_cell(key, column, cell)
-
-    def _cells(self, agent: dict[str, Any]) -> list[Text]:
-        state = str(agent.get("state", "?"))
-        tokens, cost = self._usage.get(str(agent.get("id")), (None, None))
-        last = str(agent.get("last_line") or agent.get("detail") or "")
-        return [
-            Text(str(agent.get("id"))),
-            Text(state_text(agent)[:14], STATE_STYLES.get(state, "")),
-            Text(str(agent.get("attempt", "")), justify="right"),
-            Text(elapsed(agent.get("elapsed_ms")), justify="right"),
-            Text(_tokens(tokens), justify="right"),
-            Text("-" if cost is None else f"${cost:.2f}", justify="right"),
-            Text(last, "dim"),
-        ]
 
     def selected(self) -> str | None:
         table = self.table
@@ -318,77 +268,6 @@ class FleetConsole(App[None]):
             self.filter = ""
             self._draw()
 
-    # -- acting on an agent (through the commands) ---------------------------------------
-    def action_attach(self) -> None:
-        agent = self._agent()
-        if agent is None or self.wave is None:
-            return
-        done = self.fleet.command(["attach", agent, "--wave", str(self.wave), "--print"])
-        if done.code != 0:
-            self._said(f"attach {agent}", done)
-            return
-        argv = shlex.split(done.text.strip().splitlines()[-1])  # after any warning, the argv
-        with self.suspend():  # the terminal is tmux's until the person detaches
-            ended = self.fleet.attach(argv)
-        if ended.code != 0:
-            gone = any(w in ended.text for w in ("can't find session", "no sessions", "no server"))
-            said = (
-                f"no tmux session for {agent}: agent sessions end with their wave (launch "
-                "with --keep-sessions to keep them); l shows its output"
-            )
-            self._said(f"attach {agent}", Done(ended.code, said) if gone else ended)
-        self.refresh(layout=True)
-
-    def action_stop(self) -> None:
-        if agent := self._agent():
-            self._confirmed(
-                f"Stop {agent}? It counts as cancelled; the wave goes on.",
-                f"stop {agent}",
-                ["stop", "--agent", agent],
-            )
-
-    def action_rerun(self) -> None:
-        if (agent := self._agent()) and self.wave is not None:
-            argv = ["rerun", agent, "--wave", str(self.wave), f"--reason={RERUN_REASON}"]
-            self._confirmed(
-                f"Rerun {agent} of wave {self.wave}?",
-                f"rerun {agent}",
-                [*argv, "--detach"] if not self.alive else argv,
-            )
-
-    def action_answer(self) -> None:
-        agent = self._agent()
-        if agent is None:
-            return
-        talk = (self.data or {}).get("coordination")
-        questions = dicts(talk.get("questions") if isinstance(talk, dict) else None)
-        asked = [
-            q
-            for q in questions
-            if q.get("agent") == agent and REQUEST_ID_RE.fullmatch(str(q.get("id")))
-        ]
-        if not asked:
-            self.notify(f"{agent} has no open question", title="answer", markup=False)
-            return
-        question = asked[0]
-        rid = str(question["id"])
-        self._ask(
-            f"Answer {agent}'s question {strip_controls(rid)}:",
-            strip_controls(str(question.get("question", ""))),
-            lambda text: ["feedback", "respond", rid, f"--response={text}"],
-            f"answer {agent}",
-        )
-
-    def action_comment(self) -> None:
-        if (agent := self._agent()) and self.wave is not None:
-            wave = str(self.wave)
-            self._ask(
-                f"Comment for {agent} (its inbox now, its later prompts):",
-                "",
-                lambda text: ["comment", "--agent", agent, "--wave", wave, f"--text={text}"],
-                f"comment to {agent}",
-            )
-
     def action_pick_wave(self) -> None:
         def chosen(number: int | None) -> None:
             if number is not None:
@@ -410,43 +289,6 @@ class FleetConsole(App[None]):
     def action_keys(self) -> None:
         self.push_screen(Keys())
 
-    def _agent(self) -> str | None:
-        agent = self.selected()
-        if agent is None or not AGENT_ID_RE.fullmatch(agent):
-            self.notify("no agent selected", severity="warning", markup=False)
-            return None
-        return agent
-
-    def _confirmed(self, question: str, what: str, argv: list[str]) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{what}…", title=what, timeout=2, markup=False)
-                self._run(what, argv)
-
-        self.push_screen(Confirm(question), answered)
-
-    def _ask(self, title: str, prompt: str, argv: Callable[[str], list[str]], what: str) -> None:
-        def answered(text: str | None) -> None:
-            if text:
-                self._run(what, argv(text))
-
-        self.push_screen(Ask(title, prompt), answered)
-
-    @work(thread=True, group="commands")
-    def _run(self, what: str, argv: list[str]) -> None:
-        """A command off the event loop: stopping an agent may take its kill grace."""
-        done = self.fleet.command(argv)
-        self.call_from_thread(self._said, what, done)
-
-    def _said(self, what: str, done: Done) -> None:
-        text = strip_controls(done.text.strip(), newlines=True)[-600:] or f"exit {done.code}"
-        # a command's words quote agents: shown, never parsed
-        if done.code:
-            self.notify(text, title=what, severity="error", timeout=8, markup=False)
-        else:
-            self.notify(text, title=what, timeout=4, markup=False)
-        self._seen = None  # redraw now: the command changed what the files say
-
     def _waves(self) -> list[tuple[int, str]]:
         try:
             waves = read_json(self.layout.run_state).get("waves", {})
@@ -464,9 +306,3 @@ class FleetConsole(App[None]):
 def _wave_state(record: Any) -> str:
     state = record.get("state") if isinstance(record, dict) else None
     return strip_controls(state)[:32] if isinstance(state, str) else ""
-
-
-def _tokens(count: int | None) -> str:
-    if count is None:
-        return "-"
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
