@@ -26,7 +26,7 @@ def test_the_wheel_installs_and_runs_the_demo_outside_the_checkout(tmp_path: Pat
     (wheel,) = wheels.glob("wave_orchestrator-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for rel in ("lane.yaml", "waves/wave-1.yaml", "waves/wave-2.yaml"):
-        assert f"wave_orchestrator/definitions/demo_lane/{rel}" in names
+        assert f"wave_orchestrator/definitions/repository/demo_lane/{rel}" in names
     assert any(n.endswith("entry_points.txt") for n in names)
     shipped = {Path(n).name for n in names if n.startswith("wave_orchestrator/docs/")}
     assert shipped == {p.name for p in (ROOT / "docs").glob("*.md")}  # `wave docs` after pipx

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from wave_orchestrator.agents.executors import build_command, model_for
-from wave_orchestrator.definitions.executor_options import (
+from wave_orchestrator.definitions.model import ExecutorSpec
+from wave_orchestrator.definitions.sections.executor_options import (
     BUILTIN_SETTINGS,
     merge_settings,
     reasoning_problem,
 )
-from wave_orchestrator.definitions.model import ExecutorSpec
 
 
 def spec(

@@ -124,7 +124,7 @@ def test_init_demo_copies_the_bundled_demo_lane(tmp_path: Path) -> None:
 
 
 def test_the_packaged_demo_lane_is_the_checkouts() -> None:
-    packaged = ROOT / "wave_orchestrator" / "definitions" / "demo_lane"
+    packaged = ROOT / "wave_orchestrator" / "definitions" / "repository" / "demo_lane"
     files = sorted(p.relative_to(packaged) for p in packaged.rglob("*.yaml"))
     assert files == sorted(
         p.relative_to(ROOT / "lanes" / "demo") for p in (ROOT / "lanes" / "demo").rglob("*.yaml")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers import Repo
 
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.errors import LaneInvalid
 
 WAVE = """\

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from helpers import Repo, git_init
 
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.errors import LaneInvalid
 
 LANE = "defaults: {executor: local}\nclosure: {required_roles: []}\n"

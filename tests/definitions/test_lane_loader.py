@@ -34,7 +34,7 @@ import yaml
 
 from wave_orchestrator.agents.executors import reasoning_for
 from wave_orchestrator.cli import main as wave_main
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.definitions.model import LaneDef, LaneDefaults, RateLimitPolicy
 from wave_orchestrator.errors import LaneInvalid, LaneProblem
 

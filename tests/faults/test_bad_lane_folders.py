@@ -9,7 +9,7 @@ import json
 import pytest
 from helpers import Repo, local_lane
 
-from wave_orchestrator.definitions.repository import lane_folders, skipped_lane_warnings
+from wave_orchestrator.definitions.repository.lanes import lane_folders, skipped_lane_warnings
 
 BAD_NAMES = ["bad name", ".hidden", "-x", "UPPER", "esc\x1b[2Jape", "a" * 40]
 WAVE = "agents:\n  - {id: A1, prompt: work, executor: {local: {command: [echo, hi]}}}\n"

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from helpers import Repo, local_lane, wait_for
 
-from wave_orchestrator.definitions.yaml_source import YamlSyntaxError, load_located
+from wave_orchestrator.definitions.source.yaml_source import YamlSyntaxError, load_located
 
 # 396 bytes; PyYAML's own loader expands it to 9**9 strings (minutes and gigabytes).
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(

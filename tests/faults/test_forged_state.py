@@ -74,7 +74,7 @@ def test_files_written_for_an_agent_that_never_ran_are_not_reused(tmux_repo: Rep
     a_dir, b_dir = tmux_repo.agent_dir("main", 1, "A"), tmux_repo.agent_dir("main", 1, "B")
     b_dir.mkdir(parents=True)
     record = json.loads((a_dir / "launch.json").read_text())
-    from wave_orchestrator.definitions.lane_loader import load_lane
+    from wave_orchestrator.definitions.loading.lane_loader import load_lane
     from wave_orchestrator.runtime.wave.reuse import fingerprint
 
     b_def = next(a for a in load_lane(tmux_repo.root, "main").waves[0].agents if a.id == "B")

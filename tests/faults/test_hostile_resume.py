@@ -15,7 +15,7 @@ import libtmux
 import pytest
 from helpers import Repo, alive, local_lane, wait_for
 
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.placement.base import PaneInfo
 from wave_orchestrator.runtime.agent.plan import AgentLaunch, plan_agent
 from wave_orchestrator.runtime.wave.resume import adopt, read_leftover

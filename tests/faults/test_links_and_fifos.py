@@ -16,7 +16,7 @@ import libtmux
 import pytest
 from helpers import Repo, local_lane
 
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.desk.claims import Desk
 from wave_orchestrator.runtime.agent.plan import materialize, plan_agent
 from wave_orchestrator.state.fsutil import (

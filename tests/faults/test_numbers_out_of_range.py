@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from helpers import Repo, local_lane
 
-from wave_orchestrator.definitions import wave_loader
-from wave_orchestrator.definitions.lane_loader import load_lane
-from wave_orchestrator.definitions.ownership import OwnedPaths, paths_overlap
+from wave_orchestrator.definitions.loading import agent_loader
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
+from wave_orchestrator.definitions.sections.ownership import OwnedPaths, paths_overlap
 from wave_orchestrator.errors import LaneInvalid
 
 AGENT = "{id: A1, prompt: work, executor: {local: {command: [echo, hi]}}}"
@@ -156,7 +156,7 @@ def test_8000_agents_are_checked_without_comparing_every_pair(
             raise AssertionError("paths compared pairwise")
         return paths_overlap(a, b)
 
-    monkeypatch.setattr(wave_loader, "paths_overlap", counted)
+    monkeypatch.setattr(agent_loader, "paths_overlap", counted)
     lane_yaml = local_lane() + "executors: {local: {command: [echo, hi]}}\n"
     assert problems(repo, lane_yaml, wide_wave(8000)) == []  # and a chain 8000 deep: no recursion
     assert calls <= 2 * 8000

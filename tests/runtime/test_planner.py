@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import Repo, git_init
 
-from wave_orchestrator.definitions.lane_loader import load_lane
+from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.runtime.agent import plan as planner
 from wave_orchestrator.runtime.agent.plan import (
     materialize,

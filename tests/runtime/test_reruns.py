@@ -10,21 +10,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from wave_orchestrator.runtime.pool import reruns
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lifecycle import AgentState
-
-
-class Log:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warning(self, message: str, **fields: Any) -> None:
-        self.warnings.append(message)
-
-    def info(self, message: str, **fields: Any) -> None:
-        pass
 
 
 def pending(tmp_path: Path, agent: str) -> Any:
@@ -39,8 +29,7 @@ def test_the_launcher_answers_each_request_and_the_asker_reads_its_own(tmp_path:
     rid = reruns.ask(run.launch.paths, "flaky")
     assert reruns.answer(run.launch.paths, rid) is None  # not answered yet
     other = reruns.ask(run.launch.paths.sibling("Z"), "no such agent running")
-    log = Log()
-    assert reruns.take([run], None, None, log) is False  # type: ignore[arg-type]
+    assert reruns.take([run], None, None) is False  # type: ignore[arg-type]
     said = reruns.answer(run.launch.paths, rid)
     assert said is not None and said["taken"] is False
     assert "A has not started yet" in said["detail"]
@@ -61,9 +50,9 @@ def test_planted_requests_are_dropped_unread_and_nothing_blocks(tmp_path: Path) 
     (folder / "C.json").write_text(json.dumps({"id": "y", "reason": "z" * 20_000}))
     (folder / "bad name.json").write_text(json.dumps({"id": "z"}))
     (folder / "D.json").write_text("[1, 2]")
-    log = Log()
-    assert reruns.take([run], None, None, log) is False  # type: ignore[arg-type]
-    assert len(log.warnings) == 5
+    with capture_logs() as logged:
+        assert reruns.take([run], None, None) is False  # type: ignore[arg-type]
+    assert len([line for line in logged if line["log_level"] == "warning"]) == 5
     assert sorted(p.name for p in folder.iterdir()) == []  # dropped, none answered
     assert secret.exists()  # the link's target is not touched
 
@@ -74,7 +63,7 @@ def test_an_agent_being_started_is_not_renewed_under_its_burst(tmp_path: Path) -
     run = pending(tmp_path, "A")
     run.state, run.launched_wall = AgentState.LAUNCHING, 1.0
     rid = reruns.ask(run.launch.paths, "flaky")
-    assert reruns.take([run], None, None, Log()) is False  # type: ignore[arg-type]
+    assert reruns.take([run], None, None) is False  # type: ignore[arg-type]
     said = reruns.answer(run.launch.paths, rid)
     assert said is not None and said["taken"] is False
     assert "A is being started: ask again once it runs" in said["detail"]
@@ -82,7 +71,7 @@ def test_an_agent_being_started_is_not_renewed_under_its_burst(tmp_path: Path) -
 
 
 def test_renew_is_the_checked_way_back_to_pending(repo: Any) -> None:
-    from wave_orchestrator.definitions.lane_loader import load_lane
+    from wave_orchestrator.definitions.loading.lane_loader import load_lane
     from wave_orchestrator.runtime.agent.plan import plan_agent
     from wave_orchestrator.runtime.agent.run import AgentRun
     from wave_orchestrator.state.layout import StateLayout

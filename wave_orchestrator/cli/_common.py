@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..definitions.repository import (
+from ..definitions.repository.lanes import (
     find_repository,
     read_lane_header,
     resolve_lane_name,
@@ -184,7 +184,7 @@ def person_only(command: str) -> None:
 def check_recipient(repo: Path, lane: str, wave: int, agent: str | None) -> None:
     """Exit 2 unless the lane has wave ``wave`` and, given, ``agent`` is one of its agents:
     guidance for nobody must not vanish with exit 0."""
-    from ..definitions.schema import did_you_mean
+    from ..definitions.source.schema import did_you_mean
     from ._complete import wave_agents, wave_numbers
 
     waves = wave_numbers(repo, lane)

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
+from ..definitions.repository.lanes import find_repository, list_lanes, resolve_lane_name
 from ..errors import WaveError
 
 

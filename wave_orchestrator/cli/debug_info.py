@@ -87,7 +87,7 @@ def _server_answers(path: str) -> bool:
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
-    from ..definitions.repository import find_repository, list_lanes
+    from ..definitions.repository.lanes import find_repository, list_lanes
     from ..state.layout import socket_name
     from ..state.ledger import ledger_path
     from ..state.registry import registry_dir

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 def _shared(repo: Path, lane: str, wave: int, args: argparse.Namespace) -> int:
     """In a shared checkout the agent's work is what changed in the paths it owns: `git diff
     HEAD` of those, and the new files there git does not track yet."""
-    from ..definitions.lane_loader import load_lane
+    from ..definitions.loading.lane_loader import load_lane
     from ..worktrees.git import GitError, out
 
     try:

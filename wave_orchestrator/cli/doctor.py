@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..definitions.repository import find_repository
+    from ..definitions.repository.lanes import find_repository
 
     repo = find_repository(args.repo)
     checks = diagnose(repo)
@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def diagnose(repo: Path) -> list[Check]:
-    from ..definitions.lane_loader import load_lane
+    from ..definitions.loading.lane_loader import load_lane
     from ..definitions.model import LaneDef
-    from ..definitions.repository import list_lanes
+    from ..definitions.repository.lanes import list_lanes
 
     checks: list[Check] = []
     lanes: list[LaneDef] = []

@@ -43,7 +43,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..definitions.scaffold import ignore_state, scaffold, scaffold_demo
+    from ..definitions.repository.scaffold import ignore_state, scaffold, scaffold_demo
 
     repo = Path(args.repo).resolve()
     lane = args.lane or ("demo" if args.demo else "main")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..definitions.repository import find_repository, list_lanes, read_lane_header
+from ..definitions.repository.lanes import find_repository, list_lanes, read_lane_header
 from ..names import WAVE_FILE_RE
 from ..sanitize import strip_controls
 from ..state.run_state import RunState

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from ..definitions.repository import find_repository, list_lanes, resolve_lane_name
+from ..definitions.repository.lanes import find_repository, list_lanes, resolve_lane_name
 from ..metrics.report import (
     BY_CHOICES,
     SORT_CHOICES,

@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..definitions.lane_loader import load_lane
+    from ..definitions.loading.lane_loader import load_lane
 
     repo, lane_name = repo_and_lane(args)
     try:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..definitions.model import AgentDef, EvalTarget
-from ..definitions.repository import inside_repository
+from ..definitions.repository.paths import inside_repository
 from .markers import DOC_LEVELS, GATE_DIMENSIONS, PROOF_LEVELS, InvalidMarker, Marker, Markers
 
 

@@ -1,7 +1,18 @@
-"""Lane and wave files in, frozen definitions out: YAML with line numbers, the schema checker,
-the loaders that report every problem as ``file:line:col: field: message``, executor settings and
-their merge, the repository's lanes, and ``wave init``'s scaffold.
+"""Lane and wave files in, frozen definitions out.
 
-May import: ``state`` (where a lane's state dir is), ``names``, ``errors``. Nothing here runs
-anything; everything above reads only ``model``'s dataclasses.
+Four folders and one module, each importing only those below it (the ``definitions``
+contract in pyproject.toml):
+
+- ``loading/``: the lane and wave loaders, which report every problem as
+  ``file:line:col: field: message`` and build the definitions only from a valid lane;
+- ``sections/``: one key of a lane or wave file each (executors, governance, isolation,
+  placement, components, eval targets, owned paths), checked into a value of the model;
+- ``repository/``: finding the repository and its lanes, paths inside it, ``wave init``'s
+  scaffold and the bundled demo lane;
+- ``source/`` (YAML that remembers line and column, and the checker that reports a field's
+  problem at its position) beside ``model`` (the frozen dataclasses of a lane, a wave and an
+  agent, which everything above ``definitions`` reads).
+
+May import: ``state`` (where a lane's state dir is, safe file opening), ``names``, ``errors``,
+``sanitize``. Nothing here runs anything.
 """

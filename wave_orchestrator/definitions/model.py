@@ -297,8 +297,16 @@ class WaveDef:
 
 
 # What a person can be told of (``notify.on``), in the order docs/coordination.md lists them.
-NOTIFY_KINDS = ("question", "wave-completed", "wave-failed", "wave-blocked", "usage-limit",
-                "spend-warning", "spend-limit", "lane-done")  # fmt: skip
+NOTIFY_KINDS = (
+    "question",
+    "wave-completed",
+    "wave-failed",
+    "wave-blocked",
+    "usage-limit",
+    "spend-warning",
+    "spend-limit",
+    "lane-done",
+)
 WEBHOOK_FORMATS = ("json", "slack", "ntfy")
 
 

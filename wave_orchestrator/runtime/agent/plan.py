@@ -20,7 +20,7 @@ from ...agents.executors import ExecutorCommand, build_command, model_for
 from ...agents.prompts import compose_prompt
 from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
-from ...definitions.repo_paths import normalise_repo_path
+from ...definitions.repository.paths import normalise_repo_path
 from ...governor.accounts import account_of
 from ...sanitize import redact_env, redact_value
 from ...self_command import python_module_argv

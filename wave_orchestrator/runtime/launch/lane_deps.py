@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...definitions.model import WaveDef
-from ...definitions.repository import read_lane_header
+from ...definitions.repository.lanes import read_lane_header
 from ...state.layout import StateLayout, resolve_state_dir
 from ...state.ledger import ledger_path, read_ledger
 from ...state.run_state import RunState

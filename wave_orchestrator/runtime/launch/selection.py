@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...definitions.lane_loader import load_lane
+from ...definitions.loading.lane_loader import load_lane
 from ...definitions.model import LaneDef, WaveDef
 from ...errors import UsageError
 

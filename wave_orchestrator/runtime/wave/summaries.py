@@ -14,7 +14,7 @@ from typing import Any
 from ...closure.gates import AgentResult, GateResult
 from ...closure.markers import InvalidMarker, Marker
 from ...definitions.model import AgentDef
-from ...definitions.repository import inside_repository
+from ...definitions.repository.paths import inside_repository
 from ...state.events import utc_now, utc_stamp
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState

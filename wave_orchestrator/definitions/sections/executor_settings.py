@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model import EXECUTOR_IDS, NUMBER_RANGES, AccountDef, ExecutorSpec
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 from .executor_options import (
     BUILTIN_SETTINGS,
     SETTING_KINDS,
     merge_settings,
     reasoning_problem,
 )
-from .model import EXECUTOR_IDS, NUMBER_RANGES, AccountDef, ExecutorSpec
-from .schema import Checker
-from .yaml_source import FieldPath
 
 COMMON_EXECUTOR_KEYS = (
     "model",
@@ -272,11 +272,17 @@ def _account(
         return None
     account = accounts.get(name)
     if account is None:
-        ck.error((*p, "account"), f"unknown account {name!r}",
-                 "one of lane.yaml's accounts: " + (", ".join(accounts) or "none"))  # fmt: skip
+        ck.error(
+            (*p, "account"),
+            f"unknown account {name!r}",
+            "one of lane.yaml's accounts: " + (", ".join(accounts) or "none"),
+        )
     elif account.executor != executor_id:
-        ck.error((*p, "account"), f"account {name!r} is a {account.executor} login, and this "
-                 f"agent runs on {executor_id}", f"an account of {executor_id}")  # fmt: skip
+        ck.error(
+            (*p, "account"),
+            f"account {name!r} is a {account.executor} login, and this agent runs on {executor_id}",
+            f"an account of {executor_id}",
+        )
         return None
     return account
 

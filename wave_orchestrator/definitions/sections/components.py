@@ -8,9 +8,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .model import AgentDef, is_closure_role
-from .schema import Checker
-from .yaml_source import FieldPath
+from ..model import AgentDef, is_closure_role
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 
 COMPONENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}")
 LEVEL_RE = re.compile(r"[a-z][a-z0-9_-]{0,40}")
@@ -47,8 +47,11 @@ def check_owned_components(
     for j, component in enumerate(ids):
         if component not in promoted:
             known = ", ".join(sorted(promoted)) or "(none: the wave has no components)"
-            ck.error((*path, j), f"component {component!r} is not promoted by this wave",
-                     f"one of the wave's components: {known}")  # fmt: skip
+            ck.error(
+                (*path, j),
+                f"component {component!r} is not promoted by this wave",
+                f"one of the wave's components: {known}",
+            )
         else:
             owned.append((component, promoted[component]))
     return tuple(owned)
@@ -65,8 +68,14 @@ def check_component_owners(
     for component in promoted:
         who = owners.get(component, [])
         if not who:
-            ck.error(("components", component), f"no agent owns component {component!r}",
-                     f"an agent with components: [{component}]")  # fmt: skip
+            ck.error(
+                ("components", component),
+                f"no agent owns component {component!r}",
+                f"an agent with components: [{component}]",
+            )
         elif len(who) > 1:
-            ck.error(("components", component), f"component {component!r} has several "
-                     f"owners: {', '.join(who)}", "one owner per component")  # fmt: skip
+            ck.error(
+                ("components", component),
+                f"component {component!r} has several owners: {', '.join(who)}",
+                "one owner per component",
+            )

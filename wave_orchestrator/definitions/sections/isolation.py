@@ -10,11 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..names import INTEGRATION_WORKTREE
-from .model import IsolationSettings, is_closure_role
-from .repo_paths import normalise_repo_path
-from .schema import Checker
-from .yaml_source import FieldPath
+from ...names import INTEGRATION_WORKTREE
+from ..model import IsolationSettings, is_closure_role
+from ..repository.paths import normalise_repo_path
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 
 ISOLATION_MODES = ("shared", "worktree")
 MERGE_MODES = ("none", "ff")
@@ -22,8 +22,15 @@ SETUP_KEYS = ("command", "copy")
 KEYS = ("isolation", "base", "setup")
 GIT_SECONDS = 30
 # What would point git at another repository than the lane's (set by a hook or an agent).
-GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                 "GIT_OBJECT_DIRECTORY", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS")  # fmt: skip
+GIT_REDIRECTS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+)
 
 
 def check_isolation(
@@ -94,8 +101,16 @@ def names_no_commit(repo: Path, ref: str) -> bool:
 
     env = {k: v for k, v in os.environ.items() if k not in GIT_REDIRECTS}
     env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    prefix = ["git", "--no-pager", "-C", str(repo), "-c", "core.hooksPath=/dev/null",
-              "-c", "core.fsmonitor=false"]  # fmt: skip
+    prefix = [
+        "git",
+        "--no-pager",
+        "-C",
+        str(repo),
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+    ]
 
     def status(*args: str) -> int:
         return subprocess.run(

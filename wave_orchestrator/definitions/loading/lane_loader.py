@@ -10,14 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import LaneInvalid, LaneProblem
-from ..names import LANE_NAME_RE, WAVE_FILE_RE
-from ..state.layout import resolve_state_dir
-from .eval_targets import check_catalog
-from .executor_settings import LaneSettings, SettingsLayer, check_lane_executors, check_profiles
-from .governance import check_governance, check_webhook
-from .isolation import check_isolation, check_merge
-from .model import (
+from ...errors import LaneInvalid, LaneProblem
+from ...names import LANE_NAME_RE, WAVE_FILE_RE
+from ...state.layout import resolve_state_dir
+from ..model import (
     CLOSURE_ORDER,
     EXECUTOR_IDS,
     NOTIFY_KINDS,
@@ -32,12 +28,22 @@ from .model import (
     RateLimitPolicy,
     WaveDef,
 )
-from .placement import check_lane_placement
-from .repo_paths import normalise_repo_path
-from .repository import state_dir_problem
-from .schema import Checker
-from .wave_loader import LaneContext, WaveLoader, parse_file, read_inside
-from .yaml_source import FieldPath, Located
+from ..repository.lanes import state_dir_problem
+from ..repository.paths import normalise_repo_path
+from ..sections.eval_targets import check_catalog
+from ..sections.executor_settings import (
+    LaneSettings,
+    SettingsLayer,
+    check_lane_executors,
+    check_profiles,
+)
+from ..sections.governance import check_governance, check_webhook
+from ..sections.isolation import check_isolation, check_merge
+from ..sections.placement import check_lane_placement
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath, Located
+from .lane_context import LaneContext, parse_file, read_inside
+from .wave_loader import WaveLoader
 
 LANE_KEYS = (
     "description",
@@ -175,10 +181,13 @@ class LaneLoader:
         url, form = check_webhook(ck, raw.get("webhook"))
         on: tuple[str, ...] = NOTIFY_KINDS
         if "on" in raw:
-            on = tuple(ck.string_list(raw["on"], ("notify", "on"), choices=NOTIFY_KINDS,
-                                      noun="event") or ())  # fmt: skip
-        return NotifySettings(tuple(command), flags.get("desktop", False), url, form,
-                              flags.get("bell", False), on)  # fmt: skip
+            on = tuple(
+                ck.string_list(raw["on"], ("notify", "on"), choices=NOTIFY_KINDS, noun="event")
+                or ()
+            )
+        return NotifySettings(
+            tuple(command), flags.get("desktop", False), url, form, flags.get("bell", False), on
+        )
 
     def _feedback_minutes(self, ck: Checker, value: Any) -> float:
         """How long a wave with nothing else to wait for waits on a question (then: blocked)."""
@@ -230,7 +239,7 @@ class LaneLoader:
 
     def _max_running(self, ck: Checker, raw: dict[str, Any], num: Any) -> int:
         """The lane-wide cap: the number given, or the mapping's ``total`` (checked with the
-        rest of the mapping by definitions.governance)."""
+        rest of the mapping by sections.governance)."""
         value, base = raw.get("max_running"), LaneDefaults.max_running
         if isinstance(value, dict):
             total = value.get("total")

@@ -7,9 +7,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from .model import PlacementSettings
-from .schema import Checker
-from .yaml_source import FieldPath
+from ..model import PlacementSettings
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 
 KINDS = ("local", "slurm")
 LANE_KEYS = (

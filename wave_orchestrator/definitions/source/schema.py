@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from ..errors import LaneProblem
+from ...errors import LaneProblem
 from .yaml_source import FieldPath, Located
 
 MISSING: Any = object()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..sanitize import redact_value
-from .model import (
+from ...sanitize import redact_value
+from ..model import (
     EXECUTOR_IDS,
     NUMBER_RANGES,
     WEBHOOK_FORMATS,
@@ -17,8 +17,8 @@ from .model import (
     Governance,
     UsageLimitPolicy,
 )
-from .schema import Checker
-from .yaml_source import FieldPath
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 
 USAGE_LIMIT_KEYS = ("wait", "max_wait_minutes", "margin_seconds")
 ACCOUNT_KEYS = ("executor", "env")
@@ -36,8 +36,12 @@ def check_usage_limit(ck: Checker, value: Any) -> UsageLimitPolicy:
         wait = bool(ck.boolean(raw["wait"], (*p, "wait")))
     minutes = base.max_wait_minutes
     if "max_wait_minutes" in raw:
-        got = ck.number(raw["max_wait_minutes"], (*p, "max_wait_minutes"), positive=True,
-                        limits=(0, MAX_WAIT_MINUTES))  # fmt: skip
+        got = ck.number(
+            raw["max_wait_minutes"],
+            (*p, "max_wait_minutes"),
+            positive=True,
+            limits=(0, MAX_WAIT_MINUTES),
+        )
         minutes = minutes if got is None else float(got)
     margin = base.margin_seconds
     if "margin_seconds" in raw:
@@ -64,8 +68,9 @@ def check_accounts(ck: Checker, value: Any) -> dict[str, AccountDef]:
         if "executor" not in raw:
             ck.error(p, "names no executor", "executor: one of " + ", ".join(EXECUTOR_IDS[:3]))
             continue
-        executor = ck.string(raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS,
-                             noun="executor")  # fmt: skip
+        executor = ck.string(
+            raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS, noun="executor"
+        )
         env = check_env(ck, raw["env"], (*p, "env")) if "env" in raw else {}
         if executor is not None:
             out[name] = AccountDef(name, executor, env)
@@ -87,8 +92,9 @@ def check_caps(
         got = ck.number(v, where, integer=True, positive=True, limits=NUMBER_RANGES["max_running"])
         return None if got is None else int(got)
 
-    executor = {ex: n for ex in EXECUTOR_IDS if ex in raw
-                if (n := count(raw[ex], (*p, ex))) is not None}  # fmt: skip
+    executor = {
+        ex: n for ex in EXECUTOR_IDS if ex in raw if (n := count(raw[ex], (*p, ex))) is not None
+    }
     scoped: dict[str, dict[str, int]] = {"account": {}, "model": {}}
     for scope in CAP_SCOPES:
         if scope not in raw:
@@ -99,9 +105,12 @@ def check_caps(
         for name, v in raw[scope].items():
             where = (*p, scope, name)
             if scope == "account" and accounts is not None and name not in accounts:
-                ck.error(where, f"unknown account {name!r}",
-                         "one of lane.yaml's accounts: " + (", ".join(accounts) or "none"),
-                         key=True)  # fmt: skip
+                ck.error(
+                    where,
+                    f"unknown account {name!r}",
+                    "one of lane.yaml's accounts: " + (", ".join(accounts) or "none"),
+                    key=True,
+                )
             elif (n := count(v, where)) is not None:
                 scoped[scope][str(name)] = n
     total = count(raw["total"], (*p, "total")) if "total" in raw else None
@@ -112,8 +121,9 @@ def check_spend(ck: Checker, raw: Mapping[str, Any]) -> tuple[float | None, bool
     """``spend_limit_usd`` (and the lane's ``spend_limit: {hard: true}``)."""
     usd = None
     if "spend_limit_usd" in raw:
-        got = ck.number(raw["spend_limit_usd"], ("spend_limit_usd",), positive=True,
-                        limits=(0, MAX_SPEND_USD))  # fmt: skip
+        got = ck.number(
+            raw["spend_limit_usd"], ("spend_limit_usd",), positive=True, limits=(0, MAX_SPEND_USD)
+        )
         usd = None if got is None else float(got)
     hard = False
     if "spend_limit" in raw:
@@ -168,6 +178,8 @@ def check_webhook(ck: Checker, value: Any) -> tuple[str | None, str]:
             url = None
     form = "json"
     if "format" in raw:
-        form = ck.string(raw["format"], (*p, "format"), choices=WEBHOOK_FORMATS,
-                         noun="format") or "json"  # fmt: skip
+        form = (
+            ck.string(raw["format"], (*p, "format"), choices=WEBHOOK_FORMATS, noun="format")
+            or "json"
+        )
     return url, form

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..state.fsutil import UnsafePath, open_regular
+from ...state.fsutil import UnsafePath, open_regular
 
 LANE_YAML = """\
 # lane.yaml - settings for every wave of this lane. Every key is optional; the values shown

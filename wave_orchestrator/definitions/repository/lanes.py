@@ -7,9 +7,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LaneProblem, UsageError
-from ..names import LANE_NAME_RE
-from .yaml_source import YamlSyntaxError, load_located
+from ...errors import LaneProblem, UsageError
+from ...names import LANE_NAME_RE
+from ..source.yaml_source import YamlSyntaxError, load_located
 
 
 def find_repository(explicit: str | None = None, start: Path | None = None) -> Path:
@@ -25,17 +25,6 @@ def find_repository(explicit: str | None = None, start: Path | None = None) -> P
         if (folder / "lanes").is_dir():
             return folder
     raise UsageError(f"no lanes/ folder in {here} or above: run `wave init` or pass --repo PATH")
-
-
-def inside_repository(repo: Path, rel: str) -> Path | None:
-    """The real path of ``repo/rel`` when it stays inside the repository, else None: a link
-    (anywhere on the way) that leads out of it, or a link loop, confines nothing."""
-    try:
-        target = (repo / rel).resolve()
-        root = repo.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
-        return None
-    return target if target == root or target.is_relative_to(root) else None
 
 
 def lane_folders(repo: Path) -> tuple[list[str], list[str]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ..state.fsutil import file_kind
+from ...state.fsutil import file_kind
 
 FieldPath = tuple[str | int, ...]
 

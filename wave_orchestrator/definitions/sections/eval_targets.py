@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .model import EvalTarget
-from .schema import Checker
-from .yaml_source import FieldPath
+from ..model import EvalTarget
+from ..source.schema import Checker
+from ..source.yaml_source import FieldPath
 
 EVAL_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}")  # one word of a marker's id list
 TARGET_KEYS = ("id", "benchmarks")
@@ -42,8 +42,11 @@ def check_eval_targets(
         pins = _ids(ck, raw.get("benchmarks"), (*where, "benchmarks"), "benchmark")
         for j, pin in enumerate(pins):
             if catalog and pin not in catalog:
-                ck.error((*where, "benchmarks", j), f"benchmark {pin!r} is not in the lane's "
-                         "benchmarks catalog", "one of: " + ", ".join(catalog))  # fmt: skip
+                ck.error(
+                    (*where, "benchmarks", j),
+                    f"benchmark {pin!r} is not in the lane's benchmarks catalog",
+                    "one of: " + ", ".join(catalog),
+                )
         if target is None:
             continue
         if target in seen:
@@ -51,8 +54,11 @@ def check_eval_targets(
         seen.add(target)
         targets.append(EvalTarget(target, tuple(pins)))
     if targets and not has_evaluator:
-        ck.error(path, "no agent of the wave has role cont-eval to judge these targets",
-                 "a cont-eval agent, or no eval_targets")  # fmt: skip
+        ck.error(
+            path,
+            "no agent of the wave has role cont-eval to judge these targets",
+            "a cont-eval agent, or no eval_targets",
+        )
     return tuple(targets)
 
 
