@@ -38,13 +38,16 @@ def test_nothing_to_say_when_nothing_runs() -> None:
 
 
 def test_at_most_one_line_per_interval() -> None:
-    lines: list[str] = []
-    log = SimpleNamespace(info=lines.append)
-    beat = Heartbeat(log, every=3600)
+    from structlog.testing import capture_logs
+
+    beat = Heartbeat(every=3600)
     runs = [run("A", AgentState.RUNNING, 1.0)]
-    beat.beat(runs, 1)  # not yet: the first line comes one interval after the start
-    assert lines == []
-    beat.next = 0.0
-    beat.beat(runs, 1)
-    beat.beat(runs, 1)
+    with capture_logs() as logged:
+        beat.beat(runs, 1)  # not yet: the first line comes one interval after the start
+        assert logged == []
+        beat.next = 0.0
+        beat.beat(runs, 1)
+        beat.beat(runs, 1)
+    lines = [line["event"] for line in logged]
     assert len(lines) == 1 and lines[0].startswith("wave 1: 1 running, 0 done, longest A ")
+    assert logged[0]["log_level"] == "info"

@@ -45,7 +45,7 @@ TERMINAL = frozenset(
     }
 )
 _ENDS = TERMINAL
-TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
+_FORWARD: dict[AgentState, frozenset[AgentState]] = {
     # A pending agent can fail without launching when an agent it depends on failed.
     # ... or, its account out of quota with no reset to wait for, as usage-limit.
     AgentState.PENDING: frozenset(
@@ -59,18 +59,23 @@ TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
     | {AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN, AgentState.LIMITED},
     AgentState.RATE_LIMITED: _ENDS
     | {AgentState.RUNNING, AgentState.WAITING_HUMAN, AgentState.LIMITED},
-    # Parked until its account's reset: then launched again (pending), or ended.
+    # Parked until its account's reset: then renewed (below), or ended.
     AgentState.LIMITED: frozenset(
-        {AgentState.PENDING, AgentState.FAILED, AgentState.USAGE_LIMIT, AgentState.CANCELLED}
+        {AgentState.FAILED, AgentState.USAGE_LIMIT, AgentState.CANCELLED}
     ),
     AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING},
 }
-
-
 # Renewal: pending again as a new try of the same attempt (a parked agent after its account's
-# reset, or `wave rerun`). From any state but launching: a burst may be starting that very
-# try, and would start a stale one. The only way back to pending (AgentRun.renew).
+# reset or on its fallback executor, `wave rerun`), from any state but launching: a burst may
+# be starting that very try, and would start a stale one. The only way back to pending, and
+# only as a renewal (AgentRun.renew, which starts the try's fields over): an end is final to
+# every other move.
 RENEWABLE = frozenset(AgentState) - {AgentState.LAUNCHING}
+_BACK = frozenset({AgentState.PENDING})
+TRANSITIONS: dict[AgentState, frozenset[AgentState]] = {
+    state: _FORWARD.get(state, frozenset()) | (_BACK if state in RENEWABLE else frozenset())
+    for state in AgentState
+}
 
 
 class IllegalTransition(RuntimeError):
@@ -78,10 +83,14 @@ class IllegalTransition(RuntimeError):
 
 
 def check_renewal(current: AgentState) -> None:
-    if current not in RENEWABLE:
+    """Raises unless an agent in ``current`` may be renewed (pending again, as a new try)."""
+    check_transition(current, AgentState.PENDING, renewal=True)
+
+
+def check_transition(current: AgentState, target: AgentState, *, renewal: bool = False) -> None:
+    """Raises unless the table allows the move; back to pending is a renewal, and only that."""
+    if target in TRANSITIONS[current] and (target is AgentState.PENDING) == renewal:
+        return
+    if renewal:
         raise IllegalTransition(f"agent cannot be renewed while {current}")
-
-
-def check_transition(current: AgentState, target: AgentState) -> None:
-    if target not in TRANSITIONS.get(current, frozenset()):
-        raise IllegalTransition(f"agent cannot go from {current} to {target}")
+    raise IllegalTransition(f"agent cannot go from {current} to {target}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
 
 from ...agents.usage import CliRetryFollower
@@ -13,11 +14,17 @@ from ...definitions.model import AgentDef, WaveDef
 from ...errors import PlacementError
 from ...governor.governor import Slot
 from ...placement.base import PaneInfo, Placement, ended_state
+from ...state.events import EventLog, utc_stamp
 from ...state.events import short_clock as clock
-from ...state.events import utc_stamp
 from ...state.fsutil import write_json_atomic
-from ...state.lifecycle import AgentState, check_renewal, check_transition
-from ...state.status import StatusFile, StatusUnreadable, archive_files, read_status
+from ...state.lifecycle import AgentState, check_transition
+from ...state.status import (
+    StatusFile,
+    StatusUnreadable,
+    archive_files,
+    read_status,
+    write_outcome,
+)
 from ...state.untrusted import read_backoff
 from .plan import AgentLaunch, materialize
 
@@ -78,9 +85,44 @@ class AgentRun:
             AgentState.WAITING_HUMAN,
         )
 
-    def to(self, state: AgentState) -> None:
-        check_transition(self.state, state)
+    def to(
+        self, state: AgentState, events: EventLog | None = None, event: str = "", /, **said: Any
+    ) -> None:
+        """The one way its state moves on: the move checked against the lifecycle's table,
+        then, when ``event`` is named, said in events.jsonl with the fields ``said``."""
+        self._move(state, False, events, event, said)
+
+    def _move(
+        self,
+        state: AgentState,
+        renewal: bool,
+        events: EventLog | None,
+        event: str,
+        said: dict[str, Any],
+    ) -> None:
+        check_transition(self.state, state, renewal=renewal)
         self.state = state
+        if events is not None and event:
+            events.emit(event, self.launch.wave.number, self.id, **said)
+
+    def begin(self, now: float, events: EventLog | None = None, /, **said: Any) -> None:
+        """It runs: its budget counts from ``now`` (``said``: the fields of its launch)."""
+        self.deadline = now + self.launch.deadline_minutes * 60
+        self.to(AgentState.RUNNING, events, "agent_launched", **said)
+
+    def end(
+        self, state: AgentState, events: EventLog, code: int | None = None, detail: str = ""
+    ) -> None:
+        """It ended: its result kept, an end the launcher decided written to its status file
+        (the wrapper's does not say it), then said as ``agent_finished``."""
+        self.code = code if code is not None else self.code
+        self.detail = detail
+        if self.foreign_status:
+            drop_foreign_status(self)
+        decided = state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
+        if self.launched_wall and (decided or self.overruled):
+            write_outcome(self.launch.paths.status, self.launcher_status(state))
+        self.to(state, events, "agent_finished", **self.finished_fields(state))
 
     @property
     def state_note(self) -> str | None:
@@ -99,9 +141,10 @@ class AgentRun:
         launch = self.launch
         return launch.executor, launch.account, launch.model
 
-    def park(self, until: float) -> None:
-        """It hit a usage limit that resets at ``until``: no process, no clock, no retry used."""
-        self.to(AgentState.LIMITED)
+    def park(self, until: float, events: EventLog | None = None, /, **said: Any) -> None:
+        """It hit a usage limit that resets at ``until``: no process, no clock, no retry used
+        (said as ``agent_limited`` with ``said`` when ``events`` is given)."""
+        self.to(AgentState.LIMITED, events, "agent_limited", **said)
         self.limited_until, self.parked = until, self.parked + 1
         self.finished_wall = time.time()  # its clock stops while it waits
 
@@ -111,16 +154,16 @@ class AgentRun:
         archive_attempt(self.launch, self.launch.attempt, f".limited{self.parked}")
         self.renew()
 
-    def renew(self) -> None:
-        """Pending again, as a new try of the same attempt: what it is (its launch, executors,
-        worktree) and how often it was parked or rerun are kept, everything else starts over;
-        checked as any move of its state is."""
-        check_renewal(self.state)
-        keep = {"launch", "executors", "parked", "prepared", "cli", "reruns"}
-        for f in fields(self):
+    def renew(self, events: EventLog | None = None, event: str = "", /, **said: Any) -> None:
+        """Pending again, as a new try of the same attempt: a renewal in the lifecycle's table
+        (never while it is being launched). What it is (its launch, executors, worktree) and
+        how often it was parked or rerun are kept, everything else starts over."""
+        self._move(AgentState.PENDING, True, events, event, said)
+        keep = {"state", "launch", "executors", "parked", "prepared", "cli", "reruns"}
+        for f in dataclass_fields(self):
             if f.init and f.name not in keep:
-                setattr(self, f.name, f.default_factory() if callable(f.default_factory)
-                        else f.default)  # fmt: skip
+                fresh = f.default_factory() if callable(f.default_factory) else f.default
+                setattr(self, f.name, fresh)
         self.__post_init__()
 
     @property
@@ -157,20 +200,41 @@ class AgentRun:
     def launch_record(self) -> dict[str, Any]:
         """launch.json: what a resumed launcher needs to know of this attempt."""
         launch = self.launch
-        return {"attempt": launch.attempt, "executor": launch.executor,
-                "session": launch.session, "launched_at": self.launched_wall,
-                "fingerprint": launch.fingerprint or None}  # fmt: skip
+        return {
+            "attempt": launch.attempt,
+            "executor": launch.executor,
+            "session": launch.session,
+            "launched_at": self.launched_wall,
+            "fingerprint": launch.fingerprint or None,
+        }
 
-    def finished_fields(self) -> dict[str, Any]:
-        """The fields of its ``agent_finished`` event in ``events.jsonl``."""
-        return {"status": self.state.outcome, "code": self.code, "tries": self.tries,
-                "duration_ms": self.duration_ms, "attempt": self.launch.attempt,
-                "executor": self.launch.executor, "detail": self.detail or None}  # fmt: skip
+    def launched_fields(self) -> dict[str, Any]:
+        """The fields of its ``agent_launched`` event."""
+        launch = self.launch
+        return {
+            "session": launch.session,
+            "executor": launch.executor,
+            "attempt": launch.attempt,
+            "model": launch.model,
+            "account": launch.account,
+        }
 
-    def launcher_status(self) -> dict[str, Any]:
+    def finished_fields(self, state: AgentState) -> dict[str, Any]:
+        """The fields of its ``agent_finished`` event, ended as ``state``."""
+        return {
+            "status": state.outcome,
+            "code": self.code,
+            "tries": self.tries,
+            "duration_ms": self.duration_ms,
+            "attempt": self.launch.attempt,
+            "executor": self.launch.executor,
+            "detail": self.detail or None,
+        }
+
+    def launcher_status(self, state: AgentState) -> dict[str, Any]:
         """The status file of an outcome the launcher decided (timeout, stall, ...); a
         `cancelled` one is launched again by `--resume` (``stopped_by``)."""
-        stopped_by = {"stopped_by": "launcher"} if self.state is AgentState.CANCELLED else {}
+        stopped_by = {"stopped_by": "launcher"} if state is AgentState.CANCELLED else {}
         return {
             "agent": self.id,
             "wave": self.launch.wave.number,
@@ -181,7 +245,7 @@ class AgentRun:
             "rate_limited": self.rate_limited,
             "started_at": utc_stamp(self.launched_wall or time.time()),
             "finished_at": utc_stamp(self.finished_wall or time.time()),
-            "outcome": self.state.value,
+            "outcome": state.value,
             "detail": self.detail,
             **stopped_by,
         }
@@ -288,11 +352,16 @@ def briefing_rows(wave: WaveDef, latest: Mapping[str, AgentRun]) -> list[dict[st
     for agent in wave.agents:
         run = latest.get(agent.id)
         status = run.state.outcome if run else "not run"
-        rows.append({"agent": agent,
-                     "status": f"{status} (reused from an earlier run)" if run and run.reused
-                     else status,
-                     "code": run.code if run else None,
-                     "log": str(run.launch.paths.output_log) if run else ""})  # fmt: skip
+        if run and run.reused:
+            status = f"{status} (reused from an earlier run)"
+        rows.append(
+            {
+                "agent": agent,
+                "status": status,
+                "code": run.code if run else None,
+                "log": str(run.launch.paths.output_log) if run else "",
+            }
+        )
     return rows
 
 

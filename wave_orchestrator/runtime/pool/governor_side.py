@@ -18,22 +18,25 @@ from ...state.events import iso_time as iso
 from ...state.events import short_clock as clock
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
+from ...state.logs import Logger
 from ...state.status import StatusFile
 from ..agent.plan import AgentLaunch
 from ..agent.run import AgentRun
 
+log = Logger(__name__)
 
-class Governed:
+
+class GovernorSide:
+    """What the pool asks of the governor before each launch and tells it of each limit."""
+
     def __init__(
         self,
         governor: Governor | None,
         events: EventLog,
-        log: Any,
         tell: Callable[[dict[str, Any]], None] = lambda payload: None,
     ) -> None:
         self.governor = governor
         self.events = events
-        self.log = log
         self.tell = tell  # the lane's notify.command: a person hears of limits and spend
         self.stopped: str | None = None  # the spend limit's words, once reached
         self._no_fallback: set[tuple[str, str]] = set()  # (agent, executor) with none left
@@ -52,20 +55,28 @@ class Governed:
         until = gov.park_until(account, status.detail or "", time.time())
         if until is None:
             return False
-        run.park(until)
         try:
             write_json_atomic(run.launch.paths.status, {**status.raw, "limited_until": until})
         except OSError as exc:  # a resumed launcher would end it as usage-limit: said here
-            self.log.warning("parked agent's status not marked", agent=run.id, error=str(exc))
-        wave = run.launch.wave.number
-        self.events.emit("agent_limited", wave, run.id, account=account, until=iso(until),
-                         detail=status.detail)  # fmt: skip
-        self.log.warning("agent limited", agent=run.id, account=account,
-                         until=clock(until), detail=status.detail)  # fmt: skip
+            log.warning("parked agent's status not marked", agent=run.id, error=str(exc))
+        detail = status.detail
+        run.park(until, self.events, account=account, until=iso(until), detail=detail)
+        log.warning(
+            "agent limited", agent=run.id, account=account, until=clock(until), detail=detail
+        )
         lane = run.launch.lane.name
-        self.tell(document("usage-limit", lane, wave=wave, agent=run.id, reason=status.detail,
-                           command=f"wave status --lane {lane}", account=account,
-                           until=iso(until)))  # fmt: skip
+        self.tell(
+            document(
+                "usage-limit",
+                lane,
+                wave=run.launch.wave.number,
+                agent=run.id,
+                reason=detail,
+                command=f"wave status --lane {lane}",
+                account=account,
+                until=iso(until),
+            )
+        )
         return True
 
     def fall_back(self, run: AgentRun, plan: Callable[[AgentRun], AgentLaunch | None]) -> bool:
@@ -85,9 +96,9 @@ class Governed:
             run.unpark()
         run.cli = CliRetryFollower(launch.executor, launch.paths.output_log)
         run.executors.append(launch.executor)
-        self.events.emit("agent_fallback", launch.wave.number, run.id, executor=launch.executor,
-                         previous=was)  # fmt: skip
-        self.log.warning("agent falls back", agent=run.id, executor=launch.executor, was=was)
+        wave = launch.wave.number
+        self.events.emit("agent_fallback", wave, run.id, executor=launch.executor, previous=was)
+        log.warning("agent falls back", agent=run.id, executor=launch.executor, was=was)
         return True
 
     def turn(self, runs: Iterable[AgentRun]) -> tuple[bool, Counter[Any]]:
@@ -100,29 +111,40 @@ class Governed:
         for run in runs:
             if run.active or run.state is AgentState.LAUNCHING:
                 Governor.add(running, run.slot)
-            elif (run.state is AgentState.LIMITED and (run.limited_until or 0) <= time.time()
-                  and gov.waiting(run.launch.account) is None):  # fmt: skip
+            elif run.state is AgentState.LIMITED and self._reset(gov, run):
                 run.unpark()
-                self.log.info("agent's usage limit reset", agent=run.id)
+                log.info("agent's usage limit reset", agent=run.id)
                 changed = True
         warnings, stop = gov.spend_news()
         for warning in warnings:
             self.events.emit("spend_warning", message=warning)
-            self.log.warning(warning)
+            log.warning(warning)
             self.tell(self._spend_doc("spend-warning", warning, runs))
         if stop and not self.stopped:
             self.stopped = stop
             self.events.emit("spend_limit", message=stop, hard=self.hard)
-            self.log.warning(stop)
+            log.warning(stop)
             self.tell(self._spend_doc("spend-limit", stop, runs))
         return changed or bool(warnings), running
+
+    @staticmethod
+    def _reset(gov: Governor, run: AgentRun) -> bool:
+        """Its account's limit has reset, and the account waits on nothing else."""
+        due = (run.limited_until or 0) <= time.time()
+        return due and gov.waiting(run.launch.account) is None
 
     @staticmethod
     def _spend_doc(kind: str, message: str, runs: Iterable[AgentRun]) -> dict[str, Any]:
         launch = next((r.launch for r in runs), None)
         lane = launch.lane.name if launch else ""
-        return document(kind, lane, wave=launch.wave.number if launch else None, reason=message,
-                        command=f"wave status --lane {lane}", message=message)  # fmt: skip
+        return document(
+            kind,
+            lane,
+            wave=launch.wave.number if launch else None,
+            reason=message,
+            command=f"wave status --lane {lane}",
+            message=message,
+        )
 
     def hold(self, run: AgentRun, running: Counter[Any]) -> bool | None:
         """None when ``run`` may start now; else whether the reason it is held for is new
@@ -130,7 +152,7 @@ class Governed:
         why = self.governor.hold(run.slot, running) if self.governor else None
         changed, run.hold = why != run.hold, why
         if changed and why:
-            self.log.info("agent held", agent=run.id, why=why)
+            log.info("agent held", agent=run.id, why=why)
         return None if why is None else changed
 
     def out_of_quota(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
 
+from ...state.logs import Logger
 from ..agent.run import AgentRun
+
+log = Logger(__name__)
 
 DEFAULT_SECONDS = 30.0
 
@@ -40,8 +42,7 @@ def heartbeat_text(runs: Sequence[AgentRun], now_wall: float, done_before: int =
 class Heartbeat:
     """Logs ``heartbeat_text`` when its interval has passed since the last line (or the start)."""
 
-    def __init__(self, log: Any, every: float | None = None) -> None:
-        self.log = log
+    def __init__(self, every: float | None = None) -> None:
         self.every = interval() if every is None else every
         self.next = time.monotonic() + self.every
         self.done_before = 0  # finished agents of the wave not among the runs it is given
@@ -53,4 +54,4 @@ class Heartbeat:
         self.next = now + self.every
         text = heartbeat_text(runs, time.time(), self.done_before)
         if text:
-            self.log.info(f"wave {wave}: {text}")
+            log.info(f"wave {wave}: {text}")

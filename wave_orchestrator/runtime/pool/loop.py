@@ -4,31 +4,21 @@ polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation.
 
 from __future__ import annotations
 
-import math
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
-from ...errors import PlacementError, PlacementRefused, PlacementUnreachable
-from ...governor.governor import Governor
-from ...placement.base import Placement
+from ...errors import PlacementRefused
 from ...placement.reaper import Reaper
-from ...placement.tmux import TmuxUnreachable
-from ...state.events import EventLog
 from ...state.fsutil import ensure_dir
 from ...state.lifecycle import AgentState
-from ...state.status import StatusUnreadable, read_status, write_outcome
-from ..agent.plan import AgentLaunch
-from ..agent.run import AgentRun as AgentRun  # re-exported: the runs a pool carries
-from ..agent.run import archive_attempt as archive_attempt
+from ...state.logs import Logger
+from ...state.status import StatusFile, StatusUnreadable, read_status
 from ..agent.run import (
+    AgentRun,
+    archive_attempt,
     dependency_state,
-    describe_budget,
-    drop_foreign_status,
-    ended_unsaid,
     follow_questions,
     of_this_attempt,
     prepare_and_start,
@@ -37,13 +27,16 @@ from ..agent.run import (
     wrote_this_attempt,
 )
 from .bursts import BURST_DONE, Bursts
-from .git_jobs import GIT_DONE, GitJobs, Workspace
-from .governor_side import Governed
+from .context import PoolContext, PoolHooks
+from .git_jobs import GIT_DONE, GitJobs
+from .governor_side import GovernorSide
 from .heartbeat import Heartbeat
-from .messages import Messages, NoMessages
+from .liveness import Ending, Liveness, Started
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher
+
+log = Logger(__name__)
 
 POLL_SECONDS = 1.0  # status files are also polled, so a missed file event is never fatal
 LIVENESS_SECONDS = 1.5  # one `list-panes` call covers every session
@@ -61,57 +54,37 @@ class AgentPool:
     def __init__(
         self,
         runs: list[AgentRun],
-        placement: Placement,
-        events: EventLog,
-        log: Any,
-        *,
-        stagger_seconds: float,
-        stall_seconds: float,
+        ctx: PoolContext,
+        hooks: PoolHooks | None = None,
         succeeded_before: Iterable[str] = (),
-        stop: threading.Event | None = None,
-        on_change: Callable[[], bool | None] = lambda: None,
-        keep_sessions: bool = False,
-        max_running: int = 500,
-        on_finish: Callable[[AgentRun], None] = lambda run: None,
-        coordinator: Messages | None = None,
-        reaper: Reaper | None = None,
-        workspace: Workspace | None = None,
-        governor: Governor | None = None,
-        fallback: Callable[[AgentRun], AgentLaunch | None] = lambda run: None,
-        watcher: AgentFolderWatcher | None = None,
-        sessions: set[str] | None = None,
     ) -> None:
+        """``succeeded_before``: agents that succeeded in an earlier pool of the wave."""
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
-        self.placement = placement
-        self.events = events
-        self.log = log
-        self.stagger = stagger_seconds
-        self.stall = stall_seconds
+        self.ctx = ctx
+        self.hooks = hooks or PoolHooks()
+        self.placement = placement = ctx.placement
+        self.events = ctx.events
+        self.limits = ctx.limits
         self.succeeded_before = set(succeeded_before)
-        self.stop = stop or threading.Event()
-        self.on_change = on_change
+        self.stop = ctx.stop
         self.refresh_due: float | None = None  # a deferred dashboard update to write
-        self.max_running = max_running
-        self.on_finish = on_finish
-        self.talk: Messages = coordinator or NoMessages()
-        # Process groups being ended; shared across a wave's pools, so that a relaunch waits
-        # until every process of the agent's previous attempt is gone.
-        self.reaping = reaper if reaper is not None else Reaper(placement, keep_sessions)
-        self.unreachable = False  # tmux lost its socket: agents followed by pid meanwhile
+        self.messages = ctx.messages
+        shared = ctx.shared
+        self.reaper = shared.reaper if shared.reaper is not None else Reaper(placement, False)
         # Sessions that may exist (an earlier attempt's, a --keep-sessions run's, a stage
         # before's): one call for all, or the wave's set, which each launch adds to
+        sessions = shared.sessions
         self.stale_sessions = set(placement.sessions()) if sessions is None else sessions
-        self.watcher = watcher  # the wave's, shared by its stages; else one of its own
+        self.watcher = shared.watcher  # the wave's, shared by its stages; else one of its own
         self.next_launch = 0.0
-        self.next_due = 0.0  # no agent's budget runs out before this (from _timers)
         self.first_opencode: AgentRun | None = None
-        self.heartbeat = Heartbeat(log)
-        self.workspace = workspace  # isolation: worktree: its git runs on self.git's thread
+        self.heartbeat = Heartbeat()
+        self.workspace = ctx.workspace  # isolation: worktree: its git runs on self.git's thread
         self.git = GitJobs()
         self.bursts: Bursts[AgentRun] = Bursts(placement)  # started off the loop (tmux)
-        self.rules = Governed(governor, events, log, self.talk.tell_person)  # limits, caps, spend
-        self.fallback = fallback  # a usage limit with no reset near: the next executor, now
+        self.governor_side = GovernorSide(ctx.governor, ctx.events, self.messages.tell_person)
+        self.liveness = Liveness(placement, ctx.limits.stall_seconds)
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -145,12 +118,12 @@ class AgentPool:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
                 if now >= next_talk:  # a wait can end by time or a dead asker, not only news
-                    waiting = self.talk.waiting_human()
-                    if self.talk.tick() | follow_questions(self.runs, waiting, now):
+                    waiting = self.messages.waiting_human()
+                    if self.messages.tick() | follow_questions(self.runs, waiting, now):
                         self._changed()
                     next_talk = now + TALK_SECONDS
                 self._check_deadlines(now)
-                self.reaping.reap(now)
+                self.reaper.reap(now)
                 due = self.refresh_due is not None and now >= self.refresh_due
                 if now >= next_refresh or due:
                     self._changed()
@@ -166,13 +139,13 @@ class AgentPool:
             if watcher is not self.watcher:
                 watcher.stop()
             self.git.close()
-            self.talk.flush()  # the board and inboxes as the agents left them
-        self.log.debug("pool finished", wave=self.runs[0].launch.wave.number)
+            self.messages.flush()  # the board and inboxes as the agents left them
+        log.debug("pool finished")
 
     def _watch(self, watcher: AgentFolderWatcher) -> bool:
         """File events from now on; a status written before the watch began is read now."""
         if not watcher.start():
-            self.log.warning("file events unavailable (inotify limit?): polling only")
+            log.warning("file events unavailable (inotify limit?): polling only")
         for run in self.runs:
             if run.active:
                 self._check_status(run)
@@ -180,20 +153,20 @@ class AgentPool:
 
     def _going(self) -> bool:
         """An agent has not ended, one is being stopped, or a burst's pids are yet to come."""
-        going = any(not r.state.terminal for r in self.runs) or bool(self.reaping.stopping)
+        going = any(not r.state.terminal for r in self.runs) or bool(self.reaper.stopping)
         return going or self.bursts.busy
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
-        deferred = self.on_change()
+        deferred = self.hooks.on_change()
         self.heartbeat.beat(self.runs, self.runs[0].launch.wave.number)
         self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
 
     def _timers(self) -> list[float]:
         """When the loop must look again (one pass over the agents: a turn per event)."""
         active, budgets = survey(self.runs)
-        self.next_due = min(budgets, default=math.inf)  # no budget runs out before this
-        timers = budgets + self.reaping.deadlines()
+        self.liveness.note_budgets(budgets)
+        timers = budgets + self.reaper.deadlines()
         if self.refresh_due is not None:
             timers.append(self.refresh_due)
         if self._full(active) or self.bursts.busy:  # a burst wakes the loop when it returns
@@ -216,11 +189,11 @@ class AgentPool:
         if self.bursts.busy:  # one burst in flight at a time
             return
         batch: list[AgentRun] = []
-        limit = LAUNCH_BATCH if self.stagger <= 0 else 1
-        changed, running = self.rules.turn(self.runs)
+        limit = LAUNCH_BATCH if self.limits.stagger_seconds <= 0 else 1
+        changed, running = self.governor_side.turn(self.runs)
         active = survey(self.runs)[0]  # a launch below makes none active: counted once
-        if self.rules.stopped:
-            self._spend_stop(self.rules.stopped)
+        if self.governor_side.stopped:
+            self._spend_stop(self.governor_side.stopped)
         for run in self.runs:
             if run.state is not AgentState.PENDING:
                 continue
@@ -231,13 +204,13 @@ class AgentPool:
                 detail = f"not started: dependency {failed_dep} did not succeed"
                 self._finish(run, AgentState.FAILED, detail=detail)
                 continue
-            if (gone := self.rules.out_of_quota(run, self.fallback)) is not None:
+            if (gone := self.governor_side.out_of_quota(run, self.hooks.fallback)) is not None:
                 if gone:  # else: it runs on its next executor
                     self._finish(run, AgentState.USAGE_LIMIT, detail=gone)
                 continue
             if not ready or self._preparing(run) or self._held(run):
                 continue
-            if (why := self.rules.hold(run, running)) is not None:
+            if (why := self.governor_side.hold(run, running)) is not None:
                 changed |= why  # shown once its reason is new, not every turn
                 continue
             if time.monotonic() < self.next_launch or self._full(active, len(batch)):
@@ -246,14 +219,14 @@ class AgentPool:
             if opencode and any(r.launch.executor == "opencode" for r in batch):
                 break  # the first opencode agent starts alone (_held)
             batch.append(run)
-            self.rules.started(running, run)
+            self.governor_side.started(running, run)
             if len(batch) >= limit:
                 break
         if changed:
             self._changed()
         if batch:
             self._launch(batch)
-            self.next_launch = time.monotonic() + self.stagger
+            self.next_launch = time.monotonic() + self.limits.stagger_seconds
 
     def _preparing(self, run: AgentRun) -> bool:
         """True while the agent's worktree is not ready (its making is started here)."""
@@ -265,20 +238,20 @@ class AgentPool:
             self._finish(run, state, code=code, detail=detail)
 
     def _held(self, run: AgentRun) -> bool:
-        if self.reaping.holds(run.launch.session) or run.preparing is not None:
+        if self.reaper.holds(run.launch.session) or run.preparing is not None:
             return True  # the previous attempt's processes are still being ended
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
     def _full(self, active: int, starting: int = 0) -> bool:
         """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
         server near its descriptor limit hangs; later agents wait for a free place."""
-        return active + self.reaping.stopping + starting >= self.max_running
+        return active + self.reaper.stopping + starting >= self.limits.max_running
 
     def _launch(self, runs: list[AgentRun]) -> None:
         stale = []
         for run in runs:
             # Launched now, it reads what the wave has said so far (inbox, summary, guidance).
-            run.launch = replace(run.launch, coordination=self.talk.prompt_context(run.id))
+            run.launch = replace(run.launch, coordination=self.messages.prompt_context(run.id))
             run.to(AgentState.LAUNCHING)
             session = run.launch.session  # one may be left (an earlier try's): removed first
             stale.append(session in self.stale_sessions or bool(run.parked or run.reruns))
@@ -295,7 +268,7 @@ class AgentPool:
             if run.state is not AgentState.LAUNCHING:  # taken in by its status meanwhile
                 run.pid = run.pid if isinstance(handle, Exception) else handle
                 if not run.active:  # what it left running ends with it, as in _finish
-                    self.reaping.settle(run.launch.session, run.pid, time.monotonic())
+                    self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             elif isinstance(handle, Exception):
                 run.unretryable = isinstance(handle, PlacementRefused)  # resubmitting cannot help
                 self._finish(run, AgentState.FAILED, detail=f"could not start: {handle}")
@@ -307,24 +280,21 @@ class AgentPool:
                 self._check_status(run)
 
     def _launched(self, run: AgentRun) -> None:
-        launch = run.launch
+        launch, said = run.launch, run.launched_fields()
         if self.placement.queues:  # its budget starts once the scheduler runs it
-            run.to(AgentState.QUEUED)
+            run.to(AgentState.QUEUED, self.events, "agent_launched", **said)
         else:
-            self._started(run, run.launched_mono or time.monotonic())
+            run.begin(run.launched_mono or time.monotonic(), self.events, **said)
         if launch.executor == "opencode" and self.first_opencode is None:
             self.first_opencode = run
-        self.events.emit("agent_launched", launch.wave.number, run.id, session=launch.session,
-                         executor=launch.executor, attempt=launch.attempt,
-                         model=launch.model, account=launch.account)  # fmt: skip
-        self.log.info("agent launched", agent=run.id, executor=launch.executor,
-                      attempt=launch.attempt, session=launch.session)  # fmt: skip
+        log.info(
+            "agent launched",
+            agent=run.id,
+            executor=launch.executor,
+            attempt=launch.attempt,
+            session=launch.session,
+        )
         self._changed()
-
-    def _started(self, run: AgentRun, now: float) -> None:
-        """The agent runs: its budget counts from now."""
-        run.deadline = now + run.launch.deadline_minutes * 60
-        run.to(AgentState.RUNNING)
 
     # -- noticing ---------------------------------------------------------------------------
     def _on_file(self, agent_id: str, name: str) -> None:
@@ -339,10 +309,11 @@ class AgentPool:
             return
         if name == "status.json":
             self._check_status(run)
-        elif name == "backoff.json" and follow_backoff(run, self.events, self.log):
+        elif name == "backoff.json" and follow_backoff(run, self.events):
             self._changed()
 
     def _check_status(self, run: AgentRun) -> bool:
+        """Whether the agent's status file decided how it goes on (ended, parked, fallen back)."""
         try:
             status = read_status(run.launch.paths.status)
         except StatusUnreadable as exc:
@@ -354,89 +325,62 @@ class AgentPool:
             # Another attempt's status (one still running after a relaunch): not this one's.
             if not run.foreign_status:
                 run.foreign_status = True
-                self.log.warning("status file of another attempt ignored", agent=run.id,
-                                 attempt=run.launch.attempt,
-                                 status_attempt=status.raw.get("attempt"))  # fmt: skip
+                log.warning(
+                    "status file of another attempt ignored",
+                    agent=run.id,
+                    attempt=run.launch.attempt,
+                    status_attempt=status.raw.get("attempt"),
+                )
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
-        limit = status.state is AgentState.USAGE_LIMIT
-        if limit and (self.rules.park(run, status) or self.rules.fall_back(run, self.fallback)):
-            self.reaping.settle(run.launch.session, run.pid, time.monotonic())
+        if status.state is AgentState.USAGE_LIMIT and self._waits_out(run, status):
+            self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             self._changed()  # launched again: after its account's reset, or on its fallback
             return True
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
 
+    def _waits_out(self, run: AgentRun, status: StatusFile) -> bool:
+        """A usage limit: parked until its account's reset, or on its fallback executor now."""
+        side = self.governor_side
+        return side.park(run, status) or side.fall_back(run, self.hooks.fallback)
+
     def _poll(self) -> None:
-        if take_reruns(self.runs, self.events, self.reaping, self.log):  # `wave rerun`
+        if take_reruns(self.runs, self.events, self.reaper):  # `wave rerun`
             self._changed()
         for run in self.runs:
             if not run.active or self._check_status(run):
                 continue
-            if follow_backoff(run, self.events, self.log):
+            if follow_backoff(run, self.events):
                 self._changed()
             if follow_cli_retries(run, self.events):
                 self._changed()
-            if self.stall > 0 and run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED):
-                self._check_stall(run)
-
-    def _check_stall(self, run: AgentRun) -> None:
-        if time.time() - run.last_sign_of_life() >= self.stall:
-            self._stop(run, AgentState.STALLED, f"no output for {describe_budget(self.stall / 60)}")
+            if (stalled := self.liveness.stalled(run)) is not None:
+                self._apply(stalled)
 
     def _check_liveness(self) -> None:
-        active = [r for r in self.runs if r.active]
-        if not active:
-            return
-        try:
-            panes = self.placement.sessions(strict=True)
-        except TmuxUnreachable as exc:  # the server runs: its sessions are unknown, not gone
-            if not self.unreachable:
-                self.log.warning("tmux unreachable: agents followed by pid", error=str(exc))
-            self.unreachable = True
-            for run in active:  # followed by its wrapper's pid: never launched a second time
-                if run.pid is None or self.placement.wrapper_running(run.pid):
-                    continue
-                if not self._check_status(run):
-                    died = "wrapper exited without writing a status file (tmux unreachable)"
-                    self._finish(run, AgentState.FAILED, detail=died)
-            return
-        except PlacementUnreachable as exc:  # agents kept as they are up to the lane's bound,
-            for run in active if exc.given_up else ():  # then fail (nothing could be submitted)
-                run.unretryable = run.unseen = True
-                self._finish(run, AgentState.FAILED, detail=str(exc))
-            return
-        except PlacementError as exc:  # try again next round rather than fail every agent
-            self.log.warning("liveness check skipped", error=str(exc))
-            return
-        if self.unreachable:
-            self.log.warning("tmux answers again: agents followed as before")
-        self.unreachable = False
-        for run in active:
-            info = panes.get(run.launch.session)
-            if info is not None:
-                run.pid = info.pid
-            if info is not None and not info.dead:
-                if run.state is AgentState.QUEUED and not info.queued:
-                    self._started(run, time.monotonic())
-                continue
-            if self._check_status(run):  # the wrapper writes its status before it exits
-                continue
-            state, code, detail = ended_unsaid(info, self.placement.kind, run.launch.session)
-            self._finish(run, state, code=code, detail=detail)
+        for seen in self.liveness.sessions(self.runs):
+            if isinstance(seen, Started):
+                seen.run.begin(time.monotonic())
+            else:
+                self._apply(seen)
 
     def _check_deadlines(self, now: float) -> None:
-        # No kill reaches a job meanwhile (budgets enforced once it answers), or none is due
-        # yet: next_due is the earliest budget, and a budget set since ends later still.
-        if self.placement.unreachable_since is not None or now < self.next_due:
+        for ending in self.liveness.budgets(self.runs, now):
+            self._apply(ending)
+
+    def _apply(self, ending: Ending) -> None:
+        """Make a noticed end so, unless the agent's own status file says how it ended."""
+        run = ending.run
+        if ending.unless_status and self._check_status(run):
             return
-        for run in self.runs:
-            waiting = run.state is AgentState.WAITING_HUMAN
-            due = run.active and not waiting and run.deadline is not None and now >= run.deadline
-            if due and not self._check_status(run):
-                budget = describe_budget(run.launch.deadline_minutes)
-                self._stop(run, AgentState.TIMEOUT, f"budget {budget}")
+        if ending.unseen:
+            run.unretryable = run.unseen = True
+        if ending.stop:
+            self._stop(run, ending.state, ending.detail)
+        else:
+            self._finish(run, ending.state, code=ending.code, detail=ending.detail)
 
     # -- stopping ---------------------------------------------------------------------------
     def _stop(self, run: AgentRun, state: AgentState, detail: str) -> None:
@@ -444,7 +388,7 @@ class AgentPool:
         if run.pid is None:
             info = self.placement.sessions().get(run.launch.session)
             run.pid = info.pid if info else None
-        self.reaping.start(run.launch.session, run.pid, time.monotonic())
+        self.reaper.start(run.launch.session, run.pid, time.monotonic())
         self._finish(run, state, detail=detail)
 
     def _spend_stop(self, reason: str) -> None:
@@ -453,7 +397,7 @@ class AgentPool:
             if run.state in (AgentState.PENDING, AgentState.LIMITED):
                 run.unretryable = True
                 self._finish(run, AgentState.FAILED, detail=f"not started: {reason}")
-            elif run.active and self.rules.hard:
+            elif run.active and self.governor_side.hard:
                 run.unretryable = True
                 self._stop(run, AgentState.FAILED, f"stopped: {reason}")
 
@@ -472,24 +416,21 @@ class AgentPool:
         if run.settling is None:
             run.finished_wall = time.time()
             if run.launched_wall is not None:  # whatever it left running ends with it
-                self.reaping.settle(run.launch.session, run.pid, time.monotonic())
-            if self.workspace is not None and self.git.settling(run, self.workspace, state,
-                                                                code, detail):  # fmt: skip
-                self.events.emit("agent_exited", run.launch.wave.number, run.id,
-                                 status=state.outcome, code=code)  # fmt: skip
+                self.reaper.settle(run.launch.session, run.pid, time.monotonic())
+            ws = self.workspace
+            if ws is not None and self.git.settling(run, ws, state, code, detail):
+                wave = run.launch.wave.number
+                self.events.emit("agent_exited", wave, run.id, status=state.outcome, code=code)
                 return  # final once its work is committed
-        run.to(state)
-        run.code = code if code is not None else run.code
-        run.detail = detail
-        wave = run.launch.wave.number
-        if run.foreign_status:
-            drop_foreign_status(run)
-        decided = state not in (AgentState.COMPLETED, AgentState.FAILED, AgentState.USAGE_LIMIT)
-        if run.launched_wall and (decided or run.overruled):  # the wrapper's status is not it
-            write_outcome(run.launch.paths.status, run.launcher_status())
-        self.events.emit("agent_finished", wave, run.id, **run.finished_fields())
+        run.end(state, self.events, code, detail)
         level = "info" if state is AgentState.COMPLETED else "warning"
-        getattr(self.log, level)("agent finished", agent=run.id, status=state.outcome,
-                                 code=run.code, detail=detail or None)  # fmt: skip
-        self.on_finish(run)
+        log.at(
+            level,
+            "agent finished",
+            agent=run.id,
+            status=state.outcome,
+            code=run.code,
+            detail=detail or None,
+        )
+        self.hooks.on_finish(run)
         self._changed()

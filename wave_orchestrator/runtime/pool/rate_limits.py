@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import Any
 
 from ...agents.limits import read_usage_limit
 from ...state.events import EventLog
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
+from ...state.logs import Logger
 from ...state.status import StatusFile
 from ...state.untrusted import count, read_backoff
 from ..agent.run import AgentRun
+
+log = Logger(__name__)
 
 
 def judge_usage_limit(run: AgentRun, status: StatusFile) -> StatusFile:
@@ -58,7 +60,7 @@ def settle_rate_limited(run: AgentRun) -> bool:
     return True
 
 
-def follow_backoff(run: AgentRun, events: EventLog, log: Any) -> bool:
+def follow_backoff(run: AgentRun, events: EventLog) -> bool:
     """A new backoff of the wrapper (or the end of one); True when the agent's state or a new
     event changed what the views show."""
     info = read_backoff(run.launch.paths.backoff)

@@ -22,8 +22,11 @@ from ...state.events import EventLog, utc_now
 from ...state.fsutil import ensure_dir, write_json_atomic
 from ...state.layout import AgentPaths
 from ...state.lifecycle import AgentState
+from ...state.logs import Logger
 from ...state.untrusted import read_object
 from ..agent.run import AgentRun
+
+log = Logger(__name__)
 
 REQUEST_LIMIT = 8192  # a request is a few lines of JSON; a bigger file is not one wave wrote
 NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
@@ -44,7 +47,7 @@ def answer(paths: AgentPaths, rid: str) -> dict[str, Any] | None:
     return found if found is not None and found.get("id") == rid else None
 
 
-def take(runs: list[AgentRun], events: EventLog, reaping: Reaper, log: Any) -> bool:
+def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
     """Answer every request waiting beside the wave's agents; True when one is taken."""
     if not runs:
         return False
@@ -70,8 +73,7 @@ def take(runs: list[AgentRun], events: EventLog, reaping: Reaper, log: Any) -> b
         run = by_id.get(agent)
         why = _refused(run, agent)
         if run is not None and why is None:
-            _restart(run, reason or "no reason given", reaping)
-            events.emit("agent_rerun", run.launch.wave.number, run.id, reason=reason or None)
+            _restart(run, reason, reaper, events)
             log.info("agent runs again: a person asked (wave rerun)", agent=run.id)
             taken = True
         _reply(runs[0].launch.paths.sibling(agent).rerun_answer, rid, why)
@@ -80,9 +82,11 @@ def take(runs: list[AgentRun], events: EventLog, reaping: Reaper, log: Any) -> b
 
 def _refused(run: AgentRun | None, agent: str) -> str | None:
     if run is None:
-        return (f"{agent} is not in what the launcher runs now (an agent of another stage, or "
-                "one this wave does not have): once the wave has ended, `wave rerun` runs it "
-                "again with the closure sweep")  # fmt: skip
+        return (
+            f"{agent} is not in what the launcher runs now (an agent of another stage, or "
+            "one this wave does not have): once the wave has ended, `wave rerun` runs it "
+            "again with the closure sweep"
+        )
     if run.settling is not None or run.preparing is not None:
         return f"{agent}'s worktree is busy (its work being committed or made): ask again soon"
     if run.state is AgentState.LAUNCHING:
@@ -92,14 +96,15 @@ def _refused(run: AgentRun | None, agent: str) -> str | None:
     return None
 
 
-def _restart(run: AgentRun, reason: str, reaping: Reaper) -> None:
+def _restart(run: AgentRun, reason: str, reaper: Reaper, events: EventLog) -> None:
     """Stop what runs (its session held until every process is gone) and make it pending
     again, as new: the pool launches it when the old try has ended."""
     if run.active:
-        reaping.start(run.launch.session, run.pid, time.monotonic())
-    run.renew()
+        reaper.start(run.launch.session, run.pid, time.monotonic())
+    run.renew(events, "agent_rerun", reason=reason or None)
     run.reruns += 1
-    run.launch = replace(run.launch, retry_context=NOTE.format(reason=reason))
+    note = NOTE.format(reason=reason or "no reason given")
+    run.launch = replace(run.launch, retry_context=note)
 
 
 def _reply(path: Path, rid: str, refused: str | None) -> None:
