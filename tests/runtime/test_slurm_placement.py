@@ -18,8 +18,9 @@ from wave_orchestrator.definitions.model import PlacementSettings
 from wave_orchestrator.errors import PlacementRefused, PlacementUnreachable
 from wave_orchestrator.placement import slurm
 from wave_orchestrator.placement.base import AgentJob, ended_state
-from wave_orchestrator.placement.slurm import SlurmPlacement, time_limit
+from wave_orchestrator.placement.slurm import SlurmPlacement
 from wave_orchestrator.placement.slurm_commands import Answer, ControllerSilent
+from wave_orchestrator.placement.slurm_submission import time_limit
 from wave_orchestrator.state.layout import StateLayout, repo_tag
 from wave_orchestrator.state.lifecycle import AgentState
 

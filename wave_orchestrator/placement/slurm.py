@@ -15,6 +15,9 @@ pass. A job the cluster refuses as submitted (an invalid partition...) is never 
 The nodes must see the repository and the state directory: the wrapper writes ``slurm-node``
 into its agent folder when it starts, and a running job whose file never shows up here is
 failed with a message saying so.
+
+The ``sbatch`` command line is ``slurm_submission``'s; reading what ``squeue`` and ``scontrol``
+answer, ``slurm_queue``'s; running the commands and naming their failures, ``slurm_commands``'.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from .slurm_commands import (
     run_slurm,
     submit_error,
 )
+from .slurm_queue import QUEUED_STATES, finished_jobs, queued_jobs, squeue_argv
+from .slurm_submission import sbatch_argv
 
-TIME_MARGIN_MINUTES = 2  # --time is the budget plus this: the launcher's own kill comes first
 CACHE_SECONDS = 1.0  # one squeue answers every question asked within this long
 SHARED_FS_SECONDS = 30.0  # how long a running job may take to show its start in its folder
 WIND_DOWN_SECONDS = 5.0  # a finished wrapper's job leaves the queue by itself within this
@@ -49,36 +53,7 @@ PING_EVERY_SECONDS = 5.0  # while the controller is silent, how often it is ping
 NODE_FILE = "slurm-node"  # what the wrapper writes at start: the node it runs on
 JOB_FILE = "slurm-job"  # what the launcher writes at submission: the job's id
 SBATCH_ANSWER = "sbatch.err"  # sbatch's own words when it refused the job
-LIVE_STATES = frozenset(
-    {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"}
-)
 NOT_SHARED = "NOT_SHARED"
-# Why a pending job will never start as submitted: it is cancelled and its agent fails, rather
-# than wait queued for ever.
-NEVER_STARTS = frozenset(
-    {
-        "PartitionTimeLimit",
-        "PartitionNodeLimit",
-        "AssocMaxWallDurationPerJobLimit",
-        "QOSMaxWallDurationPerJobLimit",
-        "InvalidAccount",
-        "InvalidQOS",
-        "BadConstraints",
-        "DependencyNeverSatisfied",
-    }
-)
-
-
-def slurm_literal(path: Path) -> str:
-    """A path for an sbatch filename pattern, taken literally: Slurm expands ``%j``, ``%u``,
-    ``%x``, ``%%``... in ``--output``, so a repository under ``100%j-done/`` would send the
-    log to a folder that does not exist."""
-    return str(path).replace("%", "%%")
-
-
-def time_limit(budget_minutes: float) -> int:
-    """Slurm's --time in whole minutes: the budget plus a margin."""
-    return max(1, math.ceil(budget_minutes)) + TIME_MARGIN_MINUTES
 
 
 class SlurmPlacement:
@@ -161,28 +136,7 @@ class SlurmPlacement:
         return self.prefix + session
 
     def command_line(self, job: AgentJob) -> list[str]:
-        s = self.settings
-        limit = time_limit(job.budget_minutes)
-        argv = [
-            "sbatch",
-            "--parsable",
-            f"--job-name={self.job_name(job.session)}",
-            f"--time={limit}",
-            f"--cpus-per-task={job.cpus}",
-            "--nodes=1",
-            "--ntasks=1",
-            f"--output={slurm_literal(job.output_log)}",
-            "--open-mode=append",
-            f"--chdir={job.cwd}",
-            f"--export=ALL,WAVE_PLACEMENT=slurm,WAVE_TIME_LIMIT_SECONDS={limit * 60}"
-            + (f",WAVE_SLURM_TMUX=1,WAVE_SESSION={job.session}" if s.tmux else ""),
-        ]
-        if job.mem:
-            argv.append(f"--mem={job.mem}")
-        for flag, value in (("partition", s.partition), ("account", s.account), ("qos", s.qos)):
-            if value:
-                argv.append(f"--{flag}={value}")
-        return [*argv, *s.extra, *job.argv[1:]]  # job.argv is ["bash", run.sh]
+        return sbatch_argv(self.settings, job, self.job_name(job.session))
 
     # -- the seam ---------------------------------------------------------------------------
     def check(self) -> None:
@@ -262,26 +216,20 @@ class SlurmPlacement:
         now = time.monotonic()
         if not force and now - self._at < CACHE_SECONDS:
             return
-        out = self._run(
-            ["squeue", f"--user={self.user}", "--noheader", "--array", "--format=%i|%j|%T|%N|%r"]
-        )
+        out = self._run(squeue_argv(self.user))
         live: dict[str, PaneInfo] = {}
         never: set[str] = set()
-        for line in out.splitlines():
-            parts = line.strip().split("|")
-            if len(parts) != 5 or not parts[1].startswith(self.prefix) or not parts[0].isdigit():
+        for job in queued_jobs(out, self.prefix):
+            session = job.session
+            if not self._ours(session, job.job_id):
                 continue
-            job_id, name, state, node, reason = parts
-            session = name.removeprefix(self.prefix)
-            if state not in LIVE_STATES or not self._ours(session, int(job_id)):
-                continue
-            if state == "PENDING" and reason in NEVER_STARTS:
-                self._cancel([int(job_id)])
-                ended = f"PENDING ({reason}: it cannot start as submitted)"
-                self._ended[session] = PaneInfo(session, True, None, int(job_id), ended=ended)
+            if job.never_starts:
+                self._cancel([job.job_id])
+                ended = f"PENDING ({job.reason}: it cannot start as submitted)"
+                self._ended[session] = PaneInfo(session, True, None, job.job_id, ended=ended)
                 never.add(session)
                 continue
-            live[session] = self._live_info(session, int(job_id), state, node, now)
+            live[session] = self._live_info(session, job.job_id, job.state, job.node, now)
         for session in self.held:
             live[session] = PaneInfo(session, False, None, None, queued=True)
         vanished = [s for s in self._live if s not in live and s not in never]
@@ -323,7 +271,7 @@ class SlurmPlacement:
         return int(text.strip()) if text.strip().isdigit() else None
 
     def _live_info(self, session: str, job_id: int, state: str, node: str, now: float) -> PaneInfo:
-        queued = state in ("PENDING", "CONFIGURING", "REQUEUED")
+        queued = state in QUEUED_STATES
         if not queued and state == "RUNNING":
             since = self.running_since.setdefault(session, now)
             folder = self.dirs.get(session)
@@ -342,24 +290,13 @@ class SlurmPlacement:
         wanted = {self.job_name(s): s for s in sessions}
         out = self._run(["scontrol", "--oneliner", "show", "job"], check=False)
         found: dict[str, PaneInfo] = {}
-        for line in out.splitlines():
-            fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
-            session = wanted.get(fields.get("JobName", ""))
-            if session is None or not fields.get("JobId", "").isdigit():
-                continue
-            if not fields.get("UserId", "").endswith(f"({self.uid})"):
-                continue  # another user's job of that name: never ours to follow
-            job_id = int(fields["JobId"])
-            if self.jobs.get(session) not in (None, job_id):
-                continue  # an earlier attempt's job of the same name
-            state = fields.get("JobState", "")
-            code, _, sig = fields.get("ExitCode", "").partition(":")
-            status = 128 + int(sig) if sig.isdigit() and int(sig) else None
-            if status is None and code.isdigit():
-                status = int(code)
-            ended = None if state == "COMPLETED" else state
+        for job in finished_jobs(out, self.uid):
+            session = wanted.get(job.name)
+            if session is None or self.jobs.get(session) not in (None, job.job_id):
+                continue  # not asked about, or an earlier attempt's job of the same name
+            ended = None if job.state == "COMPLETED" else job.state
             found[session] = PaneInfo(
-                session, True, status, job_id, ended=ended, host=fields.get("NodeList")
+                session, True, job.status, job.job_id, ended=ended, host=job.node
             )
         return found
 
