@@ -4,9 +4,12 @@ that will run on it and the caps that apply; the spend limits; what a usage limi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..definitions.model import Governance, WaveDef
-from .governor import Slot
+
+if TYPE_CHECKING:  # a dry run prints the plan without loading the governor, its ledger and clock
+    from .governor import Slot
 
 
 def plan_lines(rules: Governance, wave: WaveDef, agents: Sequence[tuple[str, Slot]]) -> list[str]:
