@@ -12,11 +12,11 @@ from wave_orchestrator.closure.gates import (
     judge_cont_eval,
     judge_cont_qa,
     judge_documentation,
-    judge_implementation,
     judge_integration,
     judge_security,
     judge_stage,
 )
+from wave_orchestrator.closure.implementation_gate import judge_implementation
 from wave_orchestrator.closure.markers import parse_markers
 from wave_orchestrator.definitions.model import AgentDef, EvalTarget, ExecutorSpec, ExitContract
 

@@ -16,7 +16,7 @@ import pytest
 from helpers import Repo, local_lane, parse_at
 
 from wave_orchestrator.agents.usage import read_usage_file
-from wave_orchestrator.closure.gates import _report_verdict
+from wave_orchestrator.closure.report_verdict import report_verdict
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.status import MARKER_TAIL_BYTES, last_try_output
 
@@ -154,6 +154,6 @@ def test_reading_a_50_mb_log_or_report_holds_little_memory(tmp_path: Path) -> No
     with report.open("w") as fh:
         fh.write(("z" * 1_000_000 + "\n") * 50)
         fh.write("Verdict: **pass**\n")
-    verdict, peak = peak_bytes(lambda: _report_verdict(report))
+    verdict, peak = peak_bytes(lambda: report_verdict(report))
     assert verdict == "pass"
     assert peak < 4 * 1024 * 1024, f"reading the report took {peak // 2**20} MB"

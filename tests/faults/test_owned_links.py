@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import Repo, local_lane
 
-from wave_orchestrator.closure.gates import AgentResult, judge_cont_qa, judge_implementation
+from wave_orchestrator.closure.gates import AgentResult, judge_cont_qa
+from wave_orchestrator.closure.implementation_gate import judge_implementation
 from wave_orchestrator.closure.markers import parse_markers
 from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
 

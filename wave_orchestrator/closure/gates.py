@@ -1,16 +1,18 @@
-"""Where gates are judged: the implementation gate over deliverables and exit
-contracts, and one closure gate per stage over the markers its agents printed."""
+"""Where gates are judged: what a gate is given and says (``AgentResult``, ``GateResult``), and
+one closure gate per stage over the markers its agents printed. The implementation gate, over
+deliverables and exit contracts, is ``implementation_gate``; a report's verdict line,
+``report_verdict``."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..definitions.model import AgentDef, EvalTarget
 from ..definitions.repository.paths import inside_repository
-from .markers import DOC_LEVELS, GATE_DIMENSIONS, PROOF_LEVELS, InvalidMarker, Marker, Markers
+from .markers import GATE_DIMENSIONS, InvalidMarker, Marker, Markers
+from .report_verdict import VERDICTS, report_verdict
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ class GateResult:
         return "; ".join(f"{f.agent}: {f.detail}" if f.agent else f.detail for f in self.failures)
 
 
-def _marker(result: AgentResult, kind: str, gate: GateResult, missing: str) -> Marker | None:
+def last_marker(result: AgentResult, kind: str, gate: GateResult, missing: str) -> Marker | None:
     """The agent's last valid marker of ``kind``; records ``missing`` or invalid-<kind>-marker,
     and a warning for each invalid line of that kind printed after it."""
     found = result.markers.get(kind)
@@ -101,91 +103,9 @@ def _marker(result: AgentResult, kind: str, gate: GateResult, missing: str) -> M
     return found
 
 
-def _level(levels: Sequence[str], value: object) -> int:
+def level_index(levels: Sequence[str], value: object) -> int:
+    """Where ``value`` stands among ``levels`` (lowest first); -1 when it is none of them."""
     return levels.index(str(value)) if str(value) in levels else -1
-
-
-# -- implementation gate ------------------------------------------------------------------------
-def judge_implementation(results: Sequence[AgentResult]) -> GateResult:
-    gate = GateResult("implementation")
-    for result in results:
-        agent = result.agent
-        for deliverable in agent.deliverables:
-            if not (result.repo / deliverable).exists():
-                gate.fail("missing-deliverable", f"{deliverable} does not exist", agent.id)
-            elif inside_repository(result.repo, deliverable) is None:
-                gate.fail(
-                    "deliverable-outside-repository",
-                    f"{deliverable} leads out of the repository through a symbolic link",
-                    agent.id,
-                )
-        _judge_components(result, gate)
-        contract = agent.exit_contract
-        if contract is None:
-            continue
-        proof = _marker(result, "proof", gate, "missing-wave-proof")
-        if proof is not None:
-            if proof.get("state") == "gap":
-                gate.fail(
-                    "wave-proof-gap", proof.detail or "the agent reported state=gap", agent.id
-                )
-            for key, code in (
-                ("completion", "completion-gap"),
-                ("durability", "durability-gap"),
-                ("proof", "proof-level-gap"),
-            ):
-                want = getattr(contract, key)
-                if _level(PROOF_LEVELS[key], proof.get(key)) < _level(PROOF_LEVELS[key], want):
-                    gate.fail(
-                        code, f"{key}={proof.get(key)} is below the contract's {want}", agent.id
-                    )
-        if contract.doc_impact != "none":
-            delta = _marker(result, "doc-delta", gate, "missing-doc-delta")
-            if delta is not None and _level(DOC_LEVELS, delta.get("state")) < _level(
-                DOC_LEVELS, contract.doc_impact
-            ):
-                gate.fail(
-                    "doc-impact-gap",
-                    f"doc delta state={delta.get('state')} is below "
-                    f"the contract's {contract.doc_impact}",
-                    agent.id,
-                )
-    return gate
-
-
-def _judge_components(result: AgentResult, gate: GateResult) -> None:
-    """Each component the agent owns: its last ``[wave-component]`` says ``state=met`` at the
-    level the wave promotes it to."""
-    agent, found = result.agent, result.markers
-    for component, level in agent.components:
-        m = found.components.get(component)
-        if m is None:
-            broken = found.get("component")
-            if isinstance(broken, InvalidMarker):
-                gate.fail(broken.code, f"{broken.reason}: {broken.line}", agent.id)
-                continue
-            said = f"no [wave-component] for {component} (promoted to {level})"
-            gate.fail("missing-wave-component", said, agent.id)
-        elif m.get("state") == "gap":
-            said = m.detail or "the agent reported state=gap"
-            gate.fail("component-gap", f"{component}: {said}", agent.id, said=m.detail)
-        elif str(m.get("level")) != level:
-            said = f"{component} is at level {m.get('level')}; the wave promotes it to {level}"
-            gate.fail("component-level-mismatch", said, agent.id)
-
-
-def judge_proof_artifacts(gate: GateResult, owners: Sequence[AgentResult]) -> None:
-    """Every proof artifact the gate's stage needs, of the ``owners`` that ran: it must exist
-    inside the repository (``missing-proof-artifact``, naming the agent that promised it)."""
-    for r in owners:
-        for proof in r.agent.proof_artifacts:
-            if proof.gate != gate.stage:
-                continue
-            if not (r.repo / proof.path).exists() or inside_repository(r.repo, proof.path) is None:
-                said = (
-                    f"proof artifact {proof.path} (needed by the {gate.stage} gate) does not exist"
-                )
-                gate.fail("missing-proof-artifact", said, r.agent.id)
 
 
 # -- closure gates ------------------------------------------------------------------------------
@@ -201,7 +121,7 @@ def judge_cont_eval(
         if targets and not r.report_written():
             said = f"report file {r.report_file or '(no owned file)'} does not exist"
             gate.fail("missing-cont-eval-report", said, r.agent.id)
-        m = _marker(r, "eval", gate, "missing-wave-eval")
+        m = last_marker(r, "eval", gate, "missing-wave-eval")
         if m is None:
             continue
         if targets:
@@ -264,7 +184,7 @@ def _check_targets(
 def judge_security(results: Sequence[AgentResult]) -> GateResult:
     gate = GateResult("security")
     for r in results:
-        m = _marker(r, "security", gate, "missing-wave-security")
+        m = last_marker(r, "security", gate, "missing-wave-security")
         report = r.report_file
         if not r.report_written():
             gate.fail(
@@ -296,7 +216,7 @@ def judge_security(results: Sequence[AgentResult]) -> GateResult:
 def judge_integration(results: Sequence[AgentResult]) -> GateResult:
     gate = GateResult("integration")
     for r in results:
-        m = _marker(r, "integration", gate, "missing-wave-integration")
+        m = last_marker(r, "integration", gate, "missing-wave-integration")
         if m is not None and m.get("state") != "ready-for-doc-closure":
             gate.fail("integration-needs-more-work", m.detail or m.line, r.agent.id, said=m.detail)
     return gate
@@ -305,7 +225,7 @@ def judge_integration(results: Sequence[AgentResult]) -> GateResult:
 def judge_documentation(results: Sequence[AgentResult]) -> GateResult:
     gate = GateResult("documentation")
     for r in results:
-        m = _marker(r, "doc-closure", gate, "missing-doc-closure")
+        m = last_marker(r, "doc-closure", gate, "missing-doc-closure")
         if m is not None and m.get("state") not in ("closed", "no-change"):
             gate.fail("doc-closure-open", m.detail or m.line, r.agent.id, said=m.detail)
     return gate
@@ -314,7 +234,7 @@ def judge_documentation(results: Sequence[AgentResult]) -> GateResult:
 def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
     gate = GateResult("cont-qa")
     for r in results:
-        m = _marker(r, "gate", gate, "missing-wave-gate")
+        m = last_marker(r, "gate", gate, "missing-wave-gate")
         if m is not None:
             for dim in GATE_DIMENSIONS:
                 if m.get(dim) != "pass":
@@ -332,16 +252,6 @@ def judge_cont_qa(results: Sequence[AgentResult]) -> GateResult:
     return gate
 
 
-REPORT_LINE_BYTES = 64 * 1024  # a verdict line is short; longer lines are skipped
-VERDICTS = {
-    "pass": "pass",
-    "concerns": "concerns",
-    "hold": "concerns",
-    "blocked": "blocked",
-    "fail": "blocked",
-}
-
-
 def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
     """From `[wave-verdict]`, or else the last `Verdict:` line of the report file. Only a
     clear pass passes: a verdict word we cannot read is no verdict."""
@@ -353,7 +263,7 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
     word = (
         str(found.get("value"))
         if found
-        else _report_verdict(r.report_file if r.report_written() else None)
+        else report_verdict(r.report_file if r.report_written() else None)
     )
     detail = (found.detail if found else "") or f"verdict {word}"
     verdict = VERDICTS.get(word or "")
@@ -370,35 +280,6 @@ def _judge_verdict(r: AgentResult, gate: GateResult) -> None:
         gate.fail("cont-qa-concerns", detail, r.agent.id, said)
     elif verdict == "blocked":
         gate.fail("cont-qa-blocked", detail, r.agent.id, said)
-
-
-def _report_verdict(report: Path | None) -> str | None:
-    """The first word of the last `Verdict:` line (markdown emphasis and punctuation ignored).
-    Read line by line, a long line in pieces: an agent's report may be any size."""
-    try:
-        lines = _report_lines(report) if report else []
-    except OSError:
-        return None
-    verdict = None
-    for line in lines:
-        head, sep, value = line.strip().lstrip("*#-> ").partition(":")
-        if sep and head.strip("*_ ").lower() == "verdict":
-            words = re.findall(r"[A-Za-z]+", value)
-            verdict = words[0].lower() if words else ""
-    return verdict
-
-
-def _report_lines(report: Path) -> list[str]:
-    """The lines of a report that may name a verdict (short ones), in bounded memory."""
-    out = []
-    carry = False  # inside a line longer than REPORT_LINE_BYTES: no verdict there
-    with report.open("rb") as fh:
-        while piece := fh.readline(REPORT_LINE_BYTES):
-            ends = piece.endswith(b"\n")
-            if not carry and (ends or len(piece) < REPORT_LINE_BYTES) and b":" in piece:
-                out.append(piece.decode("utf-8", "replace"))
-            carry = not ends and len(piece) == REPORT_LINE_BYTES
-    return out
 
 
 CLOSURE_JUDGES: dict[str, Callable[[Sequence[AgentResult]], GateResult]] = {
