@@ -1,23 +1,23 @@
-"""One attempt of one agent as the launcher tracks it: its state, pid, deadline and result."""
+"""One attempt of one agent as the launcher tracks it: its state, pid, deadline and result.
+Its state moves only through ``AgentRun``'s own methods (``to`` and the moves built on it),
+each checked against ``state.lifecycle``'s table and said in events.jsonl by the same call."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
 
 from ...agents.usage import CliRetryFollower
 from ...definitions.model import AgentDef, WaveDef
-from ...errors import PlacementError
 from ...governor.governor import Slot
-from ...placement.base import PaneInfo, Placement, ended_state
 from ...state.events import EventLog, utc_stamp
 from ...state.events import short_clock as clock
-from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState, check_transition
+from ...state.logs import Logger
 from ...state.status import (
     StatusFile,
     StatusUnreadable,
@@ -26,10 +26,12 @@ from ...state.status import (
     write_outcome,
 )
 from ...state.untrusted import read_backoff
-from .plan import AgentLaunch, materialize
+from .plan import AgentLaunch
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+log = Logger(__name__)
 
 
 @dataclass
@@ -115,6 +117,7 @@ class AgentRun:
     ) -> None:
         """It ended: its result kept, an end the launcher decided written to its status file
         (the wrapper's does not say it), then said as ``agent_finished``."""
+        check_transition(self.state, state)  # before anything of it is written
         self.code = code if code is not None else self.code
         self.detail = detail
         if self.foreign_status:
@@ -261,31 +264,6 @@ def archive_attempt(launch: AgentLaunch, previous_attempt: int, suffix: str = ""
     archive_files(launch.paths, previous_attempt, suffix)
 
 
-def prepare_and_start(
-    runs: list[AgentRun], stale: list[bool], placement: Placement
-) -> list[int | Exception | None]:
-    """A burst's work, on the burst thread (or the loop): each run's files written (prompt,
-    wrapper, launch record) and a session left under its name removed (``stale``), then the
-    ready ones started by one placement call. Each run's handle, or what kept it from starting."""
-    handles: list[int | Exception | None] = []
-    for run, old in zip(runs, stale, strict=True):
-        launch = run.launch
-        try:
-            if run.reruns:  # what its stopped try wrote, kept aside (its processes are gone)
-                archive_attempt(launch, launch.attempt, f".rerun{run.reruns}")
-            materialize(launch)
-            if old:
-                placement.remove([launch.session])
-            run.launched_wall, run.launched_mono = time.time(), time.monotonic()
-            write_json_atomic(launch.paths.launch_record, run.launch_record())
-            handles.append(None)
-        except (PlacementError, OSError) as exc:
-            handles.append(exc)
-    ready = [run.launch.job() for run, h in zip(runs, handles, strict=True) if h is None]
-    started = iter(placement.start_many(ready))
-    return [h if h is not None else next(started) for h in handles]
-
-
 def drop_foreign_status(run: AgentRun) -> None:
     """Another attempt's status must not stand for this one once it ended (a resume or
     `wave status` would read it as this attempt's result)."""
@@ -301,6 +279,23 @@ def of_this_attempt(run: AgentRun, status: StatusFile) -> bool:
     return attempt == run.launch.attempt and not isinstance(attempt, bool)
 
 
+def own_status(run: AgentRun, status: StatusFile) -> bool:
+    """Whether ``status`` is this attempt's; another's (a try still running after a relaunch)
+    is ignored, and said once."""
+    if of_this_attempt(run, status):
+        return True
+    if not run.foreign_status:
+        run.foreign_status = True
+        attempt, found = run.launch.attempt, status.raw.get("attempt")
+        log.warning(
+            "status file of another attempt ignored",
+            agent=run.id,
+            attempt=attempt,
+            status_attempt=found,
+        )
+    return False
+
+
 def wrote_this_attempt(run: AgentRun) -> bool:
     """Whether this attempt's wrapper wrote the agent's status: proof its session started
     (an unreadable one, or another attempt's, proves nothing)."""
@@ -308,41 +303,6 @@ def wrote_this_attempt(run: AgentRun) -> bool:
         status = read_status(run.launch.paths.status)
         return status is not None and of_this_attempt(run, status)
     return False
-
-
-def follow_questions(runs: Iterable[AgentRun], waiting: frozenset[str], now: float) -> bool:
-    """An agent waiting on a person's answer: its budget and stall clocks are paused, and
-    start again (the budget extended by the wait) once it stops waiting. True if any
-    agent's state changed."""
-    changed = False
-    for run in runs:
-        asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
-        if run.active and run.id in waiting and asking:
-            run.wait_on_person(now)
-            changed = True
-        elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
-            run.answered(now)
-            changed = True
-    return changed
-
-
-def dependency_state(
-    run: AgentRun, runs: dict[str, AgentRun], succeeded_before: set[str]
-) -> tuple[bool, str | None]:
-    """(ready, failed dependency) for a pending agent: ``runs`` are its pool's, by id, and
-    ``succeeded_before`` the agents that succeeded in an earlier pool of the wave."""
-    for dep in run.launch.agent.depends_on:
-        if dep in succeeded_before:
-            continue
-        other = runs.get(dep)
-        if other is None:
-            return False, dep  # not in this pool and never succeeded
-        if other.state is AgentState.COMPLETED:
-            continue
-        if other.state.terminal:
-            return False, dep
-        return False, None
-    return True, None
 
 
 def briefing_rows(wave: WaveDef, latest: Mapping[str, AgentRun]) -> list[dict[str, Any]]:
@@ -371,45 +331,3 @@ def stopped_by_person(wave: WaveDef, latest: Mapping[str, AgentRun], agent: Agen
     if run is not None and run.state is AgentState.CANCELLED:
         return True
     return any(stopped_by_person(wave, latest, wave.agent(dep)) for dep in agent.depends_on)
-
-
-def waits_on_first_opencode(run: AgentRun, first: AgentRun | None, longest: float) -> bool:
-    """opencode agents started at once on a fresh HOME race to create its database
-    (``Failed query: CREATE TABLE ...``): the first one starts alone, the others once it has
-    printed output (its database exists by then), ended, or had ``longest`` seconds."""
-    if run.launch.executor != "opencode" or first is None or first.state.terminal:
-        return False
-    starting = time.monotonic() - (first.launched_mono or 0) < longest
-    with contextlib.suppress(OSError):
-        return starting and first.launch.paths.output_log.stat().st_size == 0
-    return starting
-
-
-def ended_unsaid(
-    info: PaneInfo | None, kind: str, session: str
-) -> tuple[AgentState, int | None, str]:
-    """How an agent whose wrapper wrote no status ended, as its placement saw it: its state,
-    exit code and the words for it."""
-    if info is not None and info.ended is not None:  # the scheduler ended it
-        job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
-        return (
-            ended_state(info.ended),
-            info.dead_status,
-            f"{job} ended {info.ended} without a status file",
-        )
-    if info is None:
-        return AgentState.SESSION_MISSING, None, f"{kind} session {session} disappeared"
-    died = f"wrapper exited {info.dead_status} without writing a status file"
-    return AgentState.FAILED, info.dead_status, died
-
-
-def survey(runs: Iterable[AgentRun]) -> tuple[int, list[float]]:
-    """How many agents may run, and the budgets (monotonic ends) of those that have one: one
-    pass, where a pass per question made the launcher's loop quadratic in the agents."""
-    active, budgets = 0, []
-    for run in runs:
-        if run.active:
-            active += 1
-            if run.deadline is not None:
-                budgets.append(run.deadline)
-    return active, budgets

@@ -1,6 +1,7 @@
-"""What the placement, the budgets and the silences say of each active agent: noticed here,
-yielded as endings (and starts) that the pool's loop applies, so that each question can be
-asked, and tested, without a loop.
+"""What the placement, the budgets and the silences say of each active agent, and what a stop
+of the launcher or the spend limit means for each: noticed here, yielded as endings (and
+starts) that the pool's loop applies, so that each question can be asked, and tested, without
+a loop.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ...errors import PlacementError, PlacementUnreachable
-from ...placement.base import Placement
+from ...placement.base import PaneInfo, Placement, ended_state
 from ...placement.tmux import TmuxUnreachable
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ..agent.run import AgentRun, describe_budget, ended_unsaid
+from ..agent.run import AgentRun, describe_budget
 
 log = Logger(__name__)
 
@@ -31,7 +32,8 @@ class Ending:
     stop: bool = False  # its process group is ended (SIGTERM, then SIGKILL)
     # Its wrapper may have written how it ended (it does before it exits): that file decides.
     unless_status: bool = False
-    unseen: bool = False  # ended without its end seen (its cluster gone): no retry mends it
+    unretryable: bool = False  # no retry mends it (a refused job, the spend limit)
+    unseen: bool = False  # ended without its end seen (its cluster gone from view)
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class Liveness:
             return
         except PlacementUnreachable as exc:  # agents kept as they are up to the lane's bound,
             for run in active if exc.given_up else ():  # then fail (nothing could be submitted)
-                yield Ending(run, AgentState.FAILED, detail=str(exc), unseen=True)
+                yield Ending(run, AgentState.FAILED, detail=str(exc), unretryable=True, unseen=True)
             return
         except PlacementError as exc:  # try again next round rather than fail every agent
             log.warning("liveness check skipped", error=str(exc))
@@ -119,3 +121,41 @@ class Liveness:
             return None
         detail = f"no output for {describe_budget(self.stall / 60)}"
         return Ending(run, AgentState.STALLED, detail=detail, stop=True)
+
+
+def cancelled(runs: Iterable[AgentRun]) -> Iterator[Ending]:
+    """The launcher stops: nothing more starts, and what runs is stopped."""
+    for run in runs:
+        if run.state in (AgentState.PENDING, AgentState.LIMITED):
+            yield Ending(run, AgentState.CANCELLED, detail="launcher stopped")
+        elif run.active:
+            yield Ending(run, AgentState.CANCELLED, detail="launcher stopped", stop=True)
+
+
+def spend_stopped(runs: Iterable[AgentRun], reason: str, hard: bool) -> Iterator[Ending]:
+    """At the spend limit nothing more starts (``hard``: nothing runs on); no retry mends it."""
+    for run in runs:
+        if run.state in (AgentState.PENDING, AgentState.LIMITED):
+            detail = f"not started: {reason}"
+            yield Ending(run, AgentState.FAILED, detail=detail, unretryable=True)
+        elif run.active and hard:
+            detail = f"stopped: {reason}"
+            yield Ending(run, AgentState.FAILED, detail=detail, stop=True, unretryable=True)
+
+
+def ended_unsaid(
+    info: PaneInfo | None, kind: str, session: str
+) -> tuple[AgentState, int | None, str]:
+    """How an agent whose wrapper wrote no status ended, as its placement saw it: its state,
+    exit code and the words for it."""
+    if info is not None and info.ended is not None:  # the scheduler ended it
+        job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
+        return (
+            ended_state(info.ended),
+            info.dead_status,
+            f"{job} ended {info.ended} without a status file",
+        )
+    if info is None:
+        return AgentState.SESSION_MISSING, None, f"{kind} session {session} disappeared"
+    died = f"wrapper exited {info.dead_status} without writing a status file"
+    return AgentState.FAILED, info.dead_status, died

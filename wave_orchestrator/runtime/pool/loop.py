@@ -1,5 +1,7 @@
-"""Where a set of agents is launched and waited on: stagger, depends_on, file events with a
-polling fallback, liveness, budgets, stalls, and SIGTERM→SIGKILL escalation.
+"""Where a set of agents is launched and waited on: the loop, its timers, launching and
+finishing. What it notices of running agents comes from liveness.py as endings it applies;
+file events, with status files also polled, wake it; an ending agent's process group gets
+SIGTERM, then SIGKILL (placement.reaper).
 """
 
 from __future__ import annotations
@@ -14,24 +16,16 @@ from ...placement.reaper import Reaper
 from ...state.fsutil import ensure_dir
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ...state.status import StatusFile, StatusUnreadable, read_status
-from ..agent.run import (
-    AgentRun,
-    archive_attempt,
-    dependency_state,
-    follow_questions,
-    of_this_attempt,
-    prepare_and_start,
-    survey,
-    waits_on_first_opencode,
-    wrote_this_attempt,
-)
+from ...state.status import StatusUnreadable, read_status
+from ..agent.run import AgentRun, archive_attempt, own_status, wrote_this_attempt
 from .bursts import BURST_DONE, Bursts
 from .context import PoolContext, PoolHooks
 from .git_jobs import GIT_DONE, GitJobs
 from .governor_side import GovernorSide
 from .heartbeat import Heartbeat
-from .liveness import Ending, Liveness, Started
+from .launching import dependency_state, prepare_and_start, survey, waits_on_first_opencode
+from .liveness import Ending, Liveness, Started, cancelled, spend_stopped
+from .messages import follow_questions
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
 from .watcher import AgentFolderWatcher
@@ -45,7 +39,7 @@ REFRESH_SECONDS = 2.0  # how often on_change runs with nothing changed (dashboar
 LAUNCH_BATCH = 4  # ready agents started by one placement call (a burst) when there is no stagger
 FIRST_START_SECONDS = 15.0  # the longest other opencode agents wait on the first one's start
 HOLD_CHECK_SECONDS = 0.25  # how often a held launch looks again
-TALK_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
+MESSAGES_SECONDS = 0.5  # how often the coordination log and questions to a person are looked at
 
 
 class AgentPool:
@@ -61,7 +55,6 @@ class AgentPool:
         """``succeeded_before``: agents that succeeded in an earlier pool of the wave."""
         self.runs = runs
         self.by_id = {r.id: r for r in runs}
-        self.ctx = ctx
         self.hooks = hooks or PoolHooks()
         self.placement = placement = ctx.placement
         self.events = ctx.events
@@ -69,8 +62,7 @@ class AgentPool:
         self.succeeded_before = set(succeeded_before)
         self.stop = ctx.stop
         self.refresh_due: float | None = None  # a deferred dashboard update to write
-        self.messages = ctx.messages
-        shared = ctx.shared
+        self.messages, shared = ctx.messages, ctx.shared
         self.reaper = shared.reaper if shared.reaper is not None else Reaper(placement, False)
         # Sessions that may exist (an earlier attempt's, a --keep-sessions run's, a stage
         # before's): one call for all, or the wave's set, which each launch adds to
@@ -96,13 +88,13 @@ class AgentPool:
         watching = False  # begun after the first launch: watchdog loads while agents start
         self.git.wake = lambda agent_id: watcher.events.put((agent_id, GIT_DONE))
         self.bursts.wake = lambda: watcher.events.put(("", BURST_DONE))
-        next_poll = next_refresh = next_talk = time.monotonic()
+        next_poll = next_refresh = next_messages = time.monotonic()
         # agents launched now have just started: their tmux panes are first looked at later
         next_live = next_poll + (0 if any(r.active for r in self.runs) else LIVENESS_SECONDS)
         try:
             while self._going():
                 if self.stop.is_set():
-                    self._cancel_all()
+                    self._apply_all(cancelled(self.runs))
                 self._collect_git()
                 self._collect_burst()
                 now = time.monotonic()
@@ -117,11 +109,11 @@ class AgentPool:
                 if now >= next_live:
                     self._check_liveness()
                     next_live = now + LIVENESS_SECONDS
-                if now >= next_talk:  # a wait can end by time or a dead asker, not only news
+                if now >= next_messages:  # a wait can end by time or a dead asker, not only news
                     waiting = self.messages.waiting_human()
                     if self.messages.tick() | follow_questions(self.runs, waiting, now):
                         self._changed()
-                    next_talk = now + TALK_SECONDS
+                    next_messages = now + MESSAGES_SECONDS
                 self._check_deadlines(now)
                 self.reaper.reap(now)
                 due = self.refresh_due is not None and now >= self.refresh_due
@@ -130,7 +122,7 @@ class AgentPool:
                     next_refresh = now + REFRESH_SECONDS
                 if not self._going():  # the last ones ended this turn: no wait for a timer
                     break
-                wake = min([next_poll, next_live, next_talk, *self._timers()])
+                wake = min([next_poll, next_live, next_messages, *self._timers()])
                 got = watcher.get(min(1.0, wake - time.monotonic()))
                 if got is not None:
                     self._on_file(*got)
@@ -183,17 +175,16 @@ class AgentPool:
         return dependency_state(run, self.by_id, self.succeeded_before)
 
     def _launch_ready(self, now: float) -> None:
-        """Launch the ready agents: one per turn with a stagger; without one, up to
-        LAUNCH_BATCH together (one tmux call), so that finish events are still noticed
-        between bursts rather than after all of them."""
+        """Launch the ready agents: one per turn with a stagger, else up to LAUNCH_BATCH in one
+        burst (one tmux call), so that finish events are still noticed between bursts."""
         if self.bursts.busy:  # one burst in flight at a time
             return
         batch: list[AgentRun] = []
         limit = LAUNCH_BATCH if self.limits.stagger_seconds <= 0 else 1
         changed, running = self.governor_side.turn(self.runs)
         active = survey(self.runs)[0]  # a launch below makes none active: counted once
-        if self.governor_side.stopped:
-            self._spend_stop(self.governor_side.stopped)
+        if (reason := self.governor_side.stopped) is not None:
+            self._apply_all(spend_stopped(self.runs, reason, self.governor_side.hard))
         for run in self.runs:
             if run.state is not AgentState.PENDING:
                 continue
@@ -238,8 +229,10 @@ class AgentPool:
             self._finish(run, state, code=code, detail=detail)
 
     def _held(self, run: AgentRun) -> bool:
+        """Its previous try's processes are still being ended, its worktree being made, or the
+        first opencode agent is starting."""
         if self.reaper.holds(run.launch.session) or run.preparing is not None:
-            return True  # the previous attempt's processes are still being ended
+            return True
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
     def _full(self, active: int, starting: int = 0) -> bool:
@@ -321,30 +314,19 @@ class AgentPool:
             return True
         if status is None:
             return False
-        if not of_this_attempt(run, status):
-            # Another attempt's status (one still running after a relaunch): not this one's.
-            if not run.foreign_status:
-                run.foreign_status = True
-                log.warning(
-                    "status file of another attempt ignored",
-                    agent=run.id,
-                    attempt=run.launch.attempt,
-                    status_attempt=status.raw.get("attempt"),
-                )
+        if not own_status(run, status):
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
-        if status.state is AgentState.USAGE_LIMIT and self._waits_out(run, status):
+        side = self.governor_side  # a usage limit is waited out, or run on the fallback
+        if status.state is AgentState.USAGE_LIMIT and (
+            side.park(run, status) or side.fall_back(run, self.hooks.fallback)
+        ):
             self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             self._changed()  # launched again: after its account's reset, or on its fallback
             return True
         self._finish(run, status.state, code=status.code, detail=status.detail or "")
         return True
-
-    def _waits_out(self, run: AgentRun, status: StatusFile) -> bool:
-        """A usage limit: parked until its account's reset, or on its fallback executor now."""
-        side = self.governor_side
-        return side.park(run, status) or side.fall_back(run, self.hooks.fallback)
 
     def _poll(self) -> None:
         if take_reruns(self.runs, self.events, self.reaper):  # `wave rerun`
@@ -367,7 +349,10 @@ class AgentPool:
                 self._apply(seen)
 
     def _check_deadlines(self, now: float) -> None:
-        for ending in self.liveness.budgets(self.runs, now):
+        self._apply_all(self.liveness.budgets(self.runs, now))
+
+    def _apply_all(self, endings: Iterable[Ending]) -> None:
+        for ending in endings:  # each applied before the next is noticed
             self._apply(ending)
 
     def _apply(self, ending: Ending) -> None:
@@ -375,39 +360,16 @@ class AgentPool:
         run = ending.run
         if ending.unless_status and self._check_status(run):
             return
-        if ending.unseen:
-            run.unretryable = run.unseen = True
-        if ending.stop:
-            self._stop(run, ending.state, ending.detail)
-        else:
-            self._finish(run, ending.state, code=ending.code, detail=ending.detail)
+        run.unretryable |= ending.unretryable
+        run.unseen |= ending.unseen
+        if ending.stop:  # SIGTERM its process group now, SIGKILL it after the grace period
+            if run.pid is None:
+                info = self.placement.sessions().get(run.launch.session)
+                run.pid = info.pid if info else None
+            self.reaper.start(run.launch.session, run.pid, time.monotonic())
+        self._finish(run, ending.state, code=ending.code, detail=ending.detail)
 
-    # -- stopping ---------------------------------------------------------------------------
-    def _stop(self, run: AgentRun, state: AgentState, detail: str) -> None:
-        """SIGTERM the agent's process group now, SIGKILL it after the grace period."""
-        if run.pid is None:
-            info = self.placement.sessions().get(run.launch.session)
-            run.pid = info.pid if info else None
-        self.reaper.start(run.launch.session, run.pid, time.monotonic())
-        self._finish(run, state, detail=detail)
-
-    def _spend_stop(self, reason: str) -> None:
-        """At the spend limit nothing more starts (``hard``: nothing runs on); no retry mends it."""
-        for run in self.runs:
-            if run.state in (AgentState.PENDING, AgentState.LIMITED):
-                run.unretryable = True
-                self._finish(run, AgentState.FAILED, detail=f"not started: {reason}")
-            elif run.active and self.governor_side.hard:
-                run.unretryable = True
-                self._stop(run, AgentState.FAILED, f"stopped: {reason}")
-
-    def _cancel_all(self) -> None:
-        for run in self.runs:
-            if run.state in (AgentState.PENDING, AgentState.LIMITED):
-                self._finish(run, AgentState.CANCELLED, detail="launcher stopped")
-            elif run.active:
-                self._stop(run, AgentState.CANCELLED, "launcher stopped")
-
+    # -- finishing --------------------------------------------------------------------------
     def _finish(
         self, run: AgentRun, state: AgentState, code: int | None = None, detail: str = ""
     ) -> None:

@@ -1,15 +1,20 @@
 """What the agent pool needs from the coordination layer, and nothing more: a cheap look for
-news, who waits on a person, and what a launching agent should read first. The launcher gives
-the pool its coordinator (runtime/coordinator.py); tests and dry runs give it none.
+news, who waits on a person, and what a launching agent should read first; and the agents'
+clocks paused while they wait on a person. The launcher gives the pool its coordinator
+(coordination/follower.py); tests and dry runs give it none.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol
+
+from ...state.lifecycle import AgentState
+from ..agent.run import AgentRun
 
 
 class Messages(Protocol):
-    """The coordination layer as the pool sees it (runtime/coordinator.py implements it)."""
+    """The coordination layer as the pool sees it (coordination/follower.py implements it)."""
 
     def tick(self) -> bool: ...
 
@@ -37,3 +42,19 @@ class NoMessages:
 
     def tell_person(self, payload: dict[str, Any]) -> None:
         return None
+
+
+def follow_questions(runs: Iterable[AgentRun], waiting: frozenset[str], now: float) -> bool:
+    """An agent waiting on a person's answer: its budget and stall clocks are paused, and
+    start again (the budget extended by the wait) once it stops waiting. True if any
+    agent's state changed."""
+    changed = False
+    for run in runs:
+        asking = run.state not in (AgentState.WAITING_HUMAN, AgentState.QUEUED)
+        if run.active and run.id in waiting and asking:
+            run.wait_on_person(now)
+            changed = True
+        elif run.state is AgentState.WAITING_HUMAN and run.id not in waiting:
+            run.answered(now)
+            changed = True
+    return changed
