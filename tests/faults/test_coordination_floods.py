@@ -8,26 +8,16 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers import Repo, local_agent, local_lane, wait_for
+from structlog.testing import capture_logs
 
 from wave_orchestrator.coordination.feedback import FeedbackStore
 from wave_orchestrator.coordination.log import CoordLog
 from wave_orchestrator.errors import WaveError
 from wave_orchestrator.notify.sinks import NOTIFY_QUEUE, Notifier
 from wave_orchestrator.state import fsutil
-
-
-class Log:
-    def __init__(self) -> None:
-        self.warnings: list[tuple[str, dict[str, Any]]] = []
-
-    def warning(self, event: str, **fields: Any) -> None:
-        self.warnings.append((event, fields))
-
-    info = debug = warning
 
 
 def test_a_flood_of_questions_notifies_one_at_a_time_and_coalesces_the_rest(
@@ -39,30 +29,30 @@ def test_a_flood_of_questions_notifies_one_at_a_time_and_coalesces_the_rest(
         f'mkdir "{tmp_path}/busy" || echo overlap >> "{tmp_path}/overlaps"; '
         f'cat >> "{out}"; echo >> "{out}"; sleep 0.02; rmdir "{tmp_path}/busy"\n'
     )
-    log = Log()
-    notifier = Notifier(["bash", str(script)], log)
+    notifier = Notifier(["bash", str(script)])
     threads = threading.active_count()
-    for n in range(200):
-        notifier.send({"id": f"q-{n:016x}", "question": "\udcff lone surrogate"})
-    assert threading.active_count() <= threads + 1  # one worker, not one per question
-    lines = wait_for(
-        lambda: [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
-        if out.exists() and '"coalesced"' in out.read_text() else None,
-        seconds=60, what="the coalesced notification",
-    )  # fmt: skip
+    with capture_logs() as logged:
+        for n in range(200):
+            notifier.send({"id": f"q-{n:016x}", "question": "\udcff lone surrogate"})
+        assert threading.active_count() <= threads + 1  # one worker, not one per question
+        lines = wait_for(
+            lambda: [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+            if out.exists() and '"coalesced"' in out.read_text() else None,
+            seconds=60, what="the coalesced notification",
+        )  # fmt: skip
     assert not (tmp_path / "overlaps").exists()
     coalesced = [x["coalesced"] for x in lines if "coalesced" in x]
     singles = [x for x in lines if "id" in x]
     assert len(singles) + sum(coalesced) == 200 and len(singles) <= NOTIFY_QUEUE + 1
     assert singles[0]["question"] == "\udcff lone surrogate"  # escaped on the way, read back
-    assert log.warnings == []
+    assert [e for e in logged if e["log_level"] == "warning"] == []
 
 
 def test_a_notifier_that_fails_or_cannot_start_is_only_logged(tmp_path: Path) -> None:
-    log = Log()
-    Notifier([str(tmp_path / "missing")], log).send({"id": "q-0000000000000001"})
-    wait_for(lambda: log.warnings, seconds=10, what="the warning")
-    assert log.warnings[0][0] == "notify command failed"
+    with capture_logs() as logged:
+        Notifier([str(tmp_path / "missing")]).send({"id": "q-0000000000000001"})
+        wait_for(lambda: logged, seconds=10, what="the warning")
+    assert logged[0]["event"] == "notify command failed"
 
 
 def test_a_short_write_fails_the_post_and_tears_nothing(

@@ -9,18 +9,11 @@ import time
 from typing import Any
 
 from helpers import Hook, wait_for
+from structlog.testing import capture_logs
 
 from wave_orchestrator.definitions.model import NotifySettings
 from wave_orchestrator.notify.documents import document
 from wave_orchestrator.notify.sinks import Delivery, Teller
-
-
-class Log:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warning(self, message: str, **fields: Any) -> None:
-        self.warnings.append(message)
 
 
 def question(n: int) -> dict[str, Any]:
@@ -36,7 +29,7 @@ def question(n: int) -> dict[str, Any]:
 
 
 def test_one_event_is_one_post_of_its_document(hook: Hook) -> None:
-    teller = Teller(NotifySettings(webhook_url=hook.url), Log())
+    teller = Teller(NotifySettings(webhook_url=hook.url))
     doc = document(
         "wave-failed",
         "main",
@@ -56,7 +49,7 @@ def test_one_event_is_one_post_of_its_document(hook: Hook) -> None:
 
 
 def test_200_questions_at_once_are_a_few_posts_and_none_is_lost(hook: Hook) -> None:
-    teller = Teller(NotifySettings(webhook_url=hook.url), Log())
+    teller = Teller(NotifySettings(webhook_url=hook.url))
     t0 = time.monotonic()
     for n in range(200):
         teller.tell(question(n))
@@ -69,7 +62,7 @@ def test_200_questions_at_once_are_a_few_posts_and_none_is_lost(hook: Hook) -> N
 
 def test_slack_and_ntfy_shapes(hook: Hook) -> None:
     for form in ("slack", "ntfy"):
-        teller = Teller(NotifySettings(webhook_url=hook.url, webhook_format=form), Log())
+        teller = Teller(NotifySettings(webhook_url=hook.url, webhook_format=form))
         teller.tell(question(7))
         teller.drain(10)
     (_, slack), (ntfy_headers, ntfy) = hook.posts
@@ -86,14 +79,15 @@ def test_a_dead_url_is_warned_of_once_and_never_holds_the_caller() -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    log = Log()
-    delivery = Delivery(NotifySettings(webhook_url=f"http://127.0.0.1:{port}/x"), log)
-    for batch in range(2):
-        t0 = time.monotonic()
-        delivery.send(question(batch))
-        assert time.monotonic() - t0 < 0.2
-        delivery.drain(20)
-    assert log.warnings == [log.warnings[0]] and "notify webhook not reached" in log.warnings[0]
+    delivery = Delivery(NotifySettings(webhook_url=f"http://127.0.0.1:{port}/x"))
+    with capture_logs() as logged:
+        for batch in range(2):
+            t0 = time.monotonic()
+            delivery.send(question(batch))
+            assert time.monotonic() - t0 < 0.2
+            delivery.drain(20)
+    warnings = [e["event"] for e in logged if e["log_level"] == "warning"]
+    assert warnings == [warnings[0]] and "notify webhook not reached" in warnings[0]
 
 
 def test_notify_on_leaves_kinds_out_and_the_bell_rings_on_a_terminal(hook: Hook) -> None:
@@ -112,7 +106,7 @@ def test_notify_on_leaves_kinds_out_and_the_bell_rings_on_a_terminal(hook: Hook)
 
     bell = Terminal()
     settings = NotifySettings(webhook_url=hook.url, bell=True, on=("wave-failed",))
-    teller = Teller(settings, Log(), bell)
+    teller = Teller(settings, bell)
     teller.tell(question(1))  # not wanted
     teller.tell(document("wave-failed", "main", wave=1))
     teller.drain(10)
@@ -126,7 +120,7 @@ def test_a_desktop_note_runs_notify_send_once_per_batch(tmp_path: Any, monkeypat
     fake.write_text(f'#!/bin/sh\nprintf "%s|%s\\n" "$1" "$2" >> {calls}\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
-    teller = Teller(NotifySettings(desktop=True), Log())
+    teller = Teller(NotifySettings(desktop=True))
     for n in range(8):
         teller.tell(question(n))
     teller.drain(10)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..definitions.model import NotifySettings
 from ..state.fsutil import json_text
+from ..state.logs import Logger
 from .documents import shaped, summary
 
 NOTIFY_TIMEOUT_SECONDS = 30  # the longest one run of notify.command may take
@@ -24,6 +25,8 @@ COALESCE_SECONDS = 1.0  # the events of this long go out as one POST, one deskto
 POST_TIMEOUT_SECONDS = 5.0
 POST_TRIES = 3  # a webhook that fails is tried this often per batch (1 s, then 2 s apart)
 
+log = Logger(__name__)
+
 
 class _Queued:
     """Events for one worker thread, alive while there is something to send (the worker ends
@@ -32,8 +35,7 @@ class _Queued:
 
     thread_name = "wave-notify"
 
-    def __init__(self, size: int, log: Any) -> None:
-        self.log = log
+    def __init__(self, size: int) -> None:
         self.queue: queue.Queue[dict[str, Any]] = queue.Queue(size)
         self.overflow = 0
         self._lock = threading.Lock()
@@ -53,7 +55,7 @@ class _Queued:
                     self._worker.start()
                 except RuntimeError as exc:  # no thread to be had (a pids limit): logged
                     self._worker = None
-                    self.log.warning("notifications not sent", error=str(exc))
+                    log.warning("notifications not sent", error=str(exc))
 
     def drain(self, seconds: float) -> None:
         """Wait up to ``seconds`` for what is still queued (the launcher ends)."""
@@ -72,8 +74,8 @@ class Notifier(_Queued):
     fails, hangs (ended at ``NOTIFY_TIMEOUT_SECONDS``) or cannot start is only logged: an
     agent that asks a thousand questions costs one thread and one process at a time."""
 
-    def __init__(self, command: Sequence[str], log: Any) -> None:
-        super().__init__(NOTIFY_QUEUE, log)
+    def __init__(self, command: Sequence[str]) -> None:
+        super().__init__(NOTIFY_QUEUE)
         self.command = tuple(command)
 
     def _drain(self) -> None:
@@ -101,9 +103,9 @@ class Notifier(_Queued):
                 check=False,
             )
             if done.returncode != 0:
-                self.log.warning("notify command failed", code=done.returncode)
+                log.warning("notify command failed", code=done.returncode)
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
-            self.log.warning("notify command failed", error=str(exc))
+            log.warning("notify command failed", error=str(exc))
 
 
 class Delivery(_Queued):
@@ -115,10 +117,9 @@ class Delivery(_Queued):
     def __init__(
         self,
         settings: NotifySettings,
-        log: Any,
         post: Callable[[str, bytes, dict[str, str]], None] | None = None,
     ) -> None:
-        super().__init__(DELIVERY_QUEUE, log)
+        super().__init__(DELIVERY_QUEUE)
         self.url, self.form = settings.webhook_url, settings.webhook_format
         self.desktop = shutil.which("notify-send") if settings.desktop else None
         self.post = post or _post
@@ -179,7 +180,7 @@ class Delivery(_Queued):
     def _warn(self, sink: str, message: str) -> None:
         if sink not in self.warned:
             self.warned.add(sink)
-            self.log.warning(message)
+            log.warning(message)
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> None:
@@ -197,10 +198,10 @@ class Teller:
     """Every sink of a lane behind one call: ``tell(doc)`` sends an event to those that want
     its kind (``notify.on``). The bell rings on the launcher's own terminal, at once."""
 
-    def __init__(self, settings: NotifySettings, log: Any, bell: Any = None) -> None:
+    def __init__(self, settings: NotifySettings, bell: Any = None) -> None:
         self.on = frozenset(settings.on)
-        self.command = Notifier(settings.command, log) if settings.command else None
-        self.delivery = Delivery(settings, log)
+        self.command = Notifier(settings.command) if settings.command else None
+        self.delivery = Delivery(settings)
         self.bell = bell if settings.bell and bell is not None and _tty(bell) else None
 
     def tell(self, doc: dict[str, Any]) -> None:
