@@ -15,7 +15,7 @@ import pytest
 from helpers import Repo, local_agent, local_lane, wait_for
 
 from wave_orchestrator.cli.dashboard_fleet import CommandFleet
-from wave_orchestrator.runtime.agent.plan import ensure_agent_bin
+from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
 from wave_orchestrator.self_command import wave_argv
 from wave_orchestrator.state.layout import StateLayout
 
@@ -105,7 +105,7 @@ def test_the_agents_wave_shim_runs_wave_not_the_planted_package(
     """Without installed console scripts, agents get a shim that starts this interpreter: it
     runs in the agent's working folder, which the agent writes."""
     monkeypatch.setattr(
-        "wave_orchestrator.runtime.agent.plan.scripts_dir", lambda: tmp_path / "no-scripts"
+        "wave_orchestrator.runtime.agent.programs.scripts_dir", lambda: tmp_path / "no-scripts"
     )
     marker = tmp_path / "planted-ran"
     work = tmp_path / "work"

@@ -10,13 +10,9 @@ import pytest
 from helpers import Repo, git_init
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
-from wave_orchestrator.runtime.agent import plan as planner
-from wave_orchestrator.runtime.agent.plan import (
-    materialize,
-    missing_programs,
-    plan_agent,
-    redact_env,
-)
+from wave_orchestrator.runtime.agent import programs as planner
+from wave_orchestrator.runtime.agent.plan import materialize, plan_agent, redact_env
+from wave_orchestrator.runtime.agent.programs import missing_programs
 from wave_orchestrator.state.layout import StateLayout
 
 LANE = """

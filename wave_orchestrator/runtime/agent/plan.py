@@ -8,10 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import shlex
-import shutil
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,80 +17,14 @@ from ...agents.executors import ExecutorCommand, build_command, model_for
 from ...agents.prompts import compose_prompt
 from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
-from ...definitions.repository.paths import normalise_repo_path
 from ...governor.accounts import account_of
 from ...sanitize import redact_env, redact_value
-from ...self_command import python_module_argv
 from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ...state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
+from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_executor
 
 if TYPE_CHECKING:
     from ...placement.base import AgentJob
-
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-# What agents may run of ours; module to run when the console script is not installed.
-AGENT_COMMANDS = {
-    "wave": "wave_orchestrator",
-    "wave-demo-agent": "wave_orchestrator.agents.demo_agent",
-}
-
-
-def agent_path_env(bin_dir: Path | None = None, user_path: str | None = None) -> str:
-    """PATH for agents: the private ``bin_dir`` (only `wave` and the demo agent), then the
-    user's PATH as the launcher received it. Never wave's virtualenv: an agent's `python3` and
-    `pip` must be the user's."""
-    current = user_path if user_path is not None else os.environ.get("PATH", DEFAULT_PATH)
-    if bin_dir is None:
-        return current
-    parts = [str(bin_dir)] + [p for p in current.split(os.pathsep) if p and p != str(bin_dir)]
-    return os.pathsep.join(parts)
-
-
-@functools.cache
-def scripts_dir() -> Path:
-    """Where this interpreter's console scripts are: next to it in a virtualenv or pipx (the
-    usual case, seen without sysconfig, which takes ms to load), else where sysconfig says
-    (`pip install --user`)."""
-    here = Path(sys.executable).parent
-    if (here / "wave").is_file():
-        return here
-    import sysconfig
-
-    return Path(sysconfig.get_path("scripts") or here)
-
-
-def ensure_agent_bin(bin_dir: Path) -> None:
-    """Make ``bin_dir`` hold `wave` and `wave-demo-agent` (links to our console scripts, or
-    small shims running this interpreter when they are not installed)."""
-    scripts = scripts_dir()
-    ensure_dir(bin_dir)
-    for name, module in AGENT_COMMANDS.items():
-        link, target = bin_dir / name, scripts / name
-        tmp = bin_dir / f".{name}.{os.getpid()}"
-        if target.is_file() and os.access(target, os.X_OK):
-            if link.is_symlink() and os.readlink(link) == str(target):
-                continue
-            tmp.unlink(missing_ok=True)
-            os.symlink(target, tmp)
-            os.replace(tmp, link)
-        else:
-            shim = f'#!/bin/sh\nexec {shlex.join(python_module_argv(module))} "$@"\n'
-            if not link.is_symlink() and link.is_file() and link.read_text() == shim:
-                continue
-            if link.is_symlink():  # our own link from a run that had the console scripts
-                link.unlink()
-            write_atomic(link, shim, mode=0o755)
-
-
-def find_program(program: str, path_env: str, repo: Path) -> str | None:
-    """Where ``program`` is, as run.sh will find it: a relative path with a slash
-    (``agents/desk.sh``) from the repository root, where run.sh starts; a bare name on PATH."""
-    if program in AGENT_COMMANDS:  # ours: ensure_agent_bin puts it first on every agent's PATH
-        return program
-    if "/" in program and not os.path.isabs(program):
-        candidate = repo / program
-        return str(candidate) if candidate.is_file() and os.access(candidate, os.X_OK) else None
-    return shutil.which(program, path=path_env)
 
 
 @dataclass(frozen=True)
@@ -186,6 +117,96 @@ class AgentLaunch:
         }
 
 
+class Planner:
+    """Plans the attempts of one lane's agents. What is the same for every agent (the PATH
+    they get, the tmux socket, the lane's folders) is worked out once, not once per agent."""
+
+    def __init__(self, lane: LaneDef, layout: StateLayout) -> None:
+        self.lane = lane
+        self.layout = layout
+        self.path_env = agent_path_env(layout.agent_bin)
+        self._lane_env = {"WAVE_LANE": lane.name}
+        self._places = {"WAVE_STATE_DIR": str(lane.state_dir)}
+        self._repo = str(lane.repo)
+        self._env_file = None if layout.dry_run else layout.agent_env
+        self._bin_dir = layout.agent_bin
+        self._accounts = layout.accounts
+
+    @functools.cached_property
+    def socket(self) -> str:
+        """The lane's tmux socket: its name digests the resolved repository path."""
+        return socket_name(self.lane.name, self.lane.repo)
+
+    def plan(
+        self,
+        wave: WaveDef,
+        agent: AgentDef,
+        attempt: int = 1,
+        executor: str | None = None,
+        *,
+        briefing: str = "",
+        retry_context: str = "",
+        workdir: Path | None = None,
+        fingerprint: str = "",
+    ) -> AgentLaunch:
+        """One attempt of ``agent`` on ``executor`` (default: its own); ``briefing`` and
+        ``retry_context`` go into its prompt, ``workdir`` is its worktree if it has one."""
+        lane, executor_id = self.lane, executor or agent.executor.id
+        command = build_command(agent.executor, executor_id, agent.id)
+        paths = self.layout.agent(wave.number, agent.id)
+        session, socket = session_name(wave.number, agent.id), self.socket
+        # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
+        own_path = agent.executor.env.get("PATH")
+        env = {
+            **agent.executor.env,
+            "PATH": self.path_env if own_path is None else agent_path_env(self._bin_dir, own_path),
+            **self._lane_env,
+            "WAVE_NUMBER": str(wave.number),
+            "WAVE_WAVE": str(wave.number),
+            "WAVE_AGENT_ID": agent.id,
+            "WAVE_ROLE": agent.role,
+            "WAVE_ATTEMPT": str(attempt),
+            **self._places,
+            "WAVE_PROMPT_FILE": str(paths.prompt),
+            "WAVE_REPO": self._repo,
+            "WAVE_EXECUTOR": executor_id,
+            **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
+            **command.env,
+            # Inherited by all the agent starts: what it leaves running is found and ended by it.
+            "WAVE_AGENT_TOKEN": agent_token(socket, session),
+        }
+        budget, timeout = agent.executor.budget_minutes, lane.defaults.timeout_minutes
+        return AgentLaunch(
+            lane=lane,
+            wave=wave,
+            agent=agent,
+            attempt=attempt,
+            executor=executor_id,
+            command=command,
+            env=env,
+            paths=paths,
+            session=session,
+            socket=socket,
+            deadline_minutes=min(timeout, budget) if budget else timeout,
+            rate_limit=lane.defaults.rate_limit,
+            briefing=briefing,
+            retry_context=retry_context,
+            env_file=self._env_file,
+            bin_dir=self._bin_dir,
+            workdir=workdir,
+            fingerprint=fingerprint,
+            accounts_dir=self._accounts,
+        )
+
+    def next_executor(self, agent: AgentDef, history: list[str]) -> str:
+        """After a failure: the next fallback not yet tried and installed, else the same one."""
+        return next_executor(agent, history, self.path_env, self.lane.repo)
+
+    def missing_at_start(self, waves: Sequence[WaveDef]) -> list[str]:
+        """Each program an agent of ``waves`` would not find where run.sh starts it."""
+        return missing_at_start(self.lane, waves, self.path_env)
+
+
 def plan_agent(
     lane: LaneDef,
     layout: StateLayout,
@@ -193,64 +214,24 @@ def plan_agent(
     agent: AgentDef,
     attempt: int = 1,
     executor: str | None = None,
-    path_env: str | None = None,
+    path_env: str | None = None,  # TRANSITIONAL: until the call sites hold a Planner
     briefing: str = "",
     retry_context: str = "",
     workdir: Path | None = None,
     fingerprint: str = "",
 ) -> AgentLaunch:
-    executor_id = executor or agent.executor.id
-    command = build_command(agent.executor, executor_id, agent.id)
-    paths = layout.agent(wave.number, agent.id)
-    session, socket = session_name(wave.number, agent.id), socket_name(lane.name, lane.repo)
-    # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
-    own_path = agent.executor.env.get("PATH")
-    env = {
-        **agent.executor.env,
-        "PATH": (
-            agent_path_env(layout.agent_bin, own_path)
-            if own_path is not None
-            else path_env or agent_path_env(layout.agent_bin)
-        ),
-        "WAVE_LANE": lane.name,
-        "WAVE_NUMBER": str(wave.number),
-        "WAVE_WAVE": str(wave.number),
-        "WAVE_AGENT_ID": agent.id,
-        "WAVE_ROLE": agent.role,
-        "WAVE_ATTEMPT": str(attempt),
-        "WAVE_STATE_DIR": str(lane.state_dir),
-        "WAVE_PROMPT_FILE": str(paths.prompt),
-        "WAVE_REPO": str(lane.repo),
-        "WAVE_EXECUTOR": executor_id,
-        **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
-        **command.env,
-        # Inherited by all the agent starts: what it leaves running is found and ended by it.
-        "WAVE_AGENT_TOKEN": agent_token(socket, session),
-    }
-    budget = agent.executor.budget_minutes
-    deadline = (
-        min(lane.defaults.timeout_minutes, budget) if budget else lane.defaults.timeout_minutes
-    )
-    return AgentLaunch(
-        lane=lane,
-        wave=wave,
-        agent=agent,
-        attempt=attempt,
-        executor=executor_id,
-        command=command,
-        env=env,
-        paths=paths,
-        session=session,
-        socket=socket,
-        deadline_minutes=deadline,
-        rate_limit=lane.defaults.rate_limit,
+    """One agent's plan where no ``Planner`` is at hand (a test, a one-off tool)."""
+    planner = Planner(lane, layout)
+    planner.path_env = path_env or planner.path_env
+    return planner.plan(
+        wave,
+        agent,
+        attempt,
+        executor,
         briefing=briefing,
         retry_context=retry_context,
-        env_file=None if layout.dry_run else layout.agent_env,
-        bin_dir=layout.agent_bin,
         workdir=workdir,
         fingerprint=fingerprint,
-        accounts_dir=layout.accounts,
     )
 
 
@@ -297,121 +278,3 @@ def materialize(
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
     write(launch.paths.run_script, render_run_script(spec), mode=0o700)
-
-
-def missing_programs(
-    launches: Iterable[tuple[str, str, str]], path_env: str, repo: Path
-) -> list[str]:
-    """Each (agent, executor, program) whose program is not found, as a user-facing line."""
-    missing, found = [], {}  # each program looked for once, though most agents share it
-    for agent_id, executor, program in launches:
-        if program not in found:
-            found[program] = find_program(program, path_env, repo)
-        if found[program] is None:
-            where = f"in {repo}" if "/" in program and not os.path.isabs(program) else "on PATH"
-            missing.append(
-                f"agent {agent_id}: executor {executor} needs `{program}`, not found {where}"
-            )
-    return missing
-
-
-def required_programs(lane: LaneDef, waves: Iterable[WaveDef]) -> list[tuple[str, str, str]]:
-    """(agent, executor, program) for every executor a wave may need, fallbacks included."""
-    out = []
-    for wave in waves:
-        for agent in wave.agents:
-            for ex in (agent.executor.id, *agent.executor.fallbacks):
-                program = build_command(agent.executor, ex, agent.id).program
-                out.append((f"w{wave.number}/{agent.id}", ex, program))
-    return out
-
-
-def missing_at_start(lane: LaneDef, waves: Sequence[WaveDef], path_env: str) -> list[str]:
-    """What a launch checks before it starts anything: each program an agent would not find
-    where run.sh starts it, one line each, once."""
-    return list(
-        dict.fromkeys(
-            [
-                *missing_programs(required_programs(lane, waves), path_env, lane.repo),
-                *uncommitted_programs(lane, waves, path_env),
-            ]
-        )
-    )
-
-
-def uncommitted_programs(lane: LaneDef, waves: Iterable[WaveDef], path_env: str) -> list[str]:
-    """``isolation: worktree``: each agent whose program is a relative path that is in the main
-    checkout (``missing_programs`` reports it otherwise) but will not be where run.sh starts
-    (unless a ``setup.command`` runs, which may make it):
-    the agent's worktree, made from the base commit, with ``setup.copy`` copied in; for a
-    closure agent, the integration worktree, made from it without copies."""
-    out: list[str] = []
-    for wave in waves:
-        if not wave.isolation.worktree or wave.isolation.setup_command:
-            continue  # a setup command may make it (npm ci, a build): the agent's run tells
-        needs = [
-            (agent, ex, program, rel)
-            for agent in wave.agents
-            for ex in (agent.executor.id, *agent.executor.fallbacks)
-            if (program := build_command(agent.executor, ex, agent.id).program)
-            and (rel := repo_relative_program(program)) is not None
-            and find_program(program, path_env, lane.repo)
-        ]
-        if needs:  # git is loaded only for a worktree wave with a program in the repository
-            out += _not_at_base(lane, wave, needs)
-    return out
-
-
-def repo_relative_program(program: str) -> str | None:
-    """``./agent.sh`` as the repository path ``agent.sh``; None for a name looked up on PATH,
-    an absolute path, or one that leaves the repository."""
-    if "/" not in program or os.path.isabs(program):
-        return None
-    return normalise_repo_path(program)
-
-
-def _not_at_base(
-    lane: LaneDef, wave: WaveDef, needs: list[tuple[AgentDef, str, str, str]]
-) -> list[str]:
-    from ...worktrees.git import GitError, git, resolve_commit
-
-    try:
-        base = resolve_commit(lane.repo, wave.isolation.base or "HEAD")
-    except GitError:  # no repository, or no such base: preparing the worktrees says so
-        return []
-    committed: dict[str, bool] = {}
-    copies = [c.rstrip("/") for c in wave.isolation.setup_copy]
-    out = []
-    for agent, ex, program, rel in needs:
-        if not agent.is_closure and any(rel == c or rel.startswith(c + "/") for c in copies):
-            continue
-        if rel not in committed:
-            try:
-                found = git(lane.repo, "cat-file", "-e", f"{base}:{rel}", check=False)
-                committed[rel] = found.returncode == 0
-            except GitError:
-                committed[rel] = True  # git cannot tell: the agent's start will
-        if committed[rel]:
-            continue
-        where, fix = (
-            ("the integration worktree, where closure agents run, starts from it and gets no "
-             "setup.copy", "commit it")
-            if agent.is_closure
-            else ("isolation: worktree starts from it", "commit it, or list it in setup.copy")
-        )  # fmt: skip
-        out.append(
-            f"agent w{wave.number}/{agent.id}: executor {ex} needs `{program}`, which is not "
-            f"committed at base {base[:12]} ({where}): {fix}"
-        )
-    return out
-
-
-def next_executor(agent: AgentDef, history: list[str], path_env: str, repo: Path) -> str:
-    """After a failure: the next fallback not yet tried and installed, else the same one."""
-    for candidate in agent.executor.fallbacks:
-        if candidate in history:
-            continue
-        program = build_command(agent.executor, candidate, agent.id).program
-        if find_program(program, path_env, repo):
-            return candidate
-    return history[-1]
