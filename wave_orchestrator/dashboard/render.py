@@ -170,25 +170,25 @@ def attention_lines(data: dict[str, Any]) -> list[Text]:
     if isinstance(gate, dict) and isinstance(gate.get("status"), str):
         action = gate.get("action") if isinstance(gate.get("action"), str) else ""
         out.append(Text(f"{gate.get('stage')} gate failed: {gate['status']}; {action}", "red"))
-    talk = data.get("coordination")
-    if isinstance(talk, dict):
+    coordination = data.get("coordination")
+    if isinstance(coordination, dict):
         for key, style in (("blockers", "bold red"), ("requests", "yellow")):
-            for item in dicts(talk.get(key))[:3]:
+            for item in dicts(coordination.get(key))[:3]:
                 out.append(
                     Text(
                         f"{key[:-1]} {item.get('id')} {item.get('agent')}: {item.get('summary')}",
                         style,
                     )
                 )
-        for item in dicts(talk.get("questions"))[:3]:
+        for item in dicts(coordination.get("questions"))[:3]:
             out.append(
                 Text(
                     f"question {item.get('id')} {item.get('agent')}: {item.get('question')}",
                     "bold yellow",
                 )
             )
-        if isinstance(talk.get("board"), str) and out:
-            out.append(Text(f"board: {talk['board']}", "dim"))
+        if isinstance(coordination.get("board"), str) and out:
+            out.append(Text(f"board: {coordination['board']}", "dim"))
     return out
 
 

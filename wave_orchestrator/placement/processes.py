@@ -3,7 +3,7 @@ finished, whoever reaps it) and every process that carries its token in its envi
 (``WAVE_AGENT_TOKEN``, set by run.sh and inherited by all it starts, whatever their session
 or group: a ``setsid`` daemon, a ``tmux new -d``, a dev server).
 
-One scan of /proc answers every question asked within SNAPSHOT_SECONDS, so ending 200 agents
+One scan of /proc answers every question asked within SCAN_SECONDS, so ending 200 agents
 at once costs a few scans, not 200. Where there is no /proc, ``killpg(pgid, 0)`` answers for
 the group and no token is found. The launcher also becomes a child subreaper where Linux
 allows it: orphans of its agents are reparented to it instead of to a PID 1 that may never
@@ -20,13 +20,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 TOKEN_VAR = b"WAVE_AGENT_TOKEN="
-SNAPSHOT_SECONDS = 0.1
+SCAN_SECONDS = 0.1
 PR_SET_CHILD_SUBREAPER = 36
 ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
 
 
 @dataclass
-class Snapshot:
+class ProcessTable:
+    """One scan of /proc: the live processes by group, and the orphans left to us to reap."""
+
     taken: float
     groups: dict[int, int] = field(default_factory=dict)  # pgid -> live (not zombie) members
     live: dict[int, int] = field(default_factory=dict)  # every live pid -> its group
@@ -48,22 +50,22 @@ class Snapshot:
         return self._tagged
 
 
-_snapshot: Snapshot | None = None
+_table: ProcessTable | None = None
 
 
-def snapshot(fresh: bool = False) -> Snapshot | None:
-    """The process table as /proc shows it now (or within SNAPSHOT_SECONDS); None when this
+def process_table(fresh: bool = False) -> ProcessTable | None:
+    """The process table as /proc shows it now (or within SCAN_SECONDS); None when this
     machine has no /proc."""
-    global _snapshot
+    global _table
     now = time.monotonic()
-    if not fresh and _snapshot is not None and now - _snapshot.taken < SNAPSHOT_SECONDS:
-        return _snapshot
+    if not fresh and _table is not None and now - _table.taken < SCAN_SECONDS:
+        return _table
     try:
         names = os.listdir("/proc")
     except OSError:
         return None
     me, my_session = os.getpid(), os.getsid(0)
-    snap = Snapshot(now)
+    table = ProcessTable(now)
     for name in names:
         if not name.isdigit():
             continue
@@ -73,18 +75,18 @@ def snapshot(fresh: bool = False) -> Snapshot | None:
         state, ppid, pgid, session = stat
         if state == "Z":
             if ppid == me and session != my_session:
-                snap.adopted_zombies.append(int(name))
+                table.adopted_zombies.append(int(name))
             continue
-        snap.groups[pgid] = snap.groups.get(pgid, 0) + 1
-        snap.live[int(name)] = pgid
-    _snapshot = snap
-    return snap
+        table.groups[pgid] = table.groups.get(pgid, 0) + 1
+        table.live[int(name)] = pgid
+    _table = table
+    return table
 
 
 def forget() -> None:
     """The next question scans again (after a signal was sent)."""
-    global _snapshot
-    _snapshot = None
+    global _table
+    _table = None
 
 
 def _stat(pid: str) -> tuple[str, int, int, int] | None:
@@ -129,15 +131,15 @@ def group_alive(pgid: int) -> bool:
     leader = _stat(str(pgid))
     if leader is not None and leader[0] != "Z" and leader[2] == pgid:
         return True
-    snap = snapshot()
-    return True if snap is None else snap.groups.get(pgid, 0) > 0
+    table = process_table()
+    return True if table is None else table.groups.get(pgid, 0) > 0
 
 
 def tagged(token: str, panes: Collection[int] = ()) -> list[int]:
     """The live processes that carry ``token``, in whatever session or group (but those of a
-    running pane's group: ``Snapshot.tagged``)."""
-    snap = snapshot()
-    return [] if snap is None else list(snap.tagged(panes).get(token.encode(), ()))
+    running pane's group: ``ProcessTable.tagged``)."""
+    table = process_table()
+    return [] if table is None else list(table.tagged(panes).get(token.encode(), ()))
 
 
 def signal_tagged(token: str, signum: int, panes: Collection[int] = ()) -> int:
@@ -170,12 +172,12 @@ def reap_adopted() -> int:
             return 0
     except ChildProcessError:
         return 0  # no child at all
-    snap = snapshot()
+    table = process_table()
     reaped = 0
-    for pid in snap.adopted_zombies if snap is not None else ():
+    for pid in table.adopted_zombies if table is not None else ():
         with contextlib.suppress(ChildProcessError, OSError):
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 reaped += 1
-    if snap is not None:
-        snap.adopted_zombies.clear()
+    if table is not None:
+        table.adopted_zombies.clear()
     return reaped
