@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_orchestrator.coordination.log import CoordLog, LogFollower
-from wave_orchestrator.runtime.wave.coordinator import Coordinator
+from wave_orchestrator.coordination.follower import Coordinator
 from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.layout import StateLayout
 

@@ -126,7 +126,7 @@ def worktree(
     from ..wave.workspaces import Workspaces
 
     if wave.number not in spaces:
-        spaces[wave.number] = Workspaces(lane, layout, wave, None)
+        spaces[wave.number] = Workspaces(lane, layout, wave)
     return spaces[wave.number].describe(launch.agent)
 
 

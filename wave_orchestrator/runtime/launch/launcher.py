@@ -1,4 +1,5 @@
-"""Where the launcher's main loop lives: waves in order, attempts, closure stages, run state."""
+"""One launch of one lane: the lock, the placement, the governor and the notification sinks
+held for its length, its waves run in order (each by a ``WaveRunner``), and the tear-down."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
 from ...agents.wrapper import render_env_file
+from ...coordination.follower import Coordinator
 from ...definitions.model import LaneDef, WaveDef
 from ...errors import ExecutorMissing, LockHeld, TmuxError
 from ...governor.governor import Governor
-from ...notify.documents import document
+from ...notify.sinks import Teller
 from ...placement.base import Placement
 from ...placement.choose import placement_for
 from ...placement.reaper import Reaper, stop_agent_sessions
@@ -27,63 +28,20 @@ from ...state.events import EventLog, utc_now
 from ...state.fsutil import StateWriteFailed, UnsafePath, write_atomic, write_json_atomic
 from ...state.layout import AGENT_SESSION_RE, DASHBOARD_SESSION, StateLayout, socket_name
 from ...state.ledger import Ledger
-from ...state.lifecycle import AgentState
 from ...state.lock import LaneLock
-from ...state.logs import configure_logging, get_logger
+from ...state.logs import Logger, configure_logging
 from ...state.registry import process_started, register_launcher, unregister_launcher
 from ...state.run_state import RunState
-from ..agent.plan import agent_path_env, missing_at_start
+from ..agent.programs import agent_path_env, missing_at_start
 from ..wave.context import WaveContext, WaveOutcome
-from ..wave.coordinator import Coordinator
 from ..wave.runner import WaveRunner
 from .lane_deps import wait_for_lanes
+from .outcome import LaunchResult, lane_done, wave_ended
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
 
+log = Logger(__name__)
 NOTIFY_DRAIN_SECONDS = 5  # the longest a launcher waits, at its end, on notifications left
 __all__ = ["LaunchOptions", "LaunchResult", "Launcher", "prepare_lane", "select_waves"]
-
-
-@dataclass
-class LaunchResult:
-    lane: str
-    outcomes: list[WaveOutcome] = field(default_factory=list)
-    code: int = 0
-    message: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "lane": self.lane,
-            "code": self.code,
-            "waves": [
-                {
-                    "wave": o.wave,
-                    "state": o.state,
-                    "attempts": o.attempts,
-                    "blocked": o.blocked,
-                    "failures": [
-                        {
-                            "agent": r.id,
-                            "status": r.state.outcome,
-                            "code": r.code,
-                            "detail": r.detail or None,
-                            "log": str(r.launch.paths.output_log)
-                            if r.launch.paths.output_log.exists()
-                            else None,
-                        }
-                        for r in o.failures
-                    ]
-                    if o.state != "completed"
-                    else [],
-                    "gate": {
-                        "stage": o.gate.stage,
-                        "failures": [f.fields() for f in o.gate.failures],
-                    }
-                    if o.gate is not None and o.state != "completed"
-                    else None,
-                }
-                for o in self.outcomes
-            ],
-        }
 
 
 class Launcher:
@@ -96,7 +54,7 @@ class Launcher:
         self.stop = threading.Event()
         self.signum: int | None = None
         self.path_env = agent_path_env(self.layout.agent_bin)
-        self.log: Any = None
+        self.logging = False  # launcher.log set up: warnings go there too
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None  # the dashboard's, and the local agents'
         self.placement: Placement | None = None  # where agents run
@@ -105,16 +63,17 @@ class Launcher:
         self.ledger = Ledger.for_lane(lane.repo, lane.name)  # what this launcher saw happen
         self.first_wave: WaveDef | None = None
         self.coordinator: Coordinator | None = None
+        self.teller: Teller | None = None  # the lane's notification sinks
         # Set by `wave launch` (whose process it is) before the first tmux server starts: the
         # agents' orphans then come to this process, not to a PID 1 that may never reap them.
         self.subreaper = False
 
     def warn(self, message: str) -> None:
         """A warning before logging is set up goes to stderr, after it to the log too."""
-        if self.log is None:
+        if not self.logging:
             print(f"wave: warning: {message}", file=sys.stderr, flush=True)
         else:
-            self.log.warning(message)
+            log.warning(message)
 
     def check_executors(self, waves: list[WaveDef]) -> None:
         missing = missing_at_start(self.lane, waves, self.path_env)
@@ -142,8 +101,12 @@ class Launcher:
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 self.reaper.subreaper = self.subreaper
                 self.ledger.open()
-                self.governor = Governor(self.lane.governance, self.layout.governor,
-                                         resume=self.opts.resume, ledger=self.ledger)  # fmt: skip
+                self.governor = Governor(
+                    self.lane.governance,
+                    self.layout.governor,
+                    resume=self.opts.resume,
+                    ledger=self.ledger,
+                )
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
@@ -158,7 +121,9 @@ class Launcher:
         result = LaunchResult(self.lane.name)
         try:  # a state dir wave cannot write (full, read-only, a link) stops here, cleanly
             configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
-            self.log = get_logger(lane=self.lane.name)
+            _bind_lane(self.lane.name)
+            self.logging = True
+            self.teller = Teller(self.lane.notify, bell=sys.stderr)
             write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
             write_json_atomic(
                 self.layout.placement_record,
@@ -168,30 +133,31 @@ class Launcher:
         except BaseException:
             lock.release()
             raise
+        assert self.teller is not None
         registered = register_launcher(self._registry_entry(waves))
         self.events.best_effort = True
         if lock.took_over is not None:
-            self.log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
+            log.warning("took over a stale lock", previous_pid=lock.took_over.get("pid"))
         if run_state.problem:
-            self.log.warning(run_state.problem)
+            log.warning(run_state.problem)
         try:
             if not self.opts.no_dashboard and waves and not self.stop.is_set():
                 self._start_dashboard()
             for wave in waves:
                 if self.stop.is_set():
                     break
-                result.outcomes.append(self.run_wave(wave, run_state))
-                self._tell(result.outcomes[-1])
-                if result.outcomes[-1].state != "completed":
+                outcome = self.run_wave(wave, run_state)
+                result.outcomes.append(outcome)
+                if (told := wave_ended(self.lane.name, outcome, self.lane.repo)) is not None:
+                    self.teller.tell(told)
+                if outcome.state != "completed":
                     break
             done = [o for o in result.outcomes if o.state == "completed"]
-            if waves and len(done) == len(waves) and self.coordinator is not None:
-                self.coordinator.tell_person(document(
-                    "lane-done", self.lane.name, reason=f"{len(done)} wave(s) completed",
-                    command=f"wave status --lane {self.lane.name}"))  # fmt: skip
+            if waves and len(done) == len(waves):
+                self.teller.tell(lane_done(self.lane.name, len(done)))
             if self.stop.is_set() and not result.outcomes:
                 self._stopped_before_start(run_state)
-            self._conclude(result)
+            result.conclude(self.signum, self.lane.repo)
             return result
         except (StateWriteFailed, UnsafePath) as exc:
             # An essential record (run state, a status) cannot be kept: running on would
@@ -216,8 +182,7 @@ class Launcher:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
             if self.reaper is not None:
                 self.reaper.drain()
-            if self.coordinator is not None:  # what a person must hear: the spend limit...
-                self.coordinator.teller.drain(NOTIFY_DRAIN_SECONDS)
+            self.teller.drain(NOTIFY_DRAIN_SECONDS)  # what a person must hear: spend limit...
             # A server that lost its socket can be ended only by its pid: none is left behind.
             self.tmux.shutdown_if_unreachable()
             unregister_launcher(registered)
@@ -261,9 +226,9 @@ class Launcher:
                 DASHBOARD_SESSION, argv, str(self.lane.repo), env=env, keep_pane=False
             )
         except TmuxError as exc:
-            self.log.warning("dashboard not started", error=str(exc))
+            log.warning("dashboard not started", error=str(exc))
             return
-        self.log.info(
+        log.info(
             f"dashboard: wave attach --lane {self.lane.name} --dashboard "
             f"(or: tmux -L {self.tmux.socket} attach -t ={DASHBOARD_SESSION})"
         )
@@ -289,15 +254,6 @@ class Launcher:
         number, _, agent = session[1:].partition("-")
         return self.layout.agent(int(number), agent).status.exists()
 
-    def _conclude(self, result: LaunchResult) -> None:
-        last = result.outcomes[-1] if result.outcomes else None
-        if self.signum is not None:
-            result.code = 128 + self.signum
-            result.message = f"interrupted by signal {self.signum}: wave recorded cancelled"
-        elif last is not None and last.state == "failed":
-            result.code = 4 if last.blocked else 1
-            result.message = self.failure_text(last)
-
     @contextmanager
     def _signals(self) -> Iterator[None]:
         def handler(signum: int, frame: FrameType | None) -> None:
@@ -314,54 +270,14 @@ class Launcher:
             for s, h in old.items():
                 signal.signal(s, h)
 
-    def _tell(self, outcome: WaveOutcome) -> None:
-        """A person hears how a wave ended (notify: wave-completed, -failed, -blocked)."""
-        if self.coordinator is None or outcome.state == "cancelled":
-            return
-        failed = outcome.state != "completed"
-        kind = "wave-blocked" if failed and outcome.blocked else f"wave-{outcome.state}"
-        gate = outcome.gate.failures if outcome.gate is not None else []
-        agent = next((r.id for r in outcome.failures), next((f.agent for f in gate), None))
-        reason = self.failure_text(outcome).splitlines()[1:3] if failed else []
-        self.coordinator.tell_person(document(
-            kind, self.lane.name, wave=outcome.wave, agent=agent or None,
-            reason=outcome.note or "; ".join(line.strip(" -") for line in reason) or None,
-            command=f"wave status --lane {self.lane.name}"))  # fmt: skip
-
-    def failure_text(self, outcome: WaveOutcome) -> str:
-        blocked = " (blocked: nothing safe to retry)" if outcome.blocked else ""
-        if outcome.note:
-            blocked = f" ({outcome.note})"
-        lines = [f"wave {outcome.wave} failed after {outcome.attempts} attempt(s){blocked}:"]
-        if outcome.gate is not None:
-            for f in outcome.gate.failures:
-                who = f"{f.agent}: " if f.agent else ""
-                lines.append(f"  - {outcome.gate.stage} gate: {f.code} ({who}{f.detail})")
-        for run in outcome.failures:
-            log = run.launch.paths.output_log
-            try:
-                shown = log.relative_to(self.lane.repo)
-            except ValueError:
-                shown = log
-            detail = f" ({run.detail})" if run.detail else ""
-            code = (
-                f", exit {run.code}"
-                if run.code not in (None, 0) and run.state is AgentState.FAILED
-                else ""
-            )
-            where = f", log: {shown}" if log.exists() else ""  # a job never submitted has none
-            lines.append(f"  - {run.id}: {run.state.outcome}{detail}{code}{where}")
-        return "\n".join(lines)
-
     def _coordinator(self) -> Coordinator:
         """One per launcher: it follows the running wave's coordination log and questions."""
         if self.coordinator is None:
+            assert self.teller is not None
             self.coordinator = Coordinator(
                 self.layout,
                 self.events,
-                self.log,
-                notify=self.lane.notify,
-                bell=sys.stderr,
+                self.teller.tell,
                 echo=lambda text: print(text, file=sys.stderr, flush=True),
             )
         return self.coordinator
@@ -373,7 +289,6 @@ class Launcher:
             self.layout,
             self.placement,
             self.events,
-            self.log,
             self.stop,
             self.path_env,
             self.opts.keep_sessions,
@@ -386,11 +301,14 @@ class Launcher:
             ledger=self.ledger,
         )
         if wave.depends_on_lanes and not wait_for_lanes(
-            wave, self.lane.repo, run_state, self.stop, self.log
+            wave, self.lane.repo, run_state, self.stop, log
         ):
             return WaveOutcome(wave.number, "cancelled", 0)
-        runner = WaveRunner(ctx, wave)
-        try:
-            return runner.run(run_state)
-        finally:
-            runner.watcher.stop()
+        return WaveRunner(ctx, wave).run(run_state)
+
+
+def _bind_lane(name: str) -> None:
+    """Every later log line of this thread names the lane, as the wave's name its wave."""
+    import structlog  # configure_logging has just loaded it
+
+    structlog.contextvars.bind_contextvars(lane=name)

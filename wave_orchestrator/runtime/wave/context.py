@@ -1,14 +1,15 @@
-"""What a wave run shares with its launcher (``WaveContext``) and what it hands back: the
-outcome of the wave, and of each attempt."""
+"""What a wave run shares with its launcher (``WaveContext``), the attempt under way (shared by
+the runner, the stage and the gates) and what it hands back: the outcome of the wave, and of
+each attempt."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...closure.gates import GateResult
+from ...coordination.follower import Coordinator
 from ...definitions.model import AgentDef, LaneDef
 from ...governor.governor import Governor
 from ...placement.base import Placement
@@ -18,7 +19,6 @@ from ...state.layout import StateLayout
 from ...state.ledger import LAUNCHED, REJECTED, Ledger
 from ...state.lifecycle import AgentState
 from ..agent.run import AgentRun
-from .coordinator import Coordinator
 
 
 @dataclass
@@ -30,6 +30,18 @@ class WaveOutcome:
     gate: GateResult | None = None  # the gate that failed the last attempt, if one did
     blocked: bool = False  # failed with nothing safe left to retry (exit 4)
     note: str = ""  # why it is blocked, when a person's answer is what it waited for
+
+
+@dataclass
+class Attempt:
+    """The attempt under way, as the runner's loop sets it; the stage that launches its agents
+    and the gates that judge them read it."""
+
+    number: int = 0
+    reason: str = ""  # why it runs: one line for status views
+    notes: dict[str, str] = field(default_factory=dict)  # agent id -> "why you run again"
+    adopting: bool = False  # rejoining what a dead launcher left
+    retrying: bool = False  # resuming with the dead launcher's retry plan (its targets)
 
 
 @dataclass
@@ -52,7 +64,6 @@ class WaveContext:
     layout: StateLayout
     placement: Placement  # where agents run: tmux here (local), or Slurm jobs
     events: EventLog
-    log: Any
     stop: threading.Event
     path_env: str
     keep_sessions: bool

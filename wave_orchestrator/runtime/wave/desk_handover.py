@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from ...definitions.model import WaveDef
 from ...state.events import EventLog
 from ...state.lifecycle import AgentState
-from ..pool.loop import AgentRun
+from ..agent.run import AgentRun
 from .snapshot import last_line, tail_text
 
 if TYPE_CHECKING:
+    from ...coordination.follower import Coordinator
     from ...desk.claims import Desk
-    from .coordinator import Coordinator
 
 
 def open_desk(path: Path, repo: Path, wave: int) -> Desk:

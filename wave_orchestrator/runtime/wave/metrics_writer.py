@@ -19,7 +19,10 @@ from ...metrics.records import metrics_record
 from ...state.events import utc_now, utc_stamp
 from ...state.fsutil import append_jsonl
 from ...state.layout import StateLayout
+from ...state.logs import Logger
 from ..agent.run import AgentRun
+
+log = Logger(__name__)
 
 INLINE_BYTES = 4 * 1024 * 1024  # a log up to this size is read at once, on the main loop
 
@@ -32,7 +35,6 @@ class MetricsWriter:
         layout: StateLayout,
         lane: str,
         wave: int,
-        log: Any,
         on_cost: Callable[[str, float | None], None] | None = None,
     ) -> None:
         self.on_cost = on_cost  # the governor, told what each finished agent cost
@@ -41,7 +43,6 @@ class MetricsWriter:
         self.recorded: list[str] = []  # ids of the records this wave run wrote
         self.lane = lane
         self.wave = wave
-        self.log = log
         self._workers: ThreadPoolExecutor | None = None
         self._pending: list[Future[None]] = []
 
@@ -96,7 +97,7 @@ class MetricsWriter:
         try:
             self._write(*args)
         except (OSError, WaveError) as exc:
-            self.log.warning("metrics record failed", agent=args[4]["agent"], error=str(exc))
+            log.warning("metrics record failed", agent=args[4]["agent"], error=str(exc))
 
     def record_id(self, run: AgentRun) -> str:
         """``<lane>:<wave>:<agent>:<attempt>:<launch ms>``: one per launched attempt."""
@@ -119,7 +120,7 @@ class MetricsWriter:
         try:
             append_jsonl(self.verdicts, record)
         except OSError as exc:  # a full disk loses one verdict, not the wave
-            self.log.warning("metrics verdict not written", error=str(exc))
+            log.warning("metrics verdict not written", error=str(exc))
 
     def wait(self) -> None:
         """Until every record asked for is written (a wave ends with its metrics complete)."""

@@ -21,9 +21,12 @@ from ...closure.markers import Marker, readable_lines
 from ...definitions.model import AgentDef, WaveDef
 from ...state.events import EventLog
 from ...state.lifecycle import AgentState
+from ...state.logs import Logger
 from ...state.status import last_try_output
 from ...state.untrusted import TEXT_LIMIT
-from ..pool.loop import AgentRun
+from ..agent.run import AgentRun
+
+log = Logger(__name__)
 
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 TAIL_LINES = 20
@@ -240,9 +243,7 @@ def failure_reason(failures: Sequence[AgentRun], gate: GateResult | None) -> str
     return "; ".join(parts)
 
 
-def announce_retry(
-    events: EventLog, log: Any, wave: WaveDef, attempt: int, plan: RetryPlan
-) -> None:
+def announce_retry(events: EventLog, wave: WaveDef, attempt: int, plan: RetryPlan) -> None:
     """The ``wave_retry`` event and log line: which agents (or which stage) run again, and why."""
     stage = wave.closure_stages()[plan.first_stage][0] if not plan.agents else None
     agents = [a.id for a in plan.agents]

@@ -28,7 +28,7 @@ from ...state.fsutil import write_json_atomic
 from ...state.layout import AgentPaths, StateLayout
 from ...state.ledger import LedgerView, success_doubt
 from ...state.lifecycle import AgentState
-from ...state.logs import get_logger
+from ...state.logs import Logger
 from ...state.status import StatusUnreadable, read_status
 from ...state.trees import copy_plain_tree
 from ...state.untrusted import read_launch_record, read_object
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .context import WaveContext
     from .workspaces import Workspaces
 
+log = Logger(__name__)
 FINGERPRINT_VERSION = 2  # bumped when what goes into a fingerprint changes: nothing reused
 
 
@@ -104,7 +105,7 @@ def choose_reused(
     launcher's ledger saw each end completed with the same fingerprint, and its files (which
     the gates judge again) still say so. Where the two disagree the work runs again, and the
     log says why: files alone never decide."""
-    rejected, log = set(rejected), get_logger()
+    rejected = set(rejected)
     if ledger is None:  # a lane last run by a wave that kept no ledger, or never run
         if any(
             succeeded_with(earlier[a.id], fingerprints[a.id]) for a in agents if a.id in earlier
@@ -140,19 +141,19 @@ def choose_reused(
 
 
 def reusable_agents(
-    ctx: WaveContext, wave: WaveDef, previous: Mapping[str, Any], spaces: Workspaces
+    ctx: WaveContext, wave: WaveDef, previous: Mapping[str, Any], workspaces: Workspaces
 ) -> list[str]:
     """Before a new run sets the earlier one aside: the implementation agents it reuses.
     In worktree mode the base the agents start from is part of the fingerprint, and an
     agent whose branch is gone is not reused."""
     try:
-        base = spaces.reuse_base()
+        base = workspaces.reuse_base()
     except WaveError:  # no base to compare with: nothing reused (the start says what is wrong)
         return []
     impl = wave.implementation_agents
     prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
     layout, ledger = ctx.layout, ctx.ledger.view if ctx.ledger else None
-    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if spaces.has_branch(a.id)}
+    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if workspaces.has_branch(a.id)}
     rejected = previous.get("rejected_agents")
     rejected = [*(rejected if isinstance(rejected, list) else ()), *rerun_notes(previous)]
     return choose_reused(impl, prints, earlier, ledger, wave.number, rejected)
@@ -192,7 +193,7 @@ def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str
             write_json_atomic(target.launch_record, {**record, "reused": True})
         except (OSError, ValueError) as exc:
             shutil.rmtree(target.dir, ignore_errors=True)
-            get_logger().warning(
+            log.warning(
                 "agent not reused: it runs again",
                 agent=agent_id,
                 why=f"its folder from the earlier run could not be copied: {exc}",

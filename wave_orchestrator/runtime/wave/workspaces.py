@@ -21,7 +21,10 @@ from ...definitions.model import AgentDef, LaneDef, WaveDef
 from ...errors import WaveError
 from ...state.fsutil import read_json, write_json_atomic
 from ...state.layout import StateLayout
+from ...state.logs import Logger
 from ...worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
+
+log = Logger(__name__)
 
 if TYPE_CHECKING:  # for annotations only: a dry run, which describes worktrees, loads neither
     from ...closure.gates import GateResult
@@ -32,11 +35,10 @@ class Workspaces:
     """One wave's workspaces; every method is a no-op in a shared checkout."""
 
     def __init__(
-        self, lane: LaneDef, layout: StateLayout, wave: WaveDef, log: Any, keep: bool = False
+        self, lane: LaneDef, layout: StateLayout, wave: WaveDef, keep: bool = False
     ) -> None:
         self.lane = lane
         self.wave = wave
-        self.log = log
         self.keep = keep  # --keep-worktrees
         self.enabled = wave.isolation.worktree
         self.layout = layout
@@ -70,7 +72,7 @@ class Workspaces:
         tip = self._tip()
         for line in start_fresh(self.iso, self.wave.number, ids, stamp, tip, self.base, reused):
             level = "warning" if "did not make" in line else "info"
-            getattr(self.log, level)(line, wave=self.wave.number)
+            log.at(level, line, wave=self.wave.number)
         self._save()
 
     def reuse_base(self) -> str:
@@ -183,10 +185,10 @@ class Workspaces:
                 self._set_tip(self.iso.tree(path).out("rev-parse", "HEAD"))
         except WaveError as exc:
             self.kept.add(path)
-            self.log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
+            log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
             return f"its work could not be committed: {exc}"
         if sha:
-            self.log.info(f"committed {run.id}'s work", agent=run.id, commit=sha[:12])
+            log.info(f"committed {run.id}'s work", agent=run.id, commit=sha[:12])
         return ""
 
     def integrate(
@@ -203,7 +205,7 @@ class Workspaces:
                  for a in agents if a.id in latest]  # fmt: skip
         result = integrate(self.iso, n, self.base, trees, self._tip())
         if result.moved:
-            self.log.warning(result.moved, wave=n)
+            log.warning(result.moved, wave=n)
         self._set_tip(result.tip)
         for c in result.conflicts:
             branch = self.iso.branch(n, c.agent)
@@ -236,7 +238,7 @@ class Workspaces:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target, follow_symlinks=False)
         except OSError as exc:
-            self.log.warning("closure report not kept", report=report, error=str(exc))
+            log.warning("closure report not kept", report=report, error=str(exc))
             return report
         return str(target)
 
@@ -254,8 +256,8 @@ class Workspaces:
                 path = self.iso.path(self.wave.number, name)
                 try:
                     if path in self.kept or (path.exists() and not self.iso.remove(path)):
-                        self.log.warning("worktree kept: it holds work wave did not commit",
+                        log.warning("worktree kept: it holds work wave did not commit",
                                          path=str(path))  # fmt: skip
                 except WaveError as exc:
-                    self.log.warning("could not remove a worktree", path=str(path), error=str(exc))
+                    log.warning("could not remove a worktree", path=str(path), error=str(exc))
         return message

@@ -1,15 +1,14 @@
 """The launcher's side of coordination: keeps a wave's board, shared summary and inboxes current
-from its coordination log, and notices questions for a person.
+from its coordination log, notices questions for a person, and holds retries and the
+integration gate on what the log says.
 
-It costs two ``stat`` calls per check while nothing changes; the projections are regenerated
-only when the log or the feedback file grew. Projection writes are best effort: a board that
-cannot be written never stops a wave.
+It costs two ``stat`` calls per check while nothing changes; the projections (projections.py)
+are regenerated only when the log or the feedback file grew.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import threading
@@ -17,78 +16,54 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...closure.gates import AgentResult, GateResult, judge_implementation
-from ...coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
-from ...coordination.log import LAUNCHER, CoordLog, CoordRecord, LogFollower
-from ...coordination.views import (
-    InboxOwner,
-    board,
-    clean,
-    desk_waits,
-    for_everyone,
-    inbox,
-    inbox_items,
-    integration_barrier,
-    newest_first,
-    open_blockers,
-    open_requests,
-    shared_summary,
-)
-from ...definitions.model import AgentDef, NotifySettings
-from ...errors import WaveError
-from ...notify.sinks import Teller
-from ...state.events import EventLog, utc_now
-from ...state.fsutil import write_atomic, write_json_atomic
-from ...state.layout import StateLayout
+from ..closure.gates import GateResult
+from ..errors import WaveError
+from ..state.events import EventLog, utc_now
+from ..state.fsutil import write_json_atomic
+from ..state.layout import StateLayout
+from ..state.logs import Logger
+from .feedback import FeedbackRequest, FeedbackStore, answer_command
+from .log import LAUNCHER, CoordLog, CoordRecord, LogFollower
+from .projections import Projections
+from .views import clean, desk_waits, integration_barrier, newest_first, open_blockers
 
-PROJECTION_SECONDS = 1.0  # board, summary and inboxes redrawn at most this often
+log = Logger(__name__)
 BLOCKING_PRIORITIES = ("high", "urgent")
 
 
 class Coordinator:
-    """One lane's coordination while its launcher runs; ``begin`` switches to a new wave."""
+    """One lane's coordination while its launcher runs; ``begin`` switches to a new wave.
+    ``tell`` reaches a person through the lane's notification sinks, which the launcher owns;
+    ``echo`` prints a question on the launcher's terminal."""
 
     def __init__(
         self,
         layout: StateLayout,
         events: EventLog,
-        log: Any,
+        tell: Callable[[dict[str, Any]], None],
         *,
-        notify: NotifySettings | None = None,
-        bell: Any = None,
         echo: Callable[[str], None] = print,
     ) -> None:
         self.layout = layout
         self.lane = layout.lane
         self.events = events
-        self.log = log
+        self.tell = tell
         self.echo = echo
         self.feedback = FeedbackStore(layout.feedback, layout.lane, layout.coordination_log)
         self.wave = 0
         self.owners: dict[str, tuple[str, ...]] = {}
         self.requests: dict[str, FeedbackRequest] = {}
-        self.teller = Teller(notify or NotifySettings(), log, bell)  # the lane's sinks
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
         self.follow = LogFollower(layout.coordination_log(0), 0)
-        self._index: dict[str, set[str]] = {}  # agent -> ids of items that may concern it
-        self._everyone: set[str] = set()  # ids of items for every agent
-        self._summary = ""
-        self._open: dict[str, Any] = {"blockers": [], "requests": []}
-        self._affected: set[str] | None = set()  # inboxes to redraw (None: every one)
-        self._stale = False  # projections to write
-        self._next_projection = 0.0
-        self._owned: dict[str, set[str]] = {}  # an owned path -> the agents that own it
+        self.projections = Projections(layout, 0, {})
 
     # -- the wave -----------------------------------------------------------------------
     def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
         """Start following ``wave``: record who owns what (inboxes need it), draw the board."""
         self.wave, self._gates = wave, {}
         self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
-        self._owned = {}
-        for agent, paths in self.owners.items():
-            for owned in paths:
-                self._owned.setdefault(owned.rstrip("/"), set()).add(agent)
+        self.projections = Projections(self.layout, wave, self.owners)
         self._seen = None
         self.follow = LogFollower(self.layout.coordination_log(wave), wave, self._skipped)
         try:
@@ -96,7 +71,7 @@ class Coordinator:
                 self.layout.owners(wave), {a: list(p) for a, p in self.owners.items()}
             )
         except OSError as exc:
-            self.log.warning("coordination: cannot record owned paths", error=str(exc))
+            log.warning("coordination: cannot record owned paths", error=str(exc))
         self.requests = self.feedback.requests()  # questions asked before this launcher started
         self.tick()
 
@@ -110,8 +85,7 @@ class Coordinator:
             try:  # one that cannot be expired (no mirror item, say) must not stop the rest
                 self.feedback.expire(request.id)
             except (OSError, WaveError) as exc:
-                self.log.warning("coordination: cannot expire a question", id=request.id,
-                                 error=str(exc))  # fmt: skip
+                log.warning("coordination: cannot expire a question", id=request.id, error=str(exc))
         try:
             if path.exists():
                 path.rename(path.with_name(f"wave-{wave}.{stamp}.jsonl"))
@@ -128,7 +102,7 @@ class Coordinator:
                         targets=list(item.targets),
                     )
         except (OSError, WaveError) as exc:
-            self.log.warning("coordination: cannot archive the old log", error=str(exc))
+            log.warning("coordination: cannot archive the old log", error=str(exc))
 
     @property
     def records(self) -> dict[str, CoordRecord]:
@@ -157,17 +131,13 @@ class Coordinator:
             return False
         stamp, before = self._stamp(), self._seen
         if stamp == before:
-            self._flush()
+            self.projections.flush(self.records)
             return False
         self._seen = stamp
         if before is None or before[0] != stamp[0]:
             changed = self.follow.refresh()
-            affected = self._index_changes(None if before is None else changed)
-            if changed is None or before is None or changed:
-                self._stale = True
-                self._affected = None if affected is None or self._affected is None else (
-                    self._affected | affected)  # fmt: skip
-            self._flush(now=before is None)
+            self.projections.note(self.records, None if before is None else changed)
+            self.projections.flush(self.records, now=before is None)
         if before is None or before[1] != stamp[1]:
             self._follow_feedback()
         return True
@@ -175,25 +145,19 @@ class Coordinator:
     def flush(self) -> None:
         """Read what is new and draw what is not drawn yet, now (the pool's agents are done)."""
         self.tick()
-        self._flush(now=True)
+        self.projections.flush(self.records, now=True)
 
     def tell_person(self, payload: dict[str, Any]) -> None:
         """What a person who left the fleet alone should hear of (a usage limit, the spend
         limit, a wave that ended): the lane's sinks get it, one JSON object."""
-        self.teller.tell(payload)
-
-    def _flush(self, now: bool = False) -> None:
-        """Write the projections of what changed, at most once per ``PROJECTION_SECONDS``:
-        at 50 posts a second the board is redrawn once a second, not fifty times."""
-        if not self._stale or (not now and time.monotonic() < self._next_projection):
-            return
-        self._write_projections(self._affected)
-        self._affected, self._stale = set(), False
-        self._next_projection = time.monotonic() + PROJECTION_SECONDS
+        self.tell(payload)
 
     def _skipped(self, size: int) -> None:
-        self.log.warning("coordination: a line over 1 MiB was skipped", bytes=size,
-                         log=str(self.layout.coordination_log(self.wave)))  # fmt: skip
+        log.warning(
+            "coordination: a line over 1 MiB was skipped",
+            bytes=size,
+            log=str(self.layout.coordination_log(self.wave)),
+        )
 
     # -- questions to a person ----------------------------------------------------------
     def _follow_feedback(self) -> None:
@@ -209,7 +173,7 @@ class Coordinator:
                 self.events.emit(
                     "human_feedback_answered", self.wave, request.agent, id=rid, operator=operator
                 )
-                self.log.info(f"question {rid} of {request.agent} answered", agent=request.agent)
+                log.info(f"question {rid} of {request.agent} answered", agent=request.agent)
         self.requests = current
 
     def _announce(self, request: FeedbackRequest) -> None:
@@ -226,8 +190,15 @@ class Coordinator:
             f"      answer with: {answer_command(request.id, self.lane)}"
         )
         command = answer_command(request.id, self.lane)
-        self.teller.tell({**request.to_json(), "kind": "question", "reason": request.question,
-                          "command": command, "at": utc_now()})  # fmt: skip
+        self.tell(
+            {
+                **request.to_json(),
+                "kind": "question",
+                "reason": request.question,
+                "command": command,
+                "at": utc_now(),
+            }
+        )
 
     def waiting_human(self) -> frozenset[str]:
         """Agents of this wave waiting for a person's answer right now (`ask --wait` alive
@@ -248,15 +219,6 @@ class Coordinator:
             if b.priority in BLOCKING_PRIORITIES
         ]
 
-    def judge_implementation(
-        self, agents: Sequence[AgentDef], results: Sequence[AgentResult]
-    ) -> GateResult:
-        """The implementation gate, then ``open-blocker`` for each open high/urgent blocker,
-        naming the agent that posted it (or the one it targets) so a retry reruns it."""
-        gate = judge_implementation(results)
-        self.add_blockers(gate, [a.id for a in agents])
-        return gate
-
     def hold_integration(self, gate: GateResult) -> None:
         """The integration gate is a barrier over the log too: open high/urgent requests,
         clashing and unresolved claims fail it, each naming its agent (a retry reruns it)."""
@@ -271,6 +233,8 @@ class Coordinator:
                 self.coord_log.update(rid, status="resolved", detail=f"{path} was handed over")
 
     def add_blockers(self, gate: GateResult, agents: Sequence[str]) -> None:
+        """``open-blocker`` for each open high/urgent blocker, naming the agent that posted it
+        (or the one of ``agents`` it targets) so a retry reruns it."""
         for b in self.blocking():
             named = (
                 b.agent if b.agent in agents else next((t for t in b.targets if t in agents), None)
@@ -301,7 +265,7 @@ class Coordinator:
         self.tick()  # a question asked just before the agent exited
         if not self.pending():
             return ""
-        self.log.info("the retry waits for an answer", questions=len(self.pending()))
+        log.info("the retry waits for an answer", questions=len(self.pending()))
         left = self.wait_for_answers(stop, minutes * 60)
         if left is None:
             return ""
@@ -329,7 +293,7 @@ class Coordinator:
                 targets=[named] if named and named in self.owners else [],
             )
         except (OSError, WaveError) as exc:
-            self.log.warning("coordination: cannot record the failed gate", error=str(exc))
+            log.warning("coordination: cannot record the failed gate", error=str(exc))
             return
         self._gates.setdefault(stage, []).append(rid)
 
@@ -339,16 +303,27 @@ class Coordinator:
             try:
                 self.coord_log.update(rid, status="resolved", detail=note)
             except (OSError, WaveError) as exc:
-                self.log.warning("coordination: cannot resolve a gate item", error=str(exc))
+                log.warning("coordination: cannot resolve a gate item", error=str(exc))
 
     def open_items(self) -> dict[str, Any]:
         """What `wave status` and the dashboard show while the wave runs: open blockers and
         requests (as of the last projections: the dashboard asks on every redraw), questions
         waiting for a person, and where the board is."""
         asked = sorted(self.pending(), key=lambda r: r.created_at)[:10]
-        questions = [{"id": q.id, "agent": q.agent, "question": clean(q.question)[:300],
-                      "created_at": q.created_at} for q in asked]  # fmt: skip
-        return {"board": str(self.layout.board(self.wave)), **self._open, "questions": questions}
+        questions = [
+            {
+                "id": q.id,
+                "agent": q.agent,
+                "question": clean(q.question)[:300],
+                "created_at": q.created_at,
+            }
+            for q in asked
+        ]
+        return {
+            "board": str(self.layout.board(self.wave)),
+            **self.projections.open,
+            "questions": questions,
+        }
 
     def prompt_context(self, agent_id: str) -> str:
         """The agent's inbox and the shared summary, for a prompt; '' when there is nothing.
@@ -356,71 +331,8 @@ class Coordinator:
         the summary as the last projections made it: launching 200 agents does not go
         over 20,000 items 200 times."""
         self.tick()
-        has_items, text = self._inbox(agent_id)  # from the index: its items only
+        has_items, text = self.projections.inbox(self.records, agent_id)  # its items only
         parts = [text] if has_items else []
-        if self._summary:
-            parts.append("Shared summary of the wave:\n" + self._summary)
+        if summary := self.projections.summary:
+            parts.append("Shared summary of the wave:\n" + summary)
         return "\n\n".join(parts)
-
-    def _concerned(self, record: CoordRecord) -> set[str] | None:
-        """The agents whose inbox an item may be in (None: every agent's)."""
-        if for_everyone(record):
-            return None
-        who = {t for t in record.targets if t in self.owners}
-        if record.agent in self.owners:
-            who.add(record.agent)
-        for path in record.artifacts:  # each folder on its way, looked up: not every owner
-            parts = path.split("/")
-            for n in range(1, len(parts) + 1):
-                who |= self._owned.get("/".join(parts[:n]), set())
-        return who
-
-    def _inbox(self, agent: str) -> tuple[bool, str]:
-        ids = self._index.get(agent, set()) | self._everyone
-        mine = {rid: self.records[rid] for rid in ids if rid in self.records}
-        owner = InboxOwner(agent, self.owners.get(agent, ()))
-        return bool(inbox_items(owner, mine)), inbox(owner, mine)
-
-    def _index_changes(self, changed: set[str] | None) -> set[str] | None:
-        """Note which agents the changed items concern (``None``: all items, the index built
-        again); returns the agents whose inbox changed (``None``: every agent's)."""
-        if changed is None:
-            self._index, self._everyone = {}, set()
-        everyone, affected = changed is None, set()
-        for rid in self.records if changed is None else changed:
-            record = self.records.get(rid)
-            who = self._concerned(record) if record is not None else set()
-            if who is None:
-                self._everyone.add(rid)
-                everyone = True
-                continue
-            for agent in who:
-                self._index.setdefault(agent, set()).add(rid)
-            affected |= who
-        return None if everyone else affected
-
-    def _write_projections(self, affected: set[str] | None) -> None:
-        """Board and shared summary anew, and the inboxes of ``affected`` (None: all)."""
-        ordered = newest_first(self.records.values())  # sorted once; the views keep the order
-        self._summary = shared_summary(ordered)
-        requests = (r for r in open_requests(ordered) if r.kind != "human-feedback")  # questions
-        self._open = {"blockers": [_brief(r) for r in open_blockers(ordered)[:10]],
-                      "requests": [_brief(r) for r in itertools.islice(requests, 10)]}  # fmt: skip
-        try:
-            write_atomic(self.layout.board(self.wave),
-                         board(self.lane, self.wave, ordered, utc_now()) + "\n")  # fmt: skip
-            write_atomic(self.layout.shared_summary(self.wave), self._summary + "\n")
-            for agent in self.owners if affected is None else affected & self.owners.keys():
-                write_atomic(self.layout.inbox(self.wave, agent), self._inbox(agent)[1] + "\n")
-        except OSError as exc:
-            self.log.warning("coordination: cannot write the board", error=str(exc))
-
-
-def _brief(record: CoordRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "kind": record.kind,
-        "agent": record.agent,
-        "priority": record.priority,
-        "summary": clean(record.summary)[:120],
-    }

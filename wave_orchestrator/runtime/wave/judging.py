@@ -1,0 +1,212 @@
+"""One attempt's gates: the implementation gate (with the coordination log's open blockers,
+the component levels it records and the worktree merge), each closure stage, the infra gate,
+the proof artifacts and the component matrix; and what every view and agent learns of a
+verdict (events, the log, the coordination board).
+
+The component matrix is ``components.json`` in the state dir, the current level of each
+component. The owners' ``[wave-component] ... state=met`` lines set it when the implementation
+gate passes; after documentation closure (or, in a wave without that stage, at the last stage
+judged) every component the wave promotes must stand at its target there, or that stage fails
+with ``component-current-level-stale``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ...closure.actions import failure_summary
+from ...closure.gates import AgentResult, GateResult, judge_stage
+from ...closure.implementation_gate import judge_implementation, judge_proof_artifacts
+from ...closure.markers import Marker, parse_markers
+from ...closure.signals import has_signals, judge_infra
+from ...definitions.model import AgentDef, WaveDef
+from ...state.events import utc_now
+from ...state.fsutil import write_json_atomic
+from ...state.layout import StateLayout
+from ...state.logs import Logger
+from ...state.status import last_try_output
+from ...state.untrusted import read_object
+from ..agent.run import AgentRun
+from .context import Attempt, AttemptResult, WaveContext
+from .summaries import gaps_of
+from .workspaces import Workspaces
+
+log = Logger(__name__)
+ENTRY_TEXT = 200  # a level, an agent id or a stamp read back from the matrix is cut to this
+Judge = Callable[[Sequence[AgentResult]], GateResult]
+
+
+class Judging:
+    """One wave's gates, judged on its agents' latest runs (``latest``, shared with the
+    runner), and what their verdicts leave for the views and the summaries."""
+
+    def __init__(
+        self,
+        ctx: WaveContext,
+        wave: WaveDef,
+        latest: Mapping[str, AgentRun],
+        attempt: Attempt,
+        workspaces: Workspaces,
+    ) -> None:
+        self.ctx = ctx
+        self.wave = wave
+        self.latest = latest
+        self.attempt = attempt
+        self.workspaces = workspaces
+        self.gates: dict[str, GateResult] = {}  # each stage's latest verdict, for the summaries
+        self.failure: dict[str, str | None] | None = None  # the last failed gate, for views
+        self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
+        # Stage progress for the dashboard: pending, running, passed, failed.
+        self.stages = {"implementation": "pending"} | {
+            role: "pending" for role, _ in wave.closure_stages()
+        }
+
+    def implementation(self) -> GateResult:
+        impl = self.wave.implementation_agents
+        return self._judge("implementation", self._implementation_gate, impl)
+
+    def closure_stage(self, role: str, members: tuple[AgentDef, ...]) -> GateResult:
+        lane = self.ctx.lane
+        judge = functools.partial(
+            judge_stage, role, targets=self.wave.eval_targets, catalog=lane.benchmarks
+        )
+        return self._judge(role, judge, members)
+
+    def infra(self) -> AttemptResult:
+        """The infra gate (closure.signals), in a wave where some agent printed an infra or
+        deploy signal; a failure reruns the implementation agents it names."""
+        ran = tuple(a for a in self.wave.agents if a.id in self.latest)
+        if not has_signals([self.result(a) for a in ran]):
+            return AttemptResult()
+        gate = self._judge("infra", judge_infra, ran)
+        named = [a for a in self.wave.implementation_agents if a.id in gate.agents]
+        return AttemptResult() if gate.passed else AttemptResult(gate=gate, gate_agents=named)
+
+    def result(self, agent: AgentDef) -> AgentResult:
+        """What the gates (and the summaries) judge of its latest run: parsed once it ended."""
+        run = self.latest[agent.id]
+        if (cached := self._results.get(agent.id)) is not None and cached[0] is run:
+            return cached[1]
+        text = last_try_output(run.launch.paths) if run.launched_wall else ""
+        root, marks = self.workspaces.root_for(agent), parse_markers(text)
+        result = AgentResult(agent, run.state.outcome, run.code, marks, root, run.launched_wall)
+        if run.state.terminal:
+            self._results[agent.id] = (run, result)
+        return result
+
+    def gaps(self) -> list[dict[str, Any]]:
+        """What the judged agents said they left undone, for the dashboard."""
+        return [gap for _, result in self._results.values() for gap in gaps_of(result)]
+
+    def _implementation_gate(self, results: Sequence[AgentResult]) -> GateResult:
+        """Deliverables, exit contracts, then ``open-blocker`` for each open high/urgent
+        blocker of the coordination log; then, with worktrees, the merge."""
+        impl = self.wave.implementation_agents
+        gate = judge_implementation(results)
+        self.ctx.coordinator.add_blockers(gate, [a.id for a in impl])
+        if gate.passed and self.wave.components:
+            record_levels(self.ctx.layout, self.wave, results)
+        if gate.passed:
+            self.workspaces.integrate(gate, impl, self.latest)
+        return gate
+
+    def _judge(self, stage: str, judge: Judge, agents: tuple[AgentDef, ...]) -> GateResult:
+        results = [self.result(a) for a in agents]
+        gate = self.gates[stage] = judge(results)
+        if stage == "integration":  # a barrier over the coordination log as well
+            self.ctx.coordinator.hold_integration(gate)
+        if self.wave.components and stage == matrix_stage(self.wave):
+            check_matrix(self.ctx.layout, self.wave, gate)
+        owners = [a for a in self.wave.agents if a.id in self.latest and a.proof_artifacts]
+        judge_proof_artifacts(gate, [self.result(a) for a in owners])
+        self.stages[stage] = "passed" if gate.passed else "failed"
+        if gate.passed:
+            self._passed(stage, gate)
+        else:
+            self._failed(stage, gate, results, agents)
+        return gate
+
+    def _passed(self, stage: str, gate: GateResult) -> None:
+        """A gate-blocked item of an earlier attempt is resolved."""
+        self.ctx.coordinator.gate_passed(stage, self.attempt.number)
+        warnings = gate.warnings or None
+        self.ctx.events.emit("gate_passed", self.wave.number, stage=stage, warnings=warnings)
+        log.info("gate passed", stage=stage)
+
+    def _failed(
+        self,
+        stage: str,
+        gate: GateResult,
+        results: Sequence[AgentResult],
+        agents: tuple[AgentDef, ...],
+    ) -> None:
+        """Every view and every agent of the wave learn what failed and what to do."""
+        logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
+        failure = self.failure = failure_summary(gate, results, logs)
+        self.ctx.coordinator.gate_failed(failure)
+        self.ctx.events.emit(
+            "gate_failed",
+            self.wave.number,
+            stage=stage,
+            status=gate.code,
+            detail=gate.detail,
+            failures=[f.fields() for f in gate.failures],
+            warnings=gate.warnings or None,
+            **{k: failure.get(k) for k in ("action", "report", "log")},
+        )
+        log.warning("gate failed", stage=stage, status=gate.code, detail=gate.detail)
+
+
+# -- the component matrix ------------------------------------------------------------------
+def matrix_stage(wave: WaveDef) -> str:
+    """The stage after which the matrix is checked: documentation closure, else the last."""
+    roles = [role for role, _ in wave.closure_stages()]
+    return "documentation" if "documentation" in roles else (roles or ["implementation"])[-1]
+
+
+def read_matrix(layout: StateLayout) -> dict[str, dict[str, Any]]:
+    """components.json, each entry checked (it is under .wave/: anyone may have written it)."""
+    data = read_object(layout.component_matrix) or {}
+    found = data.get("components")
+    if not isinstance(found, dict):
+        return {}
+    return {
+        str(k)[:ENTRY_TEXT]: {f: v[:ENTRY_TEXT] for f, v in entry.items() if isinstance(v, str)}
+        for k, entry in found.items()
+        if isinstance(entry, dict)
+    }
+
+
+def record_levels(layout: StateLayout, wave: WaveDef, results: Sequence[AgentResult]) -> None:
+    """The owners' met levels into the matrix (once the implementation gate passed)."""
+    matrix = read_matrix(layout)
+    changed = False
+    for result in results:
+        for component, _target in result.agent.components:
+            m = result.markers.components.get(component)
+            if isinstance(m, Marker) and m.get("state") == "met":
+                matrix[component] = {
+                    "level": str(m.get("level")),
+                    "wave": str(wave.number),
+                    "agent": result.agent.id,
+                    "at": utc_now(),
+                }
+                changed = True
+    if changed:
+        write_json_atomic(layout.component_matrix, {"components": matrix})
+
+
+def check_matrix(layout: StateLayout, wave: WaveDef, gate: GateResult) -> None:
+    """Every component the wave promotes stands at its target level in the matrix."""
+    matrix = read_matrix(layout)
+    for component, target in wave.components:
+        entry = matrix.get(component, {})
+        if entry.get("level") != target:
+            now = entry.get("level") or "absent"
+            said = (
+                f"{component} is {now} in the component matrix ({layout.component_matrix}); "
+                f"the wave promotes it to {target}"
+            )
+            gate.fail("component-current-level-stale", said, entry.get("agent"))
