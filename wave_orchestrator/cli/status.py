@@ -15,7 +15,6 @@ from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
 from ..state.shown import governor_lines, state_text
 from ..state.snapshot_schema import GATE_FIELDS
-from ..state.status import StatusUnreadable, read_status
 from ..state.untrusted import deploy_line, read_governor, read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
 from ._help import add_command
@@ -167,6 +166,8 @@ def _settle(
     """With no launcher alive, the dashboard's "running" is stale: the status file says how
     the agent ended; without one, an agent whose session still runs is `running (no
     launcher)`, its elapsed time counted to now; one whose session is gone is `orphaned`."""
+    from ..state.status import StatusUnreadable, read_status  # only once a launcher died
+
     paths = layout.agent(wave, str(agent["id"]))
     try:
         status = read_status(paths.status)

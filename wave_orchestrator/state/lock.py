@@ -17,7 +17,6 @@ import fcntl
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -146,16 +145,19 @@ def holder_text(lane: str, info: dict[str, Any]) -> str:
     )
 
 
-@dataclass
 class LaneLock:
-    """``path`` is the lock file; the ``flock`` is on its folder."""
+    """``path`` is the lock file; the ``flock`` is on its folder. (A plain class: `wave status`
+    imports this module without loading `dataclasses`, as ``state.layout`` says.)"""
 
-    path: Path
-    lane: str
-    state_dir: Path | None = None
-    command: str = "launch"
-    took_over: dict[str, Any] | None = None
-    fd: int | None = None
+    def __init__(
+        self, path: Path, lane: str, state_dir: Path | None = None, command: str = "launch"
+    ) -> None:
+        self.path = path
+        self.lane = lane
+        self.state_dir = state_dir
+        self.command = command
+        self.took_over: dict[str, Any] | None = None  # the earlier holder's fields, if any
+        self.fd: int | None = None
 
     def acquire(self) -> None:
         """Take the lock, or raise LockHeld naming the launcher that holds it."""

@@ -11,54 +11,53 @@ becomes null (a row without the key its ``Rows`` requires is dropped), never an 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..names import AGENT_ID_RE
 
 TEXT_LIMIT = 2000
 MAX_COUNT = 1_000_000
 
+# The field kinds are NamedTuples, not dataclasses: `wave status` and `wave lanes` read this
+# table without loading `dataclasses` (with `inspect` behind it: ~10 ms of their start-up).
 
-@dataclass(frozen=True)
-class Text:
+
+class Text(NamedTuple):
     limit: int = TEXT_LIMIT
 
 
-@dataclass(frozen=True)
-class Count:
+class Count(NamedTuple):
     minimum: int = 0
     maximum: int = MAX_COUNT
 
 
-@dataclass(frozen=True)
-class Amount:
+class Amount(NamedTuple):
     """A finite number from 0 up (dollars)."""
 
     maximum: float = 1e9
 
 
-@dataclass(frozen=True)
-class Flag:
+class Flag(NamedTuple):
     """true or false."""
 
 
-@dataclass(frozen=True)
-class Texts:
+class Texts(NamedTuple):
     limit: int = 200  # each item
     items: int = 1000
 
 
-@dataclass(frozen=True)
-class Obj:
+class Obj(NamedTuple):
     fields: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Rows:
+def _keep_every_row(row: dict[str, Any]) -> bool:
+    return True
+
+
+class Rows(NamedTuple):
     fields: Mapping[str, Any]
     items: int = 10_000
-    keep: Callable[[dict[str, Any]], bool] = field(default=lambda row: True)
+    keep: Callable[[dict[str, Any]], bool] = _keep_every_row
 
 
 def _agent_id(row: dict[str, Any]) -> bool:
@@ -84,18 +83,33 @@ AGENT_ROW = {
     "limited_until": Text(40),  # parked on a usage limit until then (ISO time)
 }
 # The fleet governor: spend against the limits, and accounts that wait for a usage limit's reset.
-GOVERNOR = {"spent_usd": Amount(), "spend_limit_usd": Amount(), "wave_spent_usd": Amount(),
-            "wave_spend_limit_usd": Amount(), "costs_partial": Flag(),
-            "limited": Rows({"account": Text(200), "until": Text(40), "detail": Text(200)},
-                            items=50)}  # fmt: skip
-EVENT = {"at": Text(40), "event": Text(64), "wave": Count(), "agent": Text(64),
-         "status": Text(64), "stage": Text(64)}  # fmt: skip
+GOVERNOR = {
+    "spent_usd": Amount(),
+    "spend_limit_usd": Amount(),
+    "wave_spent_usd": Amount(),
+    "wave_spend_limit_usd": Amount(),
+    "costs_partial": Flag(),
+    "limited": Rows({"account": Text(200), "until": Text(40), "detail": Text(200)}, items=50),
+}
+EVENT = {
+    "at": Text(40),
+    "event": Text(64),
+    "wave": Count(),
+    "agent": Text(64),
+    "status": Text(64),
+    "stage": Text(64),
+}
 # The last failed gate: what `wave status` and the dashboard show with its action line (kept in
 # run-state.json too, once the wave ended).
 GATE_FIELDS = ("stage", "status", "detail", "action", "agent", "report", "log")
 GATE_FAILURE = {k: Text() for k in GATE_FIELDS}
-BRIEF = {"id": Text(64), "kind": Text(32), "agent": Text(64), "priority": Text(16),
-         "summary": Text(300)}  # fmt: skip
+BRIEF = {
+    "id": Text(64),
+    "kind": Text(32),
+    "agent": Text(64),
+    "priority": Text(16),
+    "summary": Text(300),
+}
 QUESTION = {"id": Text(64), "agent": Text(64), "question": Text(300), "created_at": Text(40)}
 COORDINATION = {
     "board": Text(4096),

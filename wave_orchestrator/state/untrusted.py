@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..names import AGENT_ID_RE
 from .fsutil import READ_LIMIT, parse_json, read_text
@@ -53,9 +52,9 @@ def read_object(path: Path, limit: int = READ_LIMIT) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-@dataclass(frozen=True)
-class LaunchRecord:
-    """``launch.json``: which attempt and executor were launched, and when."""
+class LaunchRecord(NamedTuple):
+    """``launch.json``: which attempt and executor were launched, and when. (A NamedTuple:
+    `wave status` reads it without loading `dataclasses`, as ``state.layout`` says.)"""
 
     attempt: int | None
     executor: str | None
@@ -79,8 +78,7 @@ def read_launch_record(path: Path) -> LaunchRecord:
     )
 
 
-@dataclass(frozen=True)
-class Backoff:
+class Backoff(NamedTuple):
     """``backoff.json``, written by the wrapper while it sleeps on a rate limit."""
 
     try_number: int  # the try that hit the limit

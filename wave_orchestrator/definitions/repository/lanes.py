@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ...errors import LaneProblem, UsageError
 from ...names import LANE_NAME_RE
@@ -106,10 +106,10 @@ def resolve_lane_name(repo: Path, lane: str | None) -> str:
     return lane
 
 
-@dataclass(frozen=True)
-class LaneHeader:
+class LaneHeader(NamedTuple):
     """What read-only commands and `wave stop` need from lane.yaml, and why it could not be
-    read (``problem``): they go on with the defaults instead of failing on a broken file."""
+    read (``problem``): they go on with the defaults instead of failing on a broken file.
+    (A NamedTuple: those commands then load no `dataclasses`.)"""
 
     description: str = ""
     state_dir: str | None = None

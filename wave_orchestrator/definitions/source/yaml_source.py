@@ -6,7 +6,6 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,15 @@ from ...state.fsutil import file_kind
 FieldPath = tuple[str | int, ...]
 
 
-@dataclass
 class Located:
-    """A parsed document plus the 1-based (line, column) of every value and mapping key."""
+    """A parsed document plus the 1-based (line, column) of every value and mapping key.
+    (A plain class: `wave status` reads lane.yaml through it without loading `dataclasses`.)"""
 
-    data: Any
-    value_marks: dict[FieldPath, tuple[int, int]] = field(default_factory=dict)
-    key_marks: dict[FieldPath, tuple[int, int]] = field(default_factory=dict)
-    duplicate_keys: list[FieldPath] = field(default_factory=list)
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.value_marks: dict[FieldPath, tuple[int, int]] = {}
+        self.key_marks: dict[FieldPath, tuple[int, int]] = {}
+        self.duplicate_keys: list[FieldPath] = []
 
     def mark(self, path: FieldPath, *, key: bool = False) -> tuple[int, int]:
         """The position of ``path``, or of its nearest ancestor that exists in the file."""
