@@ -21,10 +21,10 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "markers.md"
 
 
 def closure_agent(role: str, owns: tuple[str, ...] = ("reviews/r.md",)) -> AgentDef:
+    executor = ExecutorSpec(id="local")
     return AgentDef(
-        id="R", title="reviewer", role=role, executor=ExecutorSpec(id="local"), prompt="review",
-        owns=owns,
-    )  # fmt: skip
+        id="R", title="reviewer", role=role, executor=executor, prompt="review", owns=owns
+    )
 
 
 def judged(tmp_path: Path, role: str, lines: tuple[str, ...], verdict: str = "PASS") -> list[str]:

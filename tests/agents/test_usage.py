@@ -311,11 +311,16 @@ def test_turns_and_tool_calls_as_each_cli_reports_them(
 
 
 def test_claude_stream_json_counts_each_tool_use() -> None:
-    assistant = {"type": "assistant", "message": {"content": [
-        {"type": "text", "text": "let me look"},
-        {"type": "tool_use", "name": "Read", "input": {}},
-        {"type": "tool_use", "name": "Bash", "input": {}},
-    ]}}  # fmt: skip
+    assistant = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {"type": "text", "text": "let me look"},
+                {"type": "tool_use", "name": "Read", "input": {}},
+                {"type": "tool_use", "name": "Bash", "input": {}},
+            ]
+        },
+    }
     result = {"type": "result", "num_turns": 3, "usage": {"input_tokens": 1, "output_tokens": 1}}
     text = json.dumps(assistant) + "\n" + json.dumps(assistant) + "\n" + json.dumps(result)
     usage = read_usage("claude", CLAUDE_STREAM, text)

@@ -116,11 +116,10 @@ def test_a_worktree_agents_program_must_be_committed_at_base_or_copied(repo: Rep
     """run.sh starts in the agent's worktree, made from the base commit: a script that is only
     in the main checkout is not there (exit 127), unless setup.copy copies it in. Closure
     agents start in the integration worktree, which gets no copies."""
-    wave = (
-        local("A", "./agent.sh") + local("B", "./tools/committed.sh") + local("C", "./copied.sh")
-        + local("D", "kit/run.sh") + local("E", "./absent.sh")
-        + local("qa", "./copied.sh", role="cont-qa")
-    )  # fmt: skip
+    agents = [("A", "./agent.sh"), ("B", "./tools/committed.sh"), ("C", "./copied.sh")]
+    agents += [("D", "kit/run.sh"), ("E", "./absent.sh")]
+    wave = "".join(local(a, program) for a, program in agents)
+    wave += local("qa", "./copied.sh", role="cont-qa")
     repo.lane(
         "main",
         "closure: {required_roles: []}\nisolation: worktree\nsetup: {copy: [copied.sh, kit/]}\n",
@@ -159,10 +158,8 @@ def test_a_program_committed_after_the_base_is_not_in_the_worktree(repo: Repo) -
     subprocess.run(["git", "-C", str(repo.root), "tag", "v1"], check=True)
     script(repo.root / "agent.sh")
     subprocess.run(["git", "-C", str(repo.root), "add", "agent.sh"], check=True)
-    subprocess.run(
-        ["git", "-C", str(repo.root), "-c", "user.name=Me", "-c", "user.email=me@example.com",
-         "commit", "-qm", "agent"], check=True,
-    )  # fmt: skip
+    me = ["-c", "user.name=Me", "-c", "user.email=me@example.com"]
+    subprocess.run(["git", "-C", str(repo.root), *me, "commit", "-qm", "agent"], check=True)
     lane = load_lane(repo.root, "main")
     assert planner.missing_at_start(lane, lane.waves, "/usr/bin:/bin") == [
         f"agent w1/A: executor local needs `./agent.sh`, which is not committed at base "

@@ -150,9 +150,11 @@ def eval_guide(targets: Sequence[EvalTarget], catalog: Sequence[str]) -> Closure
     ids = ",".join(t.id for t in targets)
     pinned = [b for t in targets for b in t.benchmarks]
     bench = ",".join(dict.fromkeys(pinned))
-    passing = (f"[wave-eval] state=satisfied targets={len(targets)} "
-               f"benchmarks={len(dict.fromkeys(pinned))} regressions=0 target_ids={ids} "
-               f"benchmark_ids={bench}")  # fmt: skip
+    passing = (
+        f"[wave-eval] state=satisfied targets={len(targets)} "
+        f"benchmarks={len(dict.fromkeys(pinned))} regressions=0 target_ids={ids} "
+        f"benchmark_ids={bench}"
+    )
     meanings = (
         *guide.meanings,
         f"This wave declares its targets: target_ids= must list exactly {ids}.",

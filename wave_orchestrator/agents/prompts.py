@@ -43,8 +43,10 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
             "You own components this wave promotes. When done, print one line per component, "
             "exactly (state=gap and a detail= instead when it does not reach that level):"
         )
-        lines += [f"[wave-component] component={c} level={level} state=met"
-                  for c, level in agent.components]  # fmt: skip
+        lines += [
+            f"[wave-component] component={c} level={level} state=met"
+            for c, level in agent.components
+        ]
         lines.append(
             "and `[wave-gap] kind=<one word> detail=<what is missing>` for each gap you notice "
             "that this wave leaves open."

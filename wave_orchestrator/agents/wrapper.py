@@ -1,14 +1,11 @@
-"""Generates each agent's ``run.sh``: the rate-limit retry loop and the status file.
-A usage limit it sees in a try's last lines ends the tries; whether it was one is the
-launcher's verdict (``agents/limits.py``: the CLI's own error channel), never the status file's.
+"""Generates each agent's ``run.sh``: the rate-limit retry loop and the status file. A usage
+limit it sees in a try's last lines ends the tries; whether it was one is the launcher's
+verdict (``agents/limits.py``: the CLI's own error channel), never the status file's.
 
 Every value is passed through ``shlex.quote`` into a fixed template, so nothing from a YAML file
-can change the script's structure. The script is plain bash a person can read and rerun.
-
-The script exports the agent's environment, PATH included, before its loop: an agent may run
-with a PATH that holds none of the wrapper's own tools. So each tool is named by the absolute
-path found on the launcher's PATH when the script is written (``printf``, ``kill`` and the
-other builtins need nothing).
+can change the script's structure. The script is plain bash a person can read and rerun. It
+exports the agent's environment, PATH included, before its loop: each tool of its own is named
+by the absolute path found on the launcher's PATH when it is written (builtins need none).
 """
 
 from __future__ import annotations
@@ -61,8 +58,18 @@ class WrapperSpec:
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
 WRAPPER_TOOLS = (
-    "date", "grep", "head", "mv", "rm", "sed", "sleep", "stat", "tail", "timeout", "touch"
-)  # fmt: skip
+    "date",
+    "grep",
+    "head",
+    "mv",
+    "rm",
+    "sed",
+    "sleep",
+    "stat",
+    "tail",
+    "timeout",
+    "touch",
+)
 
 
 def wrapper_tools(path: str | None = None) -> dict[str, str]:
@@ -80,13 +87,16 @@ def _find_tools(search: str) -> tuple[tuple[str, str], ...]:
     return tuple(found.items())
 
 
-def _array(name: str, items: Sequence[str], flag: str | None = None) -> str:
-    parts = []
-    for item in items:
-        if flag:
-            parts.append(flag)
-        parts.append(q(item))
-    return f"{name}=({' '.join(parts)})"
+@functools.lru_cache(maxsize=8)
+def _tools_line(tools: tuple[tuple[str, str], ...]) -> str:
+    """``bin_date=/usr/bin/date bin_grep=...``: the same for every agent of a launch."""
+    return " ".join(f"bin_{name}={q(path)}" for name, path in sorted(tools))
+
+
+@functools.lru_cache(maxsize=64)
+def _array(name: str, items: tuple[str, ...], flag: str = "") -> str:
+    """A bash array ``name=(...)``; a lane's patterns are the same for each of its agents."""
+    return f"{name}=({' '.join(f'{flag} {q(item)}' if flag else q(item) for item in items)})"
 
 
 _BODY = r"""
@@ -350,6 +360,7 @@ def render_env_file(env: Mapping[str, str]) -> str:
 
 
 def render_run_script(spec: WrapperSpec) -> str:
+    """run.sh: the settings of this one agent's attempt, then the fixed bash body."""
     rl = spec.rate_limit
     tools = {**wrapper_tools(), **(spec.tools or {})}
     head = [
@@ -361,13 +372,9 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"cd -- {q(spec.repo)} || exit 97",
     ]
     if spec.env_file:
-        head.append(
-            f"[[ -r {q(spec.env_file)} ]] && source {q(spec.env_file)}  # the launcher's environment"
-        )
-    head += [
-        "unset TMUX TMUX_PANE",
-    ]
-    head += [f"export {name}={q(value)}" for name, value in spec.env.items()]
+        source = q(spec.env_file)
+        head.append(f"[[ -r {source} ]] && source {source}  # the launcher's environment")
+    head += ["unset TMUX TMUX_PANE", *(f"export {k}={q(v)}" for k, v in spec.env.items())]
     head += [
         "",
         f"agent_dir={q(spec.agent_dir)}",
@@ -380,7 +387,7 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"attempt={spec.attempt}",
         f"model={q(spec.model or 'not named')}",
         f"account={q(spec.account or '')} account_backoff={q(spec.account_backoff or '')}",
-        _array("argv", spec.argv),
+        _array("argv", tuple(spec.argv)),
         f"tries={rl.tries}",
         f"base_ms={round(rl.base_delay_seconds * 1000)}",
         f"max_ms={round(rl.max_delay_seconds * 1000)}",
@@ -388,6 +395,6 @@ def render_run_script(spec: WrapperSpec) -> str:
         _array("rate_patterns", rl.patterns, "-e"),
         _array("usage_patterns", rl.usage_limit_patterns, "-e"),
         "# The wrapper's own tools, found when run.sh was written: the agent's PATH may lack them.",
-        " ".join(f"bin_{name}={q(path)}" for name, path in sorted(tools.items())),
+        _tools_line(tuple(tools.items())),
     ]
     return "\n".join(head) + "\n" + _BODY
