@@ -9,6 +9,7 @@ from wave_orchestrator.state.lifecycle import AgentState
 from wave_orchestrator.state.status import (
     NEW_LINES_LIMIT,
     StatusUnreadable,
+    launcher_outcome,
     new_log_lines,
     read_status,
 )
@@ -95,3 +96,27 @@ def test_new_log_lines_keeps_only_the_end_of_a_huge_growth(tmp_path: Path) -> No
     log.write_bytes(b"x" * (NEW_LINES_LIMIT + 10) + b"\nlast\n")
     lines, offset = new_log_lines(log, 0)
     assert lines == ["last"] and offset == log.stat().st_size
+
+
+@pytest.mark.parametrize(
+    ("outcome", "stopped_by", "state"),
+    [
+        ("timeout", None, AgentState.TIMEOUT),
+        ("cancelled", "person", AgentState.CANCELLED),
+        ("cancelled", "launcher", AgentState.CANCELLED),
+    ],
+)
+def test_a_status_the_wrapper_did_not_write_reads_back_as_its_outcome(
+    tmp_path: Path, outcome: str, stopped_by: str | None, state: AgentState
+) -> None:
+    """The launcher's (and `wave stop --agent`'s) status passes the checks a wrapper's does,
+    and says who stopped a cancelled agent: `--resume` reruns only what the launcher stopped."""
+    body = launcher_outcome(
+        "A1", 2, "main", 3, outcome, detail="over its budget", stopped_by=stopped_by
+    )
+    status = read_status(write(tmp_path, json.dumps(body)))
+    assert status is not None
+    assert (status.state, status.attempt, status.code) == (state, 3, -1)
+    assert status.detail == "over its budget" and status.finished_at
+    assert status.raw.get("stopped_by") == stopped_by
+    assert "started_at" not in status.raw  # none given: none made up

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .events import utc_now
 from .fsutil import open_read, read_json, write_json_atomic
 from .layout import AgentPaths
 from .lifecycle import TERMINAL, AgentState
@@ -158,6 +159,42 @@ def new_log_lines(path: Path, offset: int) -> tuple[list[str], int]:
         return [], start
     lines = data[:end].decode("utf-8", "replace").split("\n")
     return (lines[1:] if start > offset else lines), start + end + 1
+
+
+def launcher_outcome(
+    agent: str,
+    wave: int,
+    lane: str,
+    attempt: int,
+    outcome: str,
+    *,
+    detail: str | None,
+    code: int = -1,
+    tries: int = 0,
+    rate_limited: int = 0,
+    started_at: str | None = None,
+    finished_at: str | None = None,
+    stopped_by: str | None = None,
+) -> dict[str, Any]:
+    """The status.json of an end the wrapper did not write: one the launcher decided (timeout,
+    stall, ...) or a person's `wave stop --agent`. It has the wrapper's fields, with the
+    ``outcome`` and, for a cancelled agent, who stopped it (``--resume`` launches again what
+    the launcher stopped, never what a person stopped)."""
+    status: dict[str, Any] = {
+        "agent": agent,
+        "wave": wave,
+        "lane": lane,
+        "attempt": attempt,
+        "code": code,
+        "tries": tries,
+        "rate_limited": rate_limited,
+    }
+    if started_at is not None:
+        status["started_at"] = started_at
+    status |= {"finished_at": finished_at or utc_now(), "outcome": outcome, "detail": detail}
+    if stopped_by is not None:
+        status["stopped_by"] = stopped_by
+    return status
 
 
 def write_outcome(path: Path, status: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from ...state.status import (
     StatusFile,
     StatusUnreadable,
     archive_files,
+    launcher_outcome,
     read_status,
     write_outcome,
 )
@@ -237,21 +238,21 @@ class AgentRun:
     def launcher_status(self, state: AgentState) -> dict[str, Any]:
         """The status file of an outcome the launcher decided (timeout, stall, ...); a
         `cancelled` one is launched again by `--resume` (``stopped_by``)."""
-        stopped_by = {"stopped_by": "launcher"} if state is AgentState.CANCELLED else {}
-        return {
-            "agent": self.id,
-            "wave": self.launch.wave.number,
-            "lane": self.launch.lane.name,
-            "attempt": self.launch.attempt,
-            "code": self.code if self.code is not None else -1,
-            "tries": self.tries,
-            "rate_limited": self.rate_limited,
-            "started_at": utc_stamp(self.launched_wall or time.time()),
-            "finished_at": utc_stamp(self.finished_wall or time.time()),
-            "outcome": state.value,
-            "detail": self.detail,
-            **stopped_by,
-        }
+        launch = self.launch
+        return launcher_outcome(
+            self.id,
+            launch.wave.number,
+            launch.lane.name,
+            launch.attempt,
+            state.value,
+            detail=self.detail,
+            code=self.code if self.code is not None else -1,
+            tries=self.tries,
+            rate_limited=self.rate_limited,
+            started_at=utc_stamp(self.launched_wall or time.time()),
+            finished_at=utc_stamp(self.finished_wall or time.time()),
+            stopped_by="launcher" if state is AgentState.CANCELLED else None,
+        )
 
 
 def describe_budget(minutes: float) -> str:

@@ -19,7 +19,7 @@ from ...placement.choose import recorded_placement
 from ...placement.reaper import end_groups, stop_agent_sessions
 from ...placement.tmux import TmuxServer, process_running
 from ...self_command import wave_argv
-from ...state.events import EventLog, utc_now
+from ...state.events import EventLog
 from ...state.fsutil import (
     check_regular_or_missing,
     read_jsonl,
@@ -36,6 +36,7 @@ from ...state.layout import (
 )
 from ...state.lock import LaneLock, holder_text, live_lock, this_host
 from ...state.run_state import RunState
+from ...state.status import launcher_outcome
 from ...state.untrusted import read_launch_record
 
 
@@ -190,21 +191,10 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
         raise UsageError(f"agent {agent_id} is not running in wave {wave} of lane {layout.lane!r}")
     attempt = read_launch_record(paths.launch_record).attempt or 1
     # The status goes first, so the launcher reads `cancelled` and never a killed wrapper's exit.
-    write_json_atomic(
-        paths.status,
-        {
-            "agent": agent_id,
-            "wave": wave,
-            "lane": layout.lane,
-            "attempt": attempt,
-            "code": -1,
-            "tries": 0,
-            "rate_limited": 0,
-            "finished_at": utc_now(),
-            "outcome": "cancelled",
-            "detail": "stopped by `wave stop --agent`",
-            "stopped_by": "person",
-        },
+    detail = "stopped by `wave stop --agent`"
+    status = launcher_outcome(
+        agent_id, wave, layout.lane, attempt, "cancelled", detail=detail, stopped_by="person"
     )
+    write_json_atomic(paths.status, status)
     _stop_session(placement, name)
     return wave
