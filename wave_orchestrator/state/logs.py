@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import sys
+import types
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,18 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
 # imports it) loads for TLS transports: the launcher runs no event loop (~6 ms; a webhook's
 # urllib imports ssl for itself later). docs/performance.md.
 STRUCTLOG_EXTRAS = ("rich", "better_exceptions", "colorama", "ssl")
+# Imported by structlog for its async methods only, which wave never calls: it gets a stand-in
+# that imports the real module on first use (asyncio with its sockets: ~15 ms of CPU a launch).
+STRUCTLOG_ASYNC_ONLY = ("asyncio",)
+
+
+class _ImportedOnUse(types.ModuleType):
+    """A stand-in for a module: its first attribute read imports the real one."""
+
+    def __getattr__(self, attr: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), attr)
 
 
 def _structlog() -> Any:
@@ -70,12 +84,18 @@ def _structlog() -> Any:
     hidden = [name for name in STRUCTLOG_EXTRAS if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # `import name` fails, as absent
+    deferred = [name for name in STRUCTLOG_ASYNC_ONLY if name not in sys.modules]
+    for name in deferred:
+        sys.modules[name] = _ImportedOnUse(name)
     try:
         import structlog
     finally:
         for name in hidden:
             if sys.modules.get(name, False) is None:
                 del sys.modules[name]  # importable again by whoever wants it
+        for name in deferred:
+            if isinstance(sys.modules.get(name), _ImportedOnUse):
+                del sys.modules[name]  # the real module for whoever imports it later
     return structlog
 
 
