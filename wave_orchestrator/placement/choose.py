@@ -14,7 +14,6 @@ from ..state.fsutil import read_json
 from ..state.layout import StateLayout, socket_name
 from .base import Placement
 from .local import LocalPlacement
-from .slurm import SlurmPlacement
 from .tmux import TmuxServer
 
 
@@ -48,6 +47,8 @@ def _placement(
     warn: Callable[[str], None] | None,
 ) -> Placement:
     if settings.slurm:  # only the jobs this lane submitted are its agents
+        from .slurm import SlurmPlacement  # loaded for Slurm lanes only
+
         return SlurmPlacement(settings, lane, repo, layout, warn or _unsaid)
     return LocalPlacement(tmux)
 
