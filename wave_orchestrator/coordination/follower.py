@@ -55,7 +55,7 @@ class Coordinator:
         self.requests: dict[str, FeedbackRequest] = {}
         self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
-        self.follow = LogFollower(layout.coordination_log(0), 0)
+        self.log_follower = LogFollower(layout.coordination_log(0), 0)
         self.projections = Projections(layout, 0, {})
 
     # -- the wave -----------------------------------------------------------------------
@@ -65,7 +65,7 @@ class Coordinator:
         self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
         self.projections = Projections(self.layout, wave, self.owners)
         self._seen = None
-        self.follow = LogFollower(self.layout.coordination_log(wave), wave, self._skipped)
+        self.log_follower = LogFollower(self.layout.coordination_log(wave), wave, self._skipped)
         try:
             write_json_atomic(
                 self.layout.owners(wave), {a: list(p) for a, p in self.owners.items()}
@@ -107,7 +107,7 @@ class Coordinator:
     @property
     def records(self) -> dict[str, CoordRecord]:
         """The wave's items as the follower last read them."""
-        return self.follow.records
+        return self.log_follower.records
 
     @property
     def coord_log(self) -> CoordLog:
@@ -135,7 +135,7 @@ class Coordinator:
             return False
         self._seen = stamp
         if before is None or before[0] != stamp[0]:
-            changed = self.follow.refresh()
+            changed = self.log_follower.refresh()
             self.projections.note(self.records, None if before is None else changed)
             self.projections.flush(self.records, now=before is None)
         if before is None or before[1] != stamp[1]:

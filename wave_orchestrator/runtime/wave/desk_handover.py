@@ -36,8 +36,10 @@ def release_files(
     held = [path for path, _ in desk.mine(run.id).held]
     changed = changed_files(run, held)
     completed = "completed" if run.state is AgentState.COMPLETED else run.state.outcome
-    note = (f"{run.id} finished: {completed}; files changed: {', '.join(changed) or 'none'}; "
-            f"its last output: {last_line(tail_text(run.launch.paths.output_log))}")  # fmt: skip
+    note = (
+        f"{run.id} finished: {completed}; files changed: {', '.join(changed) or 'none'}; "
+        f"its last output: {last_line(tail_text(run.launch.paths.output_log))}"
+    )
     for done in desk.release_all(run.id, note):
         events.emit("desk_handover", wave, run.id, path=done.path, to=done.to_agent)
         if done.to_agent:

@@ -114,9 +114,14 @@ class MetricsWriter:
         wave kept (each agent's last); an earlier attempt's run of an agent that ran again,
         and every run of a failed wave, was not."""
         accepted = [self.record_id(r) for r in final_runs if completed and r.launched_wall]
-        record = {"id": f"{self.lane}:{self.wave}:verdict:{utc_now()}", "kind": "verdict",
-                  "lane": self.lane, "wave": self.wave, "judged": self.recorded,
-                  "accepted": [i for i in accepted if i in self.recorded]}  # fmt: skip
+        record = {
+            "id": f"{self.lane}:{self.wave}:verdict:{utc_now()}",
+            "kind": "verdict",
+            "lane": self.lane,
+            "wave": self.wave,
+            "judged": self.recorded,
+            "accepted": [i for i in accepted if i in self.recorded],
+        }
         try:
             append_jsonl(self.verdicts, record)
         except OSError as exc:  # a full disk loses one verdict, not the wave

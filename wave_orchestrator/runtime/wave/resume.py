@@ -22,7 +22,7 @@ from ...state.lifecycle import AgentState
 from ...state.status import StatusFile, StatusUnreadable, read_status
 from ...state.untrusted import read_launch_record
 from ..agent.plan import AgentLaunch, plan_agent
-from ..pool.loop import AgentRun
+from ..agent.run import AgentRun
 from ..pool.rate_limits import judge_usage_limit
 
 
@@ -145,8 +145,14 @@ def adopt_leftover(
             return None
     if run is not None:
         run.reused = left.reused
-        events.emit("agent_adopted", wave.number, agent.id, attempt=left.attempt,
-                    status=run.state.outcome, session=launch.session)  # fmt: skip
+        events.emit(
+            "agent_adopted",
+            wave.number,
+            agent.id,
+            attempt=left.attempt,
+            status=run.state.outcome,
+            session=launch.session,
+        )
         log.info("agent adopted", agent=agent.id, state=run.state.value)
     return run
 

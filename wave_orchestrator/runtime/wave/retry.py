@@ -45,8 +45,12 @@ class RetryPlan:
     def saved(self) -> dict[str, Any]:
         """The plan as run-state.json keeps it, so that `--resume` after a launcher died
         mid-retry carries on with the same targets, not with a fresh plan."""
-        return {"agents": [a.id for a in self.agents], "first_stage": self.first_stage,
-                "reason": self.reason, "notes": dict(self.notes)}  # fmt: skip
+        return {
+            "agents": [a.id for a in self.agents],
+            "first_stage": self.first_stage,
+            "reason": self.reason,
+            "notes": dict(self.notes),
+        }
 
     @classmethod
     def restored(cls, saved: Any, wave: WaveDef) -> RetryPlan | None:

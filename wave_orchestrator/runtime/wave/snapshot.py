@@ -16,7 +16,7 @@ from ...state.events import utc_now
 from ...state.fsutil import open_read, write_json_atomic
 from ...state.lifecycle import AgentState
 from ...state.snapshot_schema import EVENT, unknown_keys
-from ..pool.loop import AgentRun
+from ..agent.run import AgentRun
 
 MIN_INTERVAL = 0.25
 FOOTER = "[wave] run ended: "  # the wrapper's last line: not the agent's own last words
@@ -36,8 +36,7 @@ def last_line(text: str) -> str:
     """The last non-empty line a person would read (prose only, for JSON output); a marker
     line is shown as what it says (`verdict: pass`), not as its syntax."""
     plain = ANSI_RE.sub("", text).replace("\r", "\n")
-    lines = [ln.strip() for ln in readable_lines(plain)
-             if ln.strip() and not ln.startswith(FOOTER)]  # fmt: skip
+    lines = [ln.strip() for ln in readable_lines(plain) if ln.strip() and not ln.startswith(FOOTER)]
     return marker_meaning(lines[-1])[:200] if lines else ""
 
 

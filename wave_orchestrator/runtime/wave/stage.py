@@ -149,12 +149,12 @@ class StageLauncher:
     ) -> AgentRun | None:
         """Carry on with what a dead launcher left of this agent (None: launch it);
         ``earlier``: a success of an earlier attempt stands (not for a retry's targets)."""
-        c, history = self.ctx, self.executors[agent.id]
+        ctx, history = self.ctx, self.executors[agent.id]
         return adopt_leftover(
-            c.lane,
-            c.layout,
-            c.path_env,
-            c.events,
+            ctx.lane,
+            ctx.layout,
+            ctx.path_env,
+            ctx.events,
             log,
             self.wave,
             agent,
@@ -162,7 +162,7 @@ class StageLauncher:
             history,
             panes,
             earlier,
-            c.ledger,
+            ctx.ledger,
         )
 
     def adopt_the_rest(self, plan: RetryPlan) -> None:

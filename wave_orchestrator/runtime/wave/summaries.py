@@ -116,8 +116,10 @@ def hint(run: AgentRun) -> str | None:
 
 def gaps_of(result: AgentResult) -> list[dict[str, str]]:
     """The ``[wave-gap]`` lines the agent printed, in order (each cut to TEXT_LIMIT)."""
-    return [{"agent": result.agent.id, "kind": _cut(g.get("kind")), "detail": _cut(g.detail)}
-            for g in result.markers.gaps]  # fmt: skip
+    return [
+        {"agent": result.agent.id, "kind": _cut(g.get("kind")), "detail": _cut(g.detail)}
+        for g in result.markers.gaps
+    ]
 
 
 def markers(result: AgentResult) -> dict[str, Any]:
@@ -127,8 +129,11 @@ def markers(result: AgentResult) -> dict[str, Any]:
     for kind, item in result.markers.last.items():
         if isinstance(item, Marker):
             values = {k: _value(v) for k, v in item.values.items()}
-            found[kind] = {"line": _cut(item.line), "values": values,
-                           "detail": _cut(item.detail) or None}  # fmt: skip
+            found[kind] = {
+                "line": _cut(item.line),
+                "values": values,
+                "detail": _cut(item.detail) or None,
+            }
         elif isinstance(item, InvalidMarker):
             found[kind] = {"line": _cut(item.line), "invalid": _cut(item.reason)}
     return found

@@ -42,7 +42,7 @@ class Workspaces:
         self.keep = keep  # --keep-worktrees
         self.enabled = wave.isolation.worktree
         self.layout = layout
-        self.iso = Isolation(lane.repo, layout.worktrees, lane.name)
+        self.isolation = Isolation(lane.repo, layout.worktrees, lane.name)
         self.record = layout.wave_dir(wave.number) / "isolation.json"
         self.base = ""
         self.starts: dict[str, str] = {}  # agent id -> the commit its branch started from
@@ -66,23 +66,27 @@ class Workspaces:
                 return
         from ...worktrees.branches import start_fresh  # only a live worktree launch
 
-        self.base = self.iso.base(self.wave.isolation.base)
+        self.base = self.isolation.base(self.wave.isolation.base)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         ids = [a.id for a in self.wave.implementation_agents]
         tip = self._tip()
-        for line in start_fresh(self.iso, self.wave.number, ids, stamp, tip, self.base, reused):
+        for line in start_fresh(
+            self.isolation, self.wave.number, ids, stamp, tip, self.base, reused
+        ):
             level = "warning" if "did not make" in line else "info"
-            log.at(level, line, wave=self.wave.number)
+            log.at(level, line)
         self._save()
 
     def reuse_base(self) -> str:
         """What a new run's agents would start from, part of their fingerprint ("" in a
         shared checkout)."""
-        return self.iso.base(self.wave.isolation.base) if self.enabled else ""
+        return self.isolation.base(self.wave.isolation.base) if self.enabled else ""
 
     def has_branch(self, agent_id: str) -> bool:
         """Whether the agent's work of an earlier run is still there to reuse."""
-        return not self.enabled or self.iso.exists(self.iso.branch(self.wave.number, agent_id))
+        return not self.enabled or self.isolation.exists(
+            self.isolation.branch(self.wave.number, agent_id)
+        )
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:
@@ -93,8 +97,10 @@ class Workspaces:
 
     def _save(self) -> None:
         with self._lock:
-            write_json_atomic(self.record, {"base": self.base, "ref": self.wave.isolation.base,
-                                            "agents": dict(self.starts)})  # fmt: skip
+            write_json_atomic(
+                self.record,
+                {"base": self.base, "ref": self.wave.isolation.base, "agents": dict(self.starts)},
+            )
 
     def _tip(self) -> str | None:
         """The commit wave last left this wave's integration branch at."""
@@ -109,8 +115,11 @@ class Workspaces:
 
     def dependencies(self, agent: AgentDef) -> list[tuple[str, str]]:
         """(agent, branch) of each implementation agent it depends on, in wave-file order."""
-        return [(a.id, self.iso.branch(self.wave.number, a.id))
-                for a in self.wave.implementation_agents if a.id in agent.depends_on]  # fmt: skip
+        return [
+            (a.id, self.isolation.branch(self.wave.number, a.id))
+            for a in self.wave.implementation_agents
+            if a.id in agent.depends_on
+        ]
 
     def describe(self, agent: AgentDef) -> dict[str, str] | None:
         """Where the agent would work, for a dry run: path, branch and base; creates nothing."""
@@ -118,18 +127,21 @@ class Workspaces:
             return None
         if not self.base:
             try:
-                self.base = self.iso.base(self.wave.isolation.base)
+                self.base = self.isolation.base(self.wave.isolation.base)
             except WaveError as exc:
                 self.base = f"(unresolved: {exc})"
         closure = agent.is_closure
         name = INTEGRATION if closure else agent.id
         branch = (
-            self.iso.integration_branch(self.wave.number)
+            self.isolation.integration_branch(self.wave.number)
             if closure
-            else (self.iso.branch(self.wave.number, agent.id))
+            else (self.isolation.branch(self.wave.number, agent.id))
         )
-        found = {"path": str(self.iso.path(self.wave.number, name)), "branch": branch,
-                 "base": self.base}  # fmt: skip
+        found = {
+            "path": str(self.isolation.path(self.wave.number, name)),
+            "branch": branch,
+            "base": self.base,
+        }
         if deps := [d for d, _ in self.dependencies(agent)]:
             found["merged_from"] = ", ".join(deps)
         return found
@@ -140,7 +152,7 @@ class Workspaces:
         if not self.enabled:
             return None
         name = INTEGRATION if agent.is_closure else agent.id
-        return self.iso.path(self.wave.number, name)
+        return self.isolation.path(self.wave.number, name)
 
     def root_for(self, agent: AgentDef) -> Path:
         """Where the agent's deliverables and report are looked for."""
@@ -154,7 +166,7 @@ class Workspaces:
         else why not (a failing setup, a folder in the way, a conflict among dependencies):
         that agent fails without starting, the wave goes on."""
         try:
-            tree = self.iso.prepare(
+            tree = self.isolation.prepare(
                 self.wave.number, agent.id, self.base, self.setup, self.dependencies(agent)
             )
         except WaveError as exc:
@@ -173,16 +185,19 @@ class Workspaces:
         if path is None:
             return ""
         closure = agent.is_closure
-        branch = (self.iso.integration_branch(self.wave.number) if closure
-                  else self.iso.branch(self.wave.number, agent.id))  # fmt: skip
+        branch = (
+            self.isolation.integration_branch(self.wave.number)
+            if closure
+            else self.isolation.branch(self.wave.number, agent.id)
+        )
         message = f"wave: {run.id} attempt {run.launch.attempt}"
         try:
             if not path.exists():
                 return f"its worktree {path} is gone: wave could not commit its work"
             keep_out = () if closure else self.setup.copy
-            sha = self.iso.commit(path, message, keep_out, branch=branch)
+            sha = self.isolation.commit(path, message, keep_out, branch=branch)
             if closure:
-                self._set_tip(self.iso.tree(path).out("rev-parse", "HEAD"))
+                self._set_tip(self.isolation.tree(path).out("rev-parse", "HEAD"))
         except WaveError as exc:
             self.kept.add(path)
             log.warning("could not commit the agent's work", agent=run.id, error=str(exc))
@@ -201,14 +216,17 @@ class Workspaces:
         from ...worktrees.integration import integrate
 
         n = self.wave.number
-        trees = [AgentTree(a.id, self.iso.path(n, a.id), self.iso.branch(n, a.id), self.base)
-                 for a in agents if a.id in latest]  # fmt: skip
-        result = integrate(self.iso, n, self.base, trees, self._tip())
+        trees = [
+            AgentTree(a.id, self.isolation.path(n, a.id), self.isolation.branch(n, a.id), self.base)
+            for a in agents
+            if a.id in latest
+        ]
+        result = integrate(self.isolation, n, self.base, trees, self._tip())
         if result.moved:
-            log.warning(result.moved, wave=n)
+            log.warning(result.moved)
         self._set_tip(result.tip)
         for c in result.conflicts:
-            branch = self.iso.branch(n, c.agent)
+            branch = self.isolation.branch(n, c.agent)
             if c.missing:
                 gate.fail("branch-missing", f"{c.agent}'s branch {branch} is gone", c.agent)
                 gate.notes.append(f"Your branch {branch} was deleted; commit your work on it.")
@@ -227,7 +245,7 @@ class Workspaces:
         state folder; returns where ``wave status`` should point (unchanged otherwise)."""
         if not self.enabled or not report or self.keep:
             return report
-        inside = self.iso.path(self.wave.number, INTEGRATION)
+        inside = self.isolation.path(self.wave.number, INTEGRATION)
         source = Path(report)
         if not source.is_relative_to(inside) or not source.is_file() or source.is_symlink():
             return report
@@ -250,14 +268,15 @@ class Workspaces:
         if completed:
             from ...worktrees.integration import finish
 
-            message = finish(self.iso, self.wave.number, self.base, self.lane.merge == "ff")
+            message = finish(self.isolation, self.wave.number, self.base, self.lane.merge == "ff")
         if remove and not self.keep:
             for name in [*(a.id for a in self.wave.agents if not a.is_closure), INTEGRATION]:
-                path = self.iso.path(self.wave.number, name)
+                path = self.isolation.path(self.wave.number, name)
                 try:
-                    if path in self.kept or (path.exists() and not self.iso.remove(path)):
-                        log.warning("worktree kept: it holds work wave did not commit",
-                                         path=str(path))  # fmt: skip
+                    if path in self.kept or (path.exists() and not self.isolation.remove(path)):
+                        log.warning(
+                            "worktree kept: it holds work wave did not commit", path=str(path)
+                        )
                 except WaveError as exc:
                     log.warning("could not remove a worktree", path=str(path), error=str(exc))
         return message
