@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _DURATION = re.compile(r"\breset(?:s)? in ((?:\s*\d+\s*[a-z]+\.?,?(?:\s+and)?)+)", re.I)
@@ -73,6 +72,8 @@ def _reset_time(text: str, now: datetime) -> datetime | None:
 def _zone(name: str | None, now: datetime) -> tzinfo:
     """The zone a clock time is in: the one it names, else the machine's (as codex prints)."""
     if name:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # (and sysconfig): for a named zone
+
         try:
             return ZoneInfo(name)
         except (ZoneInfoNotFoundError, ValueError):
