@@ -175,7 +175,7 @@ def test_a_burst_s_files_are_written_off_the_loop_while_other_agents_run(
 ) -> None:
     """Prompt, wrapper and launch record of a burst cost the loop 25-45 ms on a busy machine:
     written on the burst thread, with the session start, once other agents run."""
-    from wave_orchestrator.runtime.agent import run as agent_run
+    from wave_orchestrator.runtime.pool import launching as agent_run
 
     materialize, where = agent_run.materialize, {}
 

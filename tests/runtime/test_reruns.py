@@ -20,8 +20,14 @@ from wave_orchestrator.state.lifecycle import AgentState
 def pending(tmp_path: Path, agent: str) -> Any:
     """A run not started yet (its dependencies still run): a request for it is refused."""
     paths = AgentPaths(tmp_path / "wave-1" / "agents" / agent)
-    return SimpleNamespace(id=agent, launch=SimpleNamespace(paths=paths), settling=None,
-                           preparing=None, state=AgentState.PENDING, launched_wall=None)  # fmt: skip
+    return SimpleNamespace(
+        id=agent,
+        launch=SimpleNamespace(paths=paths),
+        settling=None,
+        preparing=None,
+        state=AgentState.PENDING,
+        launched_wall=None,
+    )
 
 
 def test_the_launcher_answers_each_request_and_the_asker_reads_its_own(tmp_path: Path) -> None:
