@@ -6,7 +6,6 @@ file, line and column of the YAML node that breaks the rule.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,33 +14,28 @@ from ...names import LANE_NAME_RE, WAVE_FILE_RE
 from ...state.layout import resolve_state_dir
 from ..model import (
     CLOSURE_ORDER,
-    EXECUTOR_IDS,
-    NOTIFY_KINDS,
     NUMBER_RANGES,
     ROLES,
-    AccountDef,
     IsolationSettings,
     LaneDef,
     LaneDefaults,
-    NotifySettings,
-    PlacementSettings,
-    RateLimitPolicy,
     WaveDef,
 )
 from ..repository.lanes import state_dir_problem
 from ..repository.paths import normalise_repo_path
+from ..sections.defaults import check_defaults
 from ..sections.eval_targets import check_catalog
 from ..sections.executor_settings import (
     LaneSettings,
-    SettingsLayer,
     check_lane_executors,
     check_profiles,
 )
-from ..sections.governance import check_governance, check_webhook
+from ..sections.governance import check_governance
 from ..sections.isolation import check_isolation, check_merge
+from ..sections.notify import check_feedback_minutes, check_notify
 from ..sections.placement import check_lane_placement
 from ..source.schema import Checker
-from ..source.yaml_source import FieldPath, Located
+from ..source.yaml_source import Located
 from .lane_context import LaneContext, parse_file, read_inside
 from .wave_loader import WaveLoader
 
@@ -66,26 +60,6 @@ LANE_KEYS = (
     "accounts",
     "spend_limit_usd",
     "spend_limit",
-)
-NOTIFY_KEYS = ("command", "desktop", "webhook", "bell", "on")
-FEEDBACK_KEYS = ("timeout_minutes",)
-MAX_FEEDBACK_MINUTES = 7 * 24 * 60
-DEFAULTS_KEYS = (
-    "executor",
-    "timeout_minutes",
-    "max_retries_per_wave",
-    "launch_stagger_ms",
-    "stall_minutes",
-    "max_running",
-    "rate_limit",
-)
-RATE_LIMIT_KEYS = (
-    "retries",
-    "base_delay_seconds",
-    "max_delay_seconds",
-    "jitter_seconds",
-    "patterns",
-    "usage_limit_patterns",
 )
 
 
@@ -118,7 +92,7 @@ class LaneLoader:
         raw = ck.mapping(doc.data if doc else None, (), LANE_KEYS) or {}
         description = ck.string(raw.get("description", ""), ("description",)) or ""
         shared_files = bool(ck.boolean(raw.get("shared_files", False), ("shared_files",)))
-        defaults = self._defaults(ck, raw.get("defaults"))
+        defaults = check_defaults(ck, raw.get("defaults"))
         required = self._required_roles(ck, raw.get("closure"))
         role_prompts = self._role_prompts(ck, raw.get("role_prompts"))
         lane_settings = check_lane_executors(ck, raw.get("executors"))
@@ -126,25 +100,27 @@ class LaneLoader:
             defaults = LaneDefaults(**{**defaults.__dict__, "executor": self.default_executor})
         profiles = check_profiles(ck, raw.get("profiles"), defaults.executor)
         state_dir = self._state_dir(ck, raw.get("state_dir"))
-        notify = self._notify(ck, raw.get("notify"))
-        feedback_minutes = self._feedback_minutes(ck, raw.get("feedback"))
+        notify = check_notify(ck, raw.get("notify"))
+        feedback_minutes = check_feedback_minutes(ck, raw.get("feedback"))
         isolation = check_isolation(ck, raw, IsolationSettings())
         merge = check_merge(ck, raw.get("merge"))
         placement = check_lane_placement(ck, raw.get("placement"))
         catalog = check_catalog(ck, raw.get("benchmarks"))
         governance = check_governance(ck, raw, raw.get("defaults"))
-        waves = self._waves(
-            ck,
-            defaults,
-            required,
-            shared_files,
-            lane_settings,
-            profiles,
-            isolation,
-            placement,
-            catalog,
-            governance.accounts,
+        lane = LaneContext(
+            repo=self.repo,
+            display=self.display,
+            problems=self.problems,
+            settings=LaneSettings(defaults.executor, lane_settings, profiles, governance.accounts),
+            required_roles=required,
+            shared_files=shared_files,
+            isolation=isolation,
+            placement=placement,
+            lane_checker=ck,
+            benchmarks=catalog,
+            name=self.name,
         )
+        waves = self._waves(ck, lane)
         if self.problems:
             raise LaneInvalid(self.problems)
         return LaneDef(
@@ -167,114 +143,12 @@ class LaneLoader:
             governance=governance,
         )
 
-    def _notify(self, ck: Checker, value: Any) -> NotifySettings:
-        """``notify``: where a person is told of questions, waves ending, limits and spend."""
-        raw = ck.mapping(value, ("notify",), NOTIFY_KEYS) or {}
-        command = ck.string_list(raw.get("command"), ("notify", "command")) or []
-        if "command" in raw and not command:
-            ck.error(
-                ("notify", "command"), "is empty", "a command line as a list, e.g. [notify-send]"
-            )
-        flags = {
-            k: bool(ck.boolean(raw[k], ("notify", k))) for k in ("desktop", "bell") if k in raw
-        }
-        url, form = check_webhook(ck, raw.get("webhook"))
-        on: tuple[str, ...] = NOTIFY_KINDS
-        if "on" in raw:
-            on = tuple(
-                ck.string_list(raw["on"], ("notify", "on"), choices=NOTIFY_KINDS, noun="event")
-                or ()
-            )
-        return NotifySettings(
-            tuple(command), flags.get("desktop", False), url, form, flags.get("bell", False), on
-        )
-
-    def _feedback_minutes(self, ck: Checker, value: Any) -> float:
-        """How long a wave with nothing else to wait for waits on a question (then: blocked)."""
-        raw = ck.mapping(value, ("feedback",), FEEDBACK_KEYS) or {}
-        if "timeout_minutes" not in raw:
-            return LaneDef.feedback_timeout_minutes
-        path: FieldPath = ("feedback", "timeout_minutes")
-        got = ck.number(raw["timeout_minutes"], path, positive=True)
-        if got is not None and got > MAX_FEEDBACK_MINUTES:
-            ck.error(path, f"must be at most {MAX_FEEDBACK_MINUTES} (a week), got {got}")
-            return LaneDef.feedback_timeout_minutes
-        return LaneDef.feedback_timeout_minutes if got is None else got
-
     def _state_dir(self, ck: Checker, value: Any) -> Path:
         text = None if value is None else ck.string(value, ("state_dir",), what="a path or null")
         if text is not None and (why := state_dir_problem(text)):
             ck.error(("state_dir",), why, "a path or null")
             text = None
         return resolve_state_dir(self.repo, self.name, text)
-
-    def _defaults(self, ck: Checker, value: Any) -> LaneDefaults:
-        raw = ck.mapping(value, ("defaults",), DEFAULTS_KEYS) or {}
-        base = LaneDefaults()
-        p: FieldPath = ("defaults",)
-        executor = base.executor
-        if "executor" in raw:
-            executor = (
-                ck.string(raw["executor"], (*p, "executor"), choices=EXECUTOR_IDS, noun="executor")
-                or executor
-            )
-
-        def num(key: str, default: float, **kw: Any) -> float:
-            if key not in raw:
-                return default
-            got = ck.number(raw[key], (*p, key), limits=NUMBER_RANGES[key], **kw)
-            return default if got is None else got
-
-        return LaneDefaults(
-            executor=executor,
-            timeout_minutes=num("timeout_minutes", base.timeout_minutes, positive=True),
-            max_retries_per_wave=int(
-                num("max_retries_per_wave", base.max_retries_per_wave, integer=True)
-            ),
-            launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
-            stall_minutes=num("stall_minutes", base.stall_minutes),
-            max_running=self._max_running(ck, raw, num),
-            rate_limit=self._rate_limit(ck, raw.get("rate_limit")),
-        )
-
-    def _max_running(self, ck: Checker, raw: dict[str, Any], num: Any) -> int:
-        """The lane-wide cap: the number given, or the mapping's ``total`` (checked with the
-        rest of the mapping by sections.governance)."""
-        value, base = raw.get("max_running"), LaneDefaults.max_running
-        if isinstance(value, dict):
-            total = value.get("total")
-            return total if isinstance(total, int) and not isinstance(total, bool) else base
-        return int(num("max_running", base, integer=True, positive=True))
-
-    def _rate_limit(self, ck: Checker, value: Any) -> RateLimitPolicy:
-        p: FieldPath = ("defaults", "rate_limit")
-        raw = ck.mapping(value, p, RATE_LIMIT_KEYS) or {}
-        base = RateLimitPolicy()
-        values: dict[str, Any] = {}
-        for key, integer in (
-            ("retries", True),
-            ("base_delay_seconds", False),
-            ("max_delay_seconds", False),
-            ("jitter_seconds", False),
-        ):
-            if key in raw:
-                got = ck.number(raw[key], (*p, key), integer=integer, limits=NUMBER_RANGES[key])
-                if got is not None:
-                    values[key] = int(got) if integer else got
-        for key in ("patterns", "usage_limit_patterns"):
-            if key in raw:
-                got_list = ck.regex_list(raw[key], (*p, key))
-                if got_list is not None:
-                    values[key] = tuple(got_list)
-        policy = RateLimitPolicy(**{**base.__dict__, **values})
-        if policy.max_delay_seconds < policy.base_delay_seconds:
-            ck.error(
-                (*p, "max_delay_seconds"),
-                f"max_delay_seconds ({policy.max_delay_seconds}) is less than base_delay_seconds "
-                f"({policy.base_delay_seconds})",
-                "max_delay_seconds >= base_delay_seconds",
-            )
-        return policy
 
     def _required_roles(self, ck: Checker, value: Any) -> list[str]:
         raw = ck.mapping(value, ("closure",), ("required_roles",)) or {}
@@ -309,32 +183,8 @@ class LaneLoader:
         return out
 
     # -- waves -------------------------------------------------------------------------------
-    def _waves(
-        self,
-        lane_ck: Checker,
-        defaults: LaneDefaults,
-        required: list[str],
-        shared_files: bool,
-        lane_settings: dict[str, dict[str, Any]],
-        profiles: dict[str, SettingsLayer],
-        isolation: IsolationSettings,
-        placement: PlacementSettings,
-        catalog: tuple[str, ...] = (),
-        accounts: Mapping[str, AccountDef] | None = None,
-    ) -> list[WaveDef]:
-        ctx = LaneContext(
-            repo=self.repo,
-            display=self.display,
-            problems=self.problems,
-            settings=LaneSettings(defaults.executor, lane_settings, profiles, accounts or {}),
-            required_roles=required,
-            shared_files=shared_files,
-            isolation=isolation,
-            placement=placement,
-            lane_checker=lane_ck,
-            benchmarks=catalog,
-            name=self.name,
-        )
+    def _waves(self, lane_ck: Checker, lane: LaneContext) -> list[WaveDef]:
+        """Each ``waves/wave-<n>.yaml``, loaded against what lane.yaml settled."""
         waves_dir = self.lane_dir / "waves"
         files = sorted(waves_dir.iterdir()) if waves_dir.is_dir() else []
         seen: dict[int, Path] = {}
@@ -370,7 +220,7 @@ class LaneLoader:
                 )
                 continue
             seen[number] = path
-            wave = WaveLoader(ctx, path, number).load()
+            wave = WaveLoader(lane, path, number).load()
             if wave is not None:
                 waves.append(wave)
         if not seen:
