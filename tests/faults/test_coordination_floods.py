@@ -17,7 +17,7 @@ from wave_orchestrator.coordination.feedback import FeedbackStore
 from wave_orchestrator.coordination.log import CoordLog
 from wave_orchestrator.errors import WaveError
 from wave_orchestrator.notify.sinks import NOTIFY_QUEUE, Notifier
-from wave_orchestrator.state import fsutil
+from wave_orchestrator.state import fsutil, jsonl
 
 
 def test_a_flood_of_questions_notifies_one_at_a_time_and_coalesces_the_rest(
@@ -74,12 +74,12 @@ def test_a_huge_line_is_skipped_without_being_held(tmp_path: Path) -> None:
     path = tmp_path / "wave-1.jsonl"
     log = CoordLog(path, 1)
     log.post(kind="evidence", summary="before", agent="A")
-    huge = b'{"id": "c-0000000000000001", "summary": "' + b"x" * (3 * fsutil.MAX_LINE) + b'"}\n'
+    huge = b'{"id": "c-0000000000000001", "summary": "' + b"x" * (3 * jsonl.MAX_LINE) + b'"}\n'
     with path.open("ab") as fh:
         fh.write(huge)
     log.post(kind="evidence", summary="after", agent="A")
     skipped: list[int] = []
-    got = [r for r, _ in fsutil.read_jsonl_from(path, on_skip=skipped.append) if r]
+    got = [r for r, _ in jsonl.read_jsonl_from(path, on_skip=skipped.append) if r]
     assert [r["summary"] for r in got] == ["before", "after"]
     assert skipped == [len(huge)]
     assert [r.summary for r in log.records().values()] == ["before", "after"]

@@ -26,7 +26,8 @@ from helpers import Repo, alive, local_lane, wait_for
 from wave_orchestrator.runtime.wave.snapshot import SnapshotWriter
 from wave_orchestrator.state import fsutil
 from wave_orchestrator.state.events import EventLog
-from wave_orchestrator.state.fsutil import StateWriteFailed, append_jsonl, write_json_atomic
+from wave_orchestrator.state.fsutil import StateWriteFailed, write_json_atomic
+from wave_orchestrator.state.jsonl import append_jsonl
 from wave_orchestrator.state.run_state import RunState
 
 

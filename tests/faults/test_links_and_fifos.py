@@ -19,13 +19,8 @@ from helpers import Repo, local_lane
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.desk.claims import Desk
 from wave_orchestrator.runtime.agent.plan import materialize, plan_agent
-from wave_orchestrator.state.fsutil import (
-    UnsafePath,
-    append_jsonl,
-    read_json,
-    read_jsonl,
-    write_json_atomic,
-)
+from wave_orchestrator.state.fsutil import UnsafePath, read_json, write_json_atomic
+from wave_orchestrator.state.jsonl import append_jsonl, read_jsonl
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.lock import LaneLock
 from wave_orchestrator.state.status import StatusUnreadable, read_status

@@ -14,7 +14,7 @@ from helpers import Repo, local_lane, wait_for
 
 from wave_orchestrator.metrics.report import read_records
 from wave_orchestrator.runtime.wave.resume import read_leftover
-from wave_orchestrator.state.fsutil import append_jsonl
+from wave_orchestrator.state.jsonl import append_jsonl
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lock import read_lock
 from wave_orchestrator.state.run_state import RunState

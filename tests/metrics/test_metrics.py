@@ -21,7 +21,7 @@ from wave_orchestrator.metrics.report import (
     percentile,
     read_records,
 )
-from wave_orchestrator.state.fsutil import append_jsonl
+from wave_orchestrator.state.jsonl import append_jsonl
 
 SECOND = 1000
 

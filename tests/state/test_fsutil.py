@@ -10,16 +10,15 @@ import pytest
 from wave_orchestrator.state import fsutil
 from wave_orchestrator.state.fsutil import (
     UnsafePath,
-    append_jsonl,
-    clear_owned,
     ensure_dir,
     folders_checked_once,
-    read_jsonl,
     register_state_root,
     write_atomic,
     write_if_changed,
     write_json_atomic,
 )
+from wave_orchestrator.state.jsonl import append_jsonl, read_jsonl
+from wave_orchestrator.state.owned_trees import clear_owned
 
 
 def test_jsonl_reader_skips_torn_and_invalid_lines(tmp_path: Path) -> None:

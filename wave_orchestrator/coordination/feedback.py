@@ -25,7 +25,7 @@ from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
 from ..sanitize import strip_controls
 from ..state.events import utc_now
-from ..state.fsutil import read_jsonl
+from ..state.jsonl import read_jsonl
 from ..state.untrusted import count, epoch
 from .log import PERSON, RECORD_ID_RE, CoordLog, append_record, is_poster, new_id
 

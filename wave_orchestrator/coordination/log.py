@@ -18,7 +18,8 @@ from typing import Any
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
 from ..state.events import utc_now
-from ..state.fsutil import append_line, json_text, open_regular, read_jsonl, read_jsonl_from
+from ..state.fsutil import json_text, open_regular
+from ..state.jsonl import append_line, read_jsonl, read_jsonl_from
 
 KINDS = (
     "request",
@@ -103,7 +104,7 @@ def is_poster(name: Any) -> bool:
 def append_record(path: Path, record: Mapping[str, Any]) -> None:
     """Append one JSON line on a line of its own: a last line left without its newline (a
     write a full disk cut short, a line an agent wrote by hand) is ended first, in the same
-    ``write``, or it would swallow this one. A short write raises (``fsutil.append_line``)."""
+    ``write``, or it would swallow this one. A short write raises (``jsonl.append_line``)."""
     text = json_text(dict(record), separators=(",", ":")) + "\n"
     append_line(path, "\n" + text if _ends_torn(path) else text)
 

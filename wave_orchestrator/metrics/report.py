@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sanitize import strip_controls
-from ..state.fsutil import read_jsonl
+from ..state.jsonl import read_jsonl
 
 READ_LIMIT = 5000
 BY_CHOICES = ("model", "model-role")

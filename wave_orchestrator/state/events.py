@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .fsutil import append_jsonl
+from .jsonl import append_jsonl
 
 
 def utc_now() -> str:

@@ -1,9 +1,10 @@
-"""The one place that opens state files: atomic JSON, append-only JSON lines, untrusted reads.
+"""The one place that opens state files: atomic writes, untrusted reads, state folders.
 
 A state dir can hold what a repository shipped (a symlink, a FIFO, a folder where a file
 belongs), so nothing here follows a link or waits on a non-regular file: every open uses
-``O_NOFOLLOW | O_NONBLOCK`` and checks it got a regular file, every folder made under a state
-root refuses a symlinked component, and only trees wave marked as its own are ever removed.
+``O_NOFOLLOW | O_NONBLOCK`` and checks it got a regular file, and every folder made under a
+state root refuses a symlinked component. Append-only JSON lines are ``state.jsonl``'s, and
+removing a tree (only one wave marked as its own) is ``state.owned_trees``'s.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ import math
 import os
 import re
 import stat
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from _thread import get_ident  # threading's, without loading threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import WaveError
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 READ_LIMIT = 16 * 1024 * 1024  # a JSON state file bigger than this is not one wave wrote
-OWNED_MARKER = ".wave-owned"  # written in a folder wave created and may remove again
 
 _ROOTS: set[Path] = set()
 _VERIFIED: set[str] | None = None  # inside ``folders_checked_once``: folders already checked
@@ -47,7 +47,7 @@ class StateWriteFailed(WaveError, OSError):
 
 
 @contextlib.contextmanager
-def _writing(path: Path) -> Iterator[None]:
+def writing(path: Path) -> Iterator[None]:
     """Turn a failed write into ``StateWriteFailed``; ``UnsafePath`` is already a message."""
     try:
         yield
@@ -62,7 +62,7 @@ def register_state_root(root: Path) -> None:
     _ROOTS.add(Path(os.path.abspath(root)))
 
 
-def _refuse(path: Path, what: str) -> UnsafePath:
+def refused(path: Path, what: str) -> UnsafePath:
     return UnsafePath(f"{path} is {what}; wave does not follow or replace it (remove it)")
 
 
@@ -88,7 +88,7 @@ def check_regular_or_missing(path: Path) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise _refuse(path, file_kind(mode))
+        raise refused(path, file_kind(mode))
 
 
 @contextlib.contextmanager
@@ -104,7 +104,7 @@ def folders_checked_once() -> Iterator[None]:
         _VERIFIED = outer
 
 
-def _forget_checked(path: Path) -> None:
+def forget_checked(path: Path) -> None:
     """``path`` and what is below it are about to go: check them again when made again."""
     if _VERIFIED:
         top = str(path)
@@ -119,7 +119,7 @@ def ensure_dir(path: Path) -> None:
     text = os.path.abspath(path)
     if _VERIFIED is not None and text in _VERIFIED:
         return
-    with _writing(Path(text)):
+    with writing(Path(text)):
         _ensure_dir(text)
 
 
@@ -153,7 +153,7 @@ def _ensure_dir(text: str) -> None:
                 mode = os.lstat(current).st_mode
         if not stat.S_ISDIR(mode):
             what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
-            raise _refuse(Path(current), what)
+            raise refused(Path(current), what)
         if _VERIFIED is not None:
             _VERIFIED.add(current)
 
@@ -162,7 +162,7 @@ def _new_temp(path: Path) -> tuple[int, str]:
     """A fresh temporary file beside ``path``, named for this process and thread (no random
     names to draw: the launcher writes hundreds of these a second at fleet scale). Whatever
     is found under that name (a crash's leftover, a planted link) is removed, never opened."""
-    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         return os.open(tmp, flags, 0o600), tmp
@@ -175,7 +175,7 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     """Write ``text`` so that readers see the old file or the new one, never a torn one.
     A link or non-regular file in its place is refused, never written through."""
     ensure_dir(path.parent)
-    with _writing(path):
+    with writing(path):
         check_regular_or_missing(path)
         fd, tmp = _new_temp(path)
         try:
@@ -212,14 +212,14 @@ def open_regular(path: Path, flags: int = _READ) -> int:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refuse(path, "a symbolic link") from None
+            raise refused(path, "a symbolic link") from None
         if exc.errno in (errno.EISDIR, errno.ENXIO):
-            raise _refuse(path, file_kind(os.lstat(path).st_mode)) from None
+            raise refused(path, file_kind(os.lstat(path).st_mode)) from None
         raise
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise _refuse(path, file_kind(mode))
+        raise refused(path, file_kind(mode))
     return fd
 
 
@@ -275,91 +275,6 @@ def read_json(path: Path) -> Any:
     return parse_json(read_text(path))
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append ``line`` with one ``write`` on an O_APPEND descriptor: lines never interleave.
-    A short write (a nearly full disk) is ended with a newline, so the torn line cannot
-    swallow the next one, and raised: the caller must not report the line as written."""
-    ensure_dir(path.parent)
-    data = line.encode()
-    with _writing(path):
-        fd = open_regular(path, _APPEND)
-        try:
-            written = os.write(fd, data)
-            if written < len(data):
-                with contextlib.suppress(OSError):
-                    os.write(fd, b"\n")
-                raise OSError(
-                    errno.ENOSPC, f"only {written} of {len(data)} bytes written (disk full?)",
-                    str(path),
-                )  # fmt: skip
-        finally:
-            os.close(fd)
-
-
-def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    append_line(path, json_text(record, separators=(",", ":")) + "\n")
-
-
-MAX_LINE = 1 << 20  # a JSON-lines record of wave's is a few KB; a longer line is skipped
-
-
-def read_jsonl(
-    path: Path, start: int = 0, on_skip: Callable[[int], None] | None = None
-) -> Iterator[dict[str, Any]]:
-    """Yield each valid object (from byte ``start``); a torn or invalid line is skipped,
-    never fatal (nor is a missing file or one that is not a regular file). A line longer
-    than ``MAX_LINE`` is skipped without ever being held whole (``on_skip(its length)``)."""
-    for record, _ in read_jsonl_from(path, start, on_skip, whole_lines=False):
-        if record is not None:
-            yield record
-
-
-def read_jsonl_from(
-    path: Path,
-    start: int = 0,
-    on_skip: Callable[[int], None] | None = None,
-    whole_lines: bool = True,
-) -> Iterator[tuple[dict[str, Any] | None, int]]:
-    """Like ``read_jsonl``, with the offset just past each line (None for a line that is no
-    valid object): a reader that follows a growing file goes on from there. With
-    ``whole_lines``, a last line without its newline (still being written) is left for the
-    next read."""
-    try:
-        fh = open_read(path)
-    except OSError:
-        return
-    with fh:
-        fh.seek(start)
-        offset = start
-        while line := fh.readline(MAX_LINE + 1):
-            if len(line) > MAX_LINE:
-                rest = 0 if line.endswith(b"\n") else _skip_to_newline(fh)
-                skipped = len(line) + rest
-                offset += skipped
-                if on_skip is not None:
-                    on_skip(skipped)
-                yield None, offset
-                continue
-            if whole_lines and not line.endswith(b"\n"):
-                return  # the writer's line is not complete yet
-            offset += len(line)
-            try:
-                record = parse_json(line.decode("utf-8", "replace"))
-            except (ValueError, RecursionError):
-                record = None
-            yield (record if isinstance(record, dict) else None), offset
-
-
-def _skip_to_newline(fh: Any) -> int:
-    """Read past the rest of an over-long line in 64 KiB pieces; the bytes passed over."""
-    passed = 0
-    while chunk := fh.readline(65536):
-        passed += len(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    return passed
-
-
 def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
     """``write_atomic``, unless ``path`` already is a regular file of ours holding ``text``
     with ``mode``: a preview made again mostly is, and a new file costs far more than a read
@@ -382,88 +297,3 @@ def write_if_changed(path: Path, text: str, mode: int = 0o644) -> bool:
                 return False
     write_atomic(path, text, mode)
     return True
-
-
-def _owned_tree(path: Path, name: str) -> Path | None:
-    """``path/name`` if wave created it, None if it is absent (``path`` then gets wave's
-    marker, written before wave makes ``path/name``); a tree wave did not create is refused."""
-    ensure_dir(path)
-    marker, target = path / OWNED_MARKER, path / name
-    try:
-        check_regular_or_missing(marker)
-        owned = marker.exists()
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        if not owned:
-            write_atomic(marker, "created by wave: wave may remove the folders it made here\n")
-        return None
-    if not owned:
-        raise UnsafePath(
-            f"{target} exists but wave did not create it (no {OWNED_MARKER} beside it); "
-            "wave will not delete it: move it away and run again"
-        )
-    if not stat.S_ISDIR(mode):
-        raise _refuse(target, file_kind(mode))
-    return target
-
-
-def clear_owned(path: Path, name: str) -> None:
-    """Remove the folder ``path/name`` if wave created it; a tree wave did not create is
-    refused."""
-    target = _owned_tree(path, name)
-    if target is not None:
-        import shutil  # removing commands only: validate and status never load it
-
-        _forget_checked(Path(os.path.abspath(target)))
-        shutil.rmtree(target)  # fd-based on Linux: links inside are unlinked, never followed
-
-
-def prune_owned(path: Path, name: str, keep: Iterable[Path]) -> None:
-    """Leave in the folder ``path/name``, if wave created it, only the regular files ``keep``
-    names and the folders holding them: whatever else is there goes, links and folders
-    standing where a kept file should be included. A tree wave did not create is refused."""
-    target = _owned_tree(path, name)
-    if target is None:
-        return
-    top = os.path.abspath(target)
-    wanted: dict[str, bool] = {}  # path -> whether it is a folder
-    for file in map(os.path.abspath, keep):
-        wanted[file] = False
-        folder = os.path.dirname(file)
-        while folder.startswith(top + os.sep) and folder not in wanted:
-            wanted[folder] = True
-            folder = os.path.dirname(folder)
-    with _writing(target):
-        fd = os.open(top, _FOLDER)
-        try:
-            _prune(fd, top, wanted)
-        finally:
-            os.close(fd)
-
-
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _prune(fd: int, at: str, wanted: dict[str, bool]) -> None:
-    """Remove from the folder open as ``fd`` (which is ``at``) what ``wanted`` does not hold;
-    every step goes by descriptor, so a folder swapped for a link meanwhile is not followed."""
-    with os.scandir(fd) as listing:
-        entries = list(listing)
-    for entry in entries:
-        path, folder = os.path.join(at, entry.name), entry.is_dir(follow_symlinks=False)
-        want = wanted.get(path)
-        if want and folder:
-            child = os.open(entry.name, _FOLDER, dir_fd=fd)
-            try:
-                _prune(child, path, wanted)
-            finally:
-                os.close(child)
-        elif want is False and entry.is_file(follow_symlinks=False):
-            continue
-        elif folder:
-            import shutil
-
-            _forget_checked(Path(path))
-            shutil.rmtree(entry.name, dir_fd=fd)
-        else:
-            os.unlink(entry.name, dir_fd=fd)  # a link goes, what it points to stays

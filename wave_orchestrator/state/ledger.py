@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..names import AGENT_ID_RE, LANE_NAME_RE
-from .fsutil import append_line, ensure_dir, json_text, read_jsonl, write_atomic
+from .fsutil import ensure_dir, json_text, write_atomic
+from .jsonl import append_line, read_jsonl
 from .lifecycle import TERMINAL, AgentState
 from .logs import get_logger
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..sanitize import redact_value, strip_controls
 from .events import utc_now
-from .fsutil import append_line, ensure_dir
+from .fsutil import ensure_dir
+from .jsonl import append_line
 
 _FILE: Path | None = None
 

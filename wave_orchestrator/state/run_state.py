@@ -36,11 +36,12 @@ def clean_entry(raw: Any) -> dict[str, Any] | None:
         entry["plan"] = raw["plan"]
     rerun = raw.get("rerun")  # `wave rerun`: the agents the next run must not reuse, and why
     if isinstance(rerun, dict) and isinstance(rerun.get("agents"), list):
+        agents = [a for a in rerun["agents"][:100] if isinstance(a, str)]
+        reason = rerun.get("reason")
         entry["rerun"] = {
-            "agents": [a for a in rerun["agents"][:100] if isinstance(a, str)
-                       and AGENT_ID_RE.fullmatch(a)],
-            "reason": rerun["reason"][:500] if isinstance(rerun.get("reason"), str) else "",
-        }  # fmt: skip
+            "agents": [a for a in agents if AGENT_ID_RE.fullmatch(a)],
+            "reason": reason[:500] if isinstance(reason, str) else "",
+        }
     rejected = raw.get("rejected_agents")
     if isinstance(rejected, list):
         entry["rejected_agents"] = [

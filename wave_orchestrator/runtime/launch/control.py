@@ -20,12 +20,8 @@ from ...placement.reaper import end_groups, stop_agent_sessions
 from ...placement.tmux import TmuxServer, process_running
 from ...self_command import wave_argv
 from ...state.events import EventLog
-from ...state.fsutil import (
-    check_regular_or_missing,
-    read_jsonl,
-    write_atomic,
-    write_json_atomic,
-)
+from ...state.fsutil import check_regular_or_missing, write_atomic, write_json_atomic
+from ...state.jsonl import read_jsonl
 from ...state.layout import (
     AGENT_SESSION_RE,
     DASHBOARD_SESSION,

@@ -15,19 +15,15 @@ from ...agents.executors import model_for, reasoning_for
 from ...definitions.model import AgentDef, LaneDef, WaveDef
 from ...governor.plan import plan_lines
 from ...sanitize import redact_value
-from ...state.fsutil import folders_checked_once, json_text, prune_owned, write_if_changed
+from ...state.fsutil import folders_checked_once, json_text, write_if_changed
 from ...state.layout import StateLayout
 from ...state.lock import LaneLock
-from ..agent.plan import (
-    AgentLaunch,
-    agent_path_env,
-    ensure_agent_bin,
-    materialize,
-    missing_at_start,
-    plan_agent,
-)
+from ...state.owned_trees import prune_owned
+from ..agent.plan import AgentLaunch, Planner, materialize
+from ..agent.programs import ensure_agent_bin
 
 if TYPE_CHECKING:
+    from ...governor.governor import Slot
     from ..wave.workspaces import Workspaces
 
 # opencode providers whose models define reasoning variants; an openai-compatible provider
@@ -146,42 +142,23 @@ def json_list(items: list[str]) -> str:
 
 
 def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
+    """Plan every agent of ``waves`` and write what a live launch would, under ``dry-run/``,
+    holding the dry run's own lock: separate from the live one, it never blocks a launch."""
     layout = StateLayout(lane.state_dir, lane.name, dry_run=True)
-    lock = LaneLock(layout.lock, lane.name)  # separate from the live lock: never blocks a launch
+    lock = LaneLock(layout.lock, lane.name)
     lock.acquire()
     try:
-        path_env = agent_path_env(layout.agent_bin)
-        launches = [
-            plan_agent(lane, layout, wave, agent, 1, None, path_env)
-            for wave in waves
-            for agent in wave.agents
-        ]
-        # Only in a tree an earlier dry run made: what this one writes stays (rewritten if it
-        # changed), the rest goes.
-        files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
-        prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
-        result, previews = DryRunResult(launches=launches), []
-        spaces: dict[int, Workspaces] = {}  # per isolated wave
-        # The folders are made and checked by this command, for this command: once each.
-        with folders_checked_once():
-            ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
-            for launch in launches:
-                key = (launch.wave.number, launch.agent.id)
-                materialize(launch, write=write_if_changed, with_bin=False)
-                result.worktrees[key] = worktree(lane, layout, launch, spaces)
-                command = placement_command(lane, launch)
-                if command is not None:
-                    result.commands[key] = command
-                data = preview(launch, result.worktrees[key], command)
-                previews.append(json_text(data, indent=2))
-                write_preview(launch.paths.preview, previews[-1])
-                result.warnings += data["warnings"]
-            write_preview(layout.launch_preview, json_list(previews))
-        result.missing = [redact_value(m) for m in missing_at_start(lane, waves, path_env)]
-        for wave in waves:  # per account, the agents and the caps that apply; spend limits
-            slots = [(lc.agent.id, (lc.executor, lc.account, lc.model)) for lc in launches
-                     if lc.wave is wave]  # fmt: skip
-            result.plans[wave.number] = plan_lines(lane.governance, wave, slots)
+        planner = Planner(lane, layout)
+        result = DryRunResult(
+            [planner.plan(wave, agent) for wave in waves for agent in wave.agents]
+        )
+        write_tree(lane, layout, result)
+        result.missing = [redact_value(m) for m in planner.missing_at_start(waves)]
+        slots: dict[int, list[tuple[str, Slot]]] = {wave.number: [] for wave in waves}
+        for lc in result.launches:  # per account, the agents and the caps that apply
+            slots[lc.wave.number].append((lc.agent.id, (lc.executor, lc.account, lc.model)))
+        for wave in waves:
+            result.plans[wave.number] = plan_lines(lane.governance, wave, slots[wave.number])
         if lane.placement.slurm:  # the partition, account and QOS, as the cluster knows them
             from ...placement.slurm import SlurmPlacement
 
@@ -192,6 +169,30 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         return result
     finally:
         lock.release()
+
+
+def write_tree(lane: LaneDef, layout: StateLayout, result: DryRunResult) -> None:
+    """Each agent's prompt, run.sh and preview, and the whole preview. In a tree an earlier
+    dry run made, what this one writes the same is left alone, and what it does not write goes."""
+    launches, previews = result.launches, []
+    files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
+    prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
+    spaces: dict[int, Workspaces] = {}  # per isolated wave
+    # The folders are made and checked by this command, for this command: once each.
+    with folders_checked_once():
+        ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
+        for launch in launches:
+            key = (launch.wave.number, launch.agent.id)
+            materialize(launch, write=write_if_changed, with_bin=False)
+            result.worktrees[key] = worktree(lane, layout, launch, spaces)
+            command = placement_command(lane, launch)
+            if command is not None:
+                result.commands[key] = command
+            data = preview(launch, result.worktrees[key], command)
+            previews.append(json_text(data, indent=2))
+            write_preview(launch.paths.preview, previews[-1])
+            result.warnings += data["warnings"]
+        write_preview(layout.launch_preview, json_list(previews))
 
 
 def format_table(result: DryRunResult) -> str:

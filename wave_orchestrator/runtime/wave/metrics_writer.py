@@ -17,7 +17,7 @@ from ...agents.usage import read_usage_file
 from ...errors import WaveError
 from ...metrics.records import metrics_record
 from ...state.events import utc_now, utc_stamp
-from ...state.fsutil import append_jsonl
+from ...state.jsonl import append_jsonl
 from ...state.layout import StateLayout
 from ...state.logs import Logger
 from ..agent.run import AgentRun
