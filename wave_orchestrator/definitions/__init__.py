@@ -5,8 +5,8 @@ contract in pyproject.toml):
 
 - ``loading/``: the lane and wave loaders, which report every problem as
   ``file:line:col: field: message`` and build the definitions only from a valid lane;
-- ``sections/``: one key of a lane or wave file each (executors, governance, isolation,
-  placement, components, eval targets, owned paths), checked into a value of the model;
+- ``sections/``: one key of a lane or wave file each (defaults, executors, governance, notify,
+  isolation, placement, components, eval targets, owned paths), checked into a model value;
 - ``repository/``: finding the repository and its lanes, paths inside it, ``wave init``'s
   scaffold and the bundled demo lane;
 - ``source/`` (YAML that remembers line and column, and the checker that reports a field's

@@ -1,6 +1,7 @@
-"""One key of a lane or wave file each, checked into a value of the model: executors and the
-settings they accept, profiles and accounts, governance (caps, spend, usage limits, webhooks),
-isolation and merge, placement, components, eval targets, and the index of owned paths.
+"""One key of a lane or wave file each, checked into a value of the model: defaults,
+executors and the settings they accept, profiles and accounts, governance (caps, spend, usage
+limits, webhooks), notify and feedback, isolation and merge, placement, components, eval
+targets, and the index of owned paths.
 
 A section knows nothing of the file around it: it is handed a Checker and the raw value, and
 reports its problems there, so a new key is one module here and one call in a loader.
