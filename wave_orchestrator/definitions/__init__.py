@@ -11,7 +11,8 @@ contract in pyproject.toml):
   scaffold and the bundled demo lane;
 - ``source/`` (YAML that remembers line and column, and the checker that reports a field's
   problem at its position) beside ``model`` (the frozen dataclasses of a lane, a wave and an
-  agent, which everything above ``definitions`` reads).
+  agent, which everything above ``definitions`` reads). ``model`` stays one module: it is one
+  concern, stdlib only, and the rest of the package imports it by that name.
 
 May import: ``state`` (where a lane's state dir is, safe file opening), ``names``, ``errors``,
 ``sanitize``. Nothing here runs anything.
