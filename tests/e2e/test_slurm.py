@@ -258,9 +258,20 @@ def test_tmux_inside_the_job_is_attached_through_srun_and_ends_with_it(
         assert shown.returncode == 0, shown.stderr
         argv = shown.stdout.split()
         assert argv == [
-            "srun", f"--jobid={one}", "--overlap", "--pty",
-            "env", "-u", "TMUX", "tmux", "-L", f"wave-{one}", "attach", "-t", "=w1-A1",
-        ]  # fmt: skip
+            "srun",
+            f"--jobid={one}",
+            "--overlap",
+            "--pty",
+            "env",
+            "-u",
+            "TMUX",
+            "tmux",
+            "-L",
+            f"wave-{one}",
+            "attach",
+            "-t",
+            "=w1-A1",
+        ]
         # A person's terminal (a pane of the test's own tmux) on the agent, through Slurm.
         session = server.new_session("person", window_command=shown.stdout.strip(), x=120, y=30)
         pane = session.active_window.active_pane
@@ -491,8 +502,11 @@ def test_a_controller_restart_mid_wave_is_waited_out(
         assert "cluster unreachable since" in shown.stdout, shown.stdout
         assert "A1" in shown.stdout and "running" in shown.stdout
         (slurm_repo.root / "go").touch()
-        wait_for(lambda: (slurm_repo.agent_dir("ctl", 1, "A1") / "status.json").exists(), 30,
-                 what="A1 to finish while the controller is away")  # fmt: skip
+        wait_for(
+            lambda: (slurm_repo.agent_dir("ctl", 1, "A1") / "status.json").exists(),
+            30,
+            what="A1 to finish while the controller is away",
+        )
         assert not (slurm_repo.agent_dir("ctl", 1, "A2") / "slurm-job").exists()  # held
         slurm_controller("start")
         _, err = launcher.communicate(timeout=180)
