@@ -108,8 +108,9 @@ def _new_window(name: str, attach: list[str]) -> int:
     if not os.environ.get("TMUX"):
         raise UsageError("--new-window opens a window of your tmux: run it inside tmux ($TMUX)")
     inner = shlex.join(["env", "-u", "TMUX", *attach])
-    done = subprocess.run(["tmux", "new-window", "-n", name, inner], capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["tmux", "new-window", "-n", name, inner], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise UsageError(f"tmux new-window failed: {done.stderr.strip() or done.returncode}")
     return 0

@@ -66,9 +66,11 @@ def run(args: argparse.Namespace) -> int:
         app = FleetConsole(layout, args.wave, CommandFleet(repo, lane, layout))
         app.run()
         if app.failure is not None:
-            raise WaveError(f"the dashboard stopped on an error ({type(app.failure).__name__}: "
-                            f"{app.failure}); `wave dashboard --plain` shows the wave without "
-                            "keys")  # fmt: skip
+            raise WaveError(
+                f"the dashboard stopped on an error ({type(app.failure).__name__}: "
+                f"{app.failure}); `wave dashboard --plain` shows the wave without "
+                "keys"
+            )
         return 0
     console = Console(
         width=args.width,

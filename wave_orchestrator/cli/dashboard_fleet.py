@@ -25,8 +25,9 @@ class CommandFleet:
         full = wave_argv(*argv, "--lane", self.lane, "--repo", str(self.repo))
         env = {**os.environ, "NO_COLOR": "1"}  # the app shows the words, not escapes
         pipe, devnull = subprocess.PIPE, subprocess.DEVNULL
-        with subprocess.Popen(full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe,
-                              stderr=subprocess.STDOUT) as proc:  # fmt: skip
+        with subprocess.Popen(
+            full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe, stderr=subprocess.STDOUT
+        ) as proc:
             assert proc.stdout is not None
             out = proc.stdout.read(OUTPUT_LIMIT + 1)
             if len(out) > OUTPUT_LIMIT:  # the rest is not read: the command is ended

@@ -158,11 +158,9 @@ def run(args: argparse.Namespace) -> int:
     line("registry", info["registry"])
     line("repository", info["repository"] or info.get("repository_problem"))
     for lane in info["lanes"]:
-        live = (
-            "server running" if lane["server_answers"]
-            else "stale socket, no server" if lane["socket_exists"]
-            else "no server"
-        )  # fmt: skip
+        live = "server running" if lane["server_answers"] else "no server"
+        if not lane["server_answers"] and lane["socket_exists"]:
+            live = "stale socket, no server"
         line("lane", f"{lane['lane']}: state {lane['state_dir']}, {lane['socket']} ({live})")
         line("", f"{lane['lane']}: ledger {lane['ledger']}")
     return 0

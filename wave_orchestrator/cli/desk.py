@@ -135,13 +135,18 @@ def _coord_log(args: argparse.Namespace, desk: Desk) -> CoordLog:
 
 def _tell_holder(args: argparse.Namespace, desk: Desk, result: Any) -> None:
     """The holder learns in its inbox who waits for its file (best effort: the claim stands)."""
-    said = (f"{args.agent} waits for {result.path}: hand it over when you are done with it "
-            f"(wave desk handover {result.path} --note '...')")  # fmt: skip
+    said = (
+        f"{args.agent} waits for {result.path}: hand it over when you are done with it "
+        f"(wave desk handover {result.path} --note '...')"
+    )
     with contextlib.suppress(OSError, WaveError):
         _coord_log(args, desk).post(
-            kind="request", summary=said[:300], agent=args.agent, targets=[result.holder],
+            kind="request",
+            summary=said[:300],
+            agent=args.agent,
+            targets=[result.holder],
             artifacts=[result.path],
-        )  # fmt: skip
+        )
 
 
 def _resolve_wait(args: argparse.Namespace, desk: Desk, path: str, waiter: str) -> None:

@@ -107,8 +107,11 @@ def _shared(repo: Path, lane: str, wave: int, args: argparse.Namespace) -> int:
         raise UsageError(f"git could not compare agent {args.agent}'s paths: {exc}") from None
     text = (text + "\n" if text else "") + "".join(f"new file, not in git yet: {p}\n" for p in new)
     if not text:  # said, not a silent nothing: the paths may be ones git ignores
-        print(f"agent {args.agent} of wave {wave}: no change since HEAD in the paths it owns "
-              "(files git ignores are not shown)", file=sys.stderr)  # fmt: skip
+        print(
+            f"agent {args.agent} of wave {wave}: no change since HEAD in the paths it owns "
+            "(files git ignores are not shown)",
+            file=sys.stderr,
+        )
     _write(text)
     return 0
 

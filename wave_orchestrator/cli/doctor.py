@@ -183,8 +183,11 @@ def _slurm() -> Check:
     if shutil.which("sinfo") is None:
         return Check("slurm", False, "a lane places agents on Slurm; sinfo is not on PATH")
     if not controller_up():
-        return Check("slurm", False, "a lane places agents on Slurm; its controller does not "
-                     "answer (scontrol ping)")  # fmt: skip
+        return Check(
+            "slurm",
+            False,
+            "a lane places agents on Slurm; its controller does not answer (scontrol ping)",
+        )
     return Check("slurm", True, "the controller answers")
 
 

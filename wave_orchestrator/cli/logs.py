@@ -201,8 +201,14 @@ def _all_logs(args: argparse.Namespace, layout: StateLayout, repo: Path) -> int:
     if wave is None:
         raise UsageError(f"no wave of lane {layout.lane!r} has run yet (see `wave status`)")
     alive = lambda: _launcher_since(layout) is not None  # noqa: E731
-    return show_all(layout, wave, args.follow, alive, lambda: _running_wave(layout),
-                    lambda n: wave_agents(repo, layout.lane, n))  # fmt: skip
+    return show_all(
+        layout,
+        wave,
+        args.follow,
+        alive,
+        lambda: _running_wave(layout),
+        lambda n: wave_agents(repo, layout.lane, n),
+    )
 
 
 def _launcher_logs(args: argparse.Namespace, layout: StateLayout) -> int:

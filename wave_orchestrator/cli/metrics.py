@@ -117,7 +117,10 @@ def _active(layouts: Any) -> dict[tuple[str, int], set[str]]:
         state = RunState(layout.run_state, layout.lane)
         for number in state.waves_in("running"):
             snap = read_snapshot(layout.dashboard(number)) or {}
-            agents = {str(a.get("id")) for a in snap.get("agents", [])
-                      if isinstance(a, dict) and a.get("state") not in done}  # fmt: skip
+            agents = {
+                str(a.get("id"))
+                for a in snap.get("agents", [])
+                if isinstance(a, dict) and a.get("state") not in done
+            }
             found[(layout.lane, number)] = agents
     return found

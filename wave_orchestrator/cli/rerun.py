@@ -64,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if args.agent not in wave_agents(repo, lane, wave):
         raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
     RunState(layout.run_state, lane).ask_rerun(wave, args.agent, args.reason or "")
-    argv = ["launch", "--lane", lane, "--repo", str(repo), "--start-wave", str(wave),
-            "--end-wave", str(wave)]  # fmt: skip
-    argv += [flag for flag, on in (("--detach", args.detach),
-                                   ("--no-dashboard", args.no_dashboard)) if on]  # fmt: skip
-    print(f"wave rerun: agent {args.agent} of wave {wave} runs again, then the closure sweep",
-          file=sys.stderr, flush=True)  # fmt: skip
+    argv = ["launch", "--lane", lane, "--repo", str(repo)]
+    argv += ["--start-wave", str(wave), "--end-wave", str(wave)]
+    argv += ["--detach"] if args.detach else []
+    argv += ["--no-dashboard"] if args.no_dashboard else []
+    print(
+        f"wave rerun: agent {args.agent} of wave {wave} runs again, then the closure sweep",
+        file=sys.stderr,
+        flush=True,
+    )
     from . import main  # the launch, in this process: its exit code is this command's
 
     return main(argv)
@@ -84,8 +87,10 @@ def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: Stat
 
     wave = _running_wave(layout)
     if wave is None or (args.wave is not None and args.wave != wave):
-        raise UsageError(f"a launcher runs wave {wave} of lane {lane}: `wave rerun` of another "
-                         "wave waits until it ends (or `wave stop` it first)")  # fmt: skip
+        raise UsageError(
+            f"a launcher runs wave {wave} of lane {lane}: `wave rerun` of another "
+            "wave waits until it ends (or `wave stop` it first)"
+        )
     if args.agent not in wave_agents(repo, lane, wave):
         raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
     paths = layout.agent(wave, args.agent)
@@ -95,10 +100,14 @@ def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: Stat
         time.sleep(0.1)
     if said is None:
         paths.rerun_request.unlink(missing_ok=True)
-        raise WaveError(f"the launcher did not take the request within {ANSWER_SECONDS:g} s "
-                        "(between two stages?): ask again")  # fmt: skip
+        raise WaveError(
+            f"the launcher did not take the request within {ANSWER_SECONDS:g} s "
+            "(between two stages?): ask again"
+        )
     if said.get("taken") is not True:
         raise UsageError(strip_controls(str(said.get("detail") or "refused")))
-    print(f"wave rerun: agent {args.agent} of wave {wave} runs again now, in the running "
-          "launcher (its try so far stopped, kept as attempt-<k>.rerun<n>.log)")  # fmt: skip
+    print(
+        f"wave rerun: agent {args.agent} of wave {wave} runs again now, in the running "
+        "launcher (its try so far stopped, kept as attempt-<k>.rerun<n>.log)"
+    )
     return 0

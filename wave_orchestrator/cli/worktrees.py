@@ -83,8 +83,13 @@ def run(args: argparse.Namespace) -> int:
     removed, refused = iso.prune(force=args.force)
     branches = prune_branches(iso, force=args.force) if args.branches else []
     if args.json:
-        emit_json({"removed": [_row(w) for w in removed], "refused": [_row(w) for w in refused],
-                   "branches": [_branch_row(b) for b in branches]})  # fmt: skip
+        emit_json(
+            {
+                "removed": [_row(w) for w in removed],
+                "refused": [_row(w) for w in refused],
+                "branches": [_branch_row(b) for b in branches],
+            }
+        )
     else:
         for w in removed:  # with --branches, what becomes of its branch is said below
             print(f"removed {w.path}" + ("" if args.branches else f" (branch {w.branch} kept)"))
