@@ -1,4 +1,4 @@
-"""The gates of SPEC 7.2 (closure) and 7.3 (implementation): one test per status code."""
+"""The closure gates and the implementation gate: one test per status code."""
 
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ def test_cont_eval_valid_marker_after_an_invalid_one(tmp_path: Path) -> None:
     assert cont_eval(tmp_path, "[wave-eval] state=ok", EVAL_OK).passed
 
 
-# -- cont-eval against declared targets (issue 24 §3) ------------------------------------------
+# -- cont-eval against declared targets --------------------------------------------------------
 TARGETS = (EvalTarget("latency"), EvalTarget("throughput", ("tput",)))
 CATALOG = ("p99", "tput")
 TARGETED = "[wave-eval] state=satisfied targets=2 benchmarks=2 regressions=0"
@@ -552,7 +552,7 @@ def documentation(repo: Path, *lines: str) -> GateResult:
         CLOSED,
         "[wave-doc-closure] state=no-change",
         "[wave-doc-closure] state=Closed paths=a.md",
-        # The documented line with nothing changed: an empty `paths=` (issue 9, section 2).
+        # The documented line with nothing changed: an empty `paths=`.
         "[wave-doc-closure] state=no-change paths= detail=nothing user-visible changed",
     ],
 )
@@ -797,7 +797,7 @@ def test_invalid_marker_after_a_valid_one_is_a_warning_in_each_stage(
     tmp_path: Path, stage: str, role: str, valid: str, invalid: str, code: str
 ) -> None:
     """An agent that restates a template or prints a partial line after its real marker has
-    still said it (issue 9, section 5): the stage passes and the warning shows the later line."""
+    still said it: the stage passes and the warning shows the later line."""
     write(tmp_path, "docs/reviews/report.md", "Verdict: PASS\n")
     agent = make_agent("C1", role=role, owns=("docs/reviews/report.md",))
     gate = judge_stage(stage, [make_result(tmp_path, agent, valid, invalid)])

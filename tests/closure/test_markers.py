@@ -1,4 +1,4 @@
-"""The marker grammar of SPEC 7.1: a table of single lines, then whole agent outputs."""
+"""The marker grammar agents print: a table of single lines, then whole agent outputs."""
 
 from __future__ import annotations
 
@@ -867,7 +867,7 @@ def test_parse_markers_collects_every_invalid_marker_in_order() -> None:
 
 
 def test_parse_markers_prose_wrapped_onto_a_marker_is_reported() -> None:
-    # A wrapped sentence whose new line starts with a tag "starts like a marker" (SPEC 7.1).
+    # A wrapped sentence whose new line starts with a tag "starts like a marker".
     text = (
         "The harness asked me to print a line like\n[wave-proof] completion=<contract|live> ...\n"
     )
@@ -925,7 +925,7 @@ def test_a_torn_json_line_is_read_as_text() -> None:
     assert parse_markers('{"type": "result", "result": "[wave-verdict] pass').get("verdict") is None
 
 
-# -- agent-style shapes (issue 9, section 5): whole outputs and what they say -------------------
+# -- agent-style shapes: whole outputs and what they say --------------------------------------
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "markers"
 GATE_TEMPLATE = (
     "[wave-gate] architecture=<pass|concerns|blocked> integration=<pass|concerns|blocked> "
@@ -1116,7 +1116,7 @@ def test_agent_style_shapes(shape: Shape) -> None:
 
 
 def old_reading(output: str) -> dict[str, Any]:
-    """How the parser read an output before issue 9: every JSON string and every line counted,
+    """How the parser once read an output: every JSON string and every line counted,
     fenced or not, and the last line of a kind won even when it did not parse."""
     last: dict[str, Marker | InvalidMarker] = {}
     for raw in output.splitlines():
@@ -1133,8 +1133,8 @@ def old_reading(output: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("shape", [pytest.param(s, id=s.id) for s in SHAPES])
 def test_the_shapes_marked_fixed_are_the_ones_the_old_reading_got_wrong(shape: Shape) -> None:
-    """Guards the table itself: a shape marked ``fixed`` really tests a rule of issue 9 (tool
-    output, examples, later invalid lines), and one not marked reads the same either way."""
+    """Guards the table itself: a shape marked ``fixed`` really tests a rule the old reading
+    broke (tool output, examples, later invalid lines); one not marked reads the same both ways."""
     assert (old_reading(shape.output) != shape.says) == shape.fixed
 
 

@@ -1,4 +1,4 @@
-"""The infra gate over infra and deploy signals (issue 24 §2): one test per status code."""
+"""The infra gate over infra and deploy signals: one test per status code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The interactive dashboard, driven by Textual's headless pilot (issue 26 §1): keys, panes, the
+"""The interactive dashboard, driven by Textual's headless pilot: keys, panes, the
 confirm step and attach, with a fake fleet that records the commands the keys run."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The dashboard frame, rendered from fixed dashboard.json files (SPEC 8)."""
+"""The dashboard frame, rendered from fixed dashboard.json files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The dashboard a daily user sees (issue 14): a failed stage marked ✗, an 80-column header,
+"""The dashboard a daily user sees: a failed stage marked ✗, an 80-column header,
 agents before events on a short screen, no padding when piped; drawn in a real 80x24 pane."""
 
 from __future__ import annotations

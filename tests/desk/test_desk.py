@@ -1,4 +1,4 @@
-"""The file desk (SPEC 10): claims, queues, handovers, waits, and claims from many processes."""
+"""The file desk: claims, queues, handovers, waits, and claims from many processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A reset the words put far away, or none named (issue 33): the agent ends, and its account is
+"""A reset the words put far away, or none named: the agent ends, and its account is
 held no longer than the lane's maximum wait, on a fake clock. The words may be an agent's: a
 date in 2030 or a number of days no date can hold must not stop honest agents for the run, nor
 the launcher."""

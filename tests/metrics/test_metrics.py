@@ -1,4 +1,4 @@
-"""Run metrics (SPEC 9): the record, reading, aggregation, formatting and `wave metrics`."""
+"""Run metrics: the record, reading, aggregation, formatting and `wave metrics`."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def one(groups: list[dict[str, Any]]) -> dict[str, Any]:
     return groups[0]
 
 
-# ---- the examples of SPEC 9 ---------------------------------------------------------------
+# ---- the documented examples --------------------------------------------------------------
 
 
 def test_spec_example_durations_1_to_10_seconds() -> None:
