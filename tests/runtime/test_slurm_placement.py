@@ -141,21 +141,8 @@ def test_with_tmux_the_job_is_told_so_signals_go_to_its_batch_script_and_attach_
     assert [c for c in fake.calls if c[0] == "scancel"] == [
         ["scancel", f"--user={USER}", "--signal=TERM", "--batch", "41"]
     ]  # the batch script hands it to the pane, then ends the job's tmux
-    assert place.attach_argv("w1-A1", tmp_path / "output.log") == [
-        "srun",
-        "--jobid=41",
-        "--overlap",
-        "--pty",
-        "env",
-        "-u",
-        "TMUX",
-        "tmux",
-        "-L",
-        "wave-41",
-        "attach",
-        "-t",
-        "=w1-A1",
-    ]
+    srun = "srun --jobid=41 --overlap --pty env -u TMUX tmux -L wave-41 attach -t =w1-A1"
+    assert place.attach_argv("w1-A1", tmp_path / "output.log") == srun.split()
     plain = SlurmPlacement(PlacementSettings(kind="slurm"), "main", REPO)
     monkeypatch.setattr(slurm, "run_slurm", fake)
     assert plain.attach_argv("w1-A1", tmp_path / "output.log")[4:] == [
