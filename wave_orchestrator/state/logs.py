@@ -64,9 +64,10 @@ def _human(_: Any, method: str, event_dict: MutableMapping[str, Any]) -> str:
 # imports it) loads for TLS transports: the launcher runs no event loop (~6 ms; a webhook's
 # urllib imports ssl for itself later). docs/performance.md.
 STRUCTLOG_EXTRAS = ("rich", "better_exceptions", "colorama", "ssl")
-# Imported by structlog for its async methods only, which wave never calls: it gets a stand-in
-# that imports the real module on first use (asyncio with its sockets: ~15 ms of CPU a launch).
-STRUCTLOG_ASYNC_ONLY = ("asyncio",)
+# Imported by structlog for what wave never calls (its async methods; threadlocal's deprecated
+# wrap_dict): structlog gets stand-ins that import the real module on first use (asyncio with
+# its sockets ~15 ms of CPU a launch, uuid with platform ~2 ms).
+STRUCTLOG_UNUSED = ("asyncio", "uuid")
 
 
 class _ImportedOnUse(types.ModuleType):
@@ -85,7 +86,7 @@ def _structlog() -> Any:
     hidden = [name for name in STRUCTLOG_EXTRAS if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # `import name` fails, as absent
-    deferred = [name for name in STRUCTLOG_ASYNC_ONLY if name not in sys.modules]
+    deferred = [name for name in STRUCTLOG_UNUSED if name not in sys.modules]
     for name in deferred:
         sys.modules[name] = _ImportedOnUse(name)
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {rea
 
 def ask(paths: AgentPaths, reason: str) -> str:
     """Write the request for the agent of ``paths``; returns its id (what the answer names)."""
+    import uuid  # `wave rerun` asks; the launcher, which imports this module, never does
+
     rid = uuid.uuid4().hex
     ensure_dir(paths.rerun_request.parent)
     paths.rerun_answer.unlink(missing_ok=True)
