@@ -13,7 +13,7 @@ from typing import Any
 from fakes.clock import FakeClock
 from fakes.placement import FakePlacement, Script
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
-from wave_orchestrator.runtime.agent.plan import plan_agent
+from wave_orchestrator.runtime.agent.plan import Planner
 from wave_orchestrator.runtime.agent.run import AgentRun
 from wave_orchestrator.runtime.pool.context import PoolContext, PoolLimits, WaveShared
 from wave_orchestrator.runtime.pool.loop import AgentPool
@@ -77,10 +77,8 @@ def plan_runs(root: Path, count: int, timeout_minutes: float = 1, **agent: Any) 
     ]
     (folder / "waves" / "wave-1.yaml").write_text("agents:\n" + "".join(f"  - {r}\n" for r in rows))
     lane = load_lane(root, "sim")
-    wave, layout = lane.wave(1), StateLayout(lane.state_dir, "sim")
-    return [
-        AgentRun(plan_agent(lane, layout, wave, a, path_env="/usr/bin:/bin")) for a in wave.agents
-    ]
+    wave, planner = lane.wave(1), Planner(lane, StateLayout(lane.state_dir, "sim"))
+    return [AgentRun(planner.plan(wave, a)) for a in wave.agents]
 
 
 @dataclass

@@ -17,7 +17,7 @@ from helpers import Repo, alive, local_lane, wait_for
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.placement.base import PaneInfo
-from wave_orchestrator.runtime.agent.plan import AgentLaunch, plan_agent
+from wave_orchestrator.runtime.agent.plan import AgentLaunch, Planner, plan_agent
 from wave_orchestrator.runtime.wave.resume import adopt, read_leftover
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.lifecycle import AgentState
@@ -194,9 +194,7 @@ def test_resume_judges_a_usage_limit_again_from_the_output(
     lane = load_lane(repo.root, "main")
     layout = StateLayout(lane.state_dir, "main")
     run = adopt_leftover(
-        lane,
-        layout,
-        os.environ["PATH"],
+        Planner(lane, layout),
         EventLog(layout.events),
         get_logger(),
         lane.wave(1),

@@ -214,25 +214,9 @@ def plan_agent(
     agent: AgentDef,
     attempt: int = 1,
     executor: str | None = None,
-    path_env: str | None = None,  # TRANSITIONAL: until the call sites hold a Planner
-    briefing: str = "",
-    retry_context: str = "",
-    workdir: Path | None = None,
-    fingerprint: str = "",
 ) -> AgentLaunch:
     """One agent's plan where no ``Planner`` is at hand (a test, a one-off tool)."""
-    planner = Planner(lane, layout)
-    planner.path_env = path_env or planner.path_env
-    return planner.plan(
-        wave,
-        agent,
-        attempt,
-        executor,
-        briefing=briefing,
-        retry_context=retry_context,
-        workdir=workdir,
-        fingerprint=fingerprint,
-    )
+    return Planner(lane, layout).plan(wave, agent, attempt, executor)
 
 
 def materialize(

@@ -32,7 +32,7 @@ from ...state.lock import LaneLock
 from ...state.logs import Logger, configure_logging
 from ...state.registry import process_started, register_launcher, unregister_launcher
 from ...state.run_state import RunState
-from ..agent.programs import agent_path_env, missing_at_start
+from ..agent.plan import Planner
 from ..wave.context import WaveContext, WaveOutcome
 from ..wave.runner import WaveRunner
 from .lane_deps import wait_for_lanes
@@ -53,7 +53,7 @@ class Launcher:
         self.layout = StateLayout(lane.state_dir, lane.name, repo=lane.repo)
         self.stop = threading.Event()
         self.signum: int | None = None
-        self.path_env = agent_path_env(self.layout.agent_bin)
+        self.planner = Planner(lane, self.layout)
         self.logging = False  # launcher.log set up: warnings go there too
         self.events = EventLog(self.layout.events)
         self.tmux: TmuxServer | None = None  # the dashboard's, and the local agents'
@@ -76,7 +76,7 @@ class Launcher:
             log.warning(message)
 
     def check_executors(self, waves: list[WaveDef]) -> None:
-        missing = missing_at_start(self.lane, waves, self.path_env)
+        missing = self.planner.missing_at_start(waves)
         if missing:
             raise ExecutorMissing("cannot launch, executables missing:\n  " + "\n  ".join(missing))
 
@@ -290,7 +290,7 @@ class Launcher:
             self.placement,
             self.events,
             self.stop,
-            self.path_env,
+            self.planner,
             self.opts.keep_sessions,
             self._coordinator(),
             resume=self.opts.resume and wave is self.first_wave,

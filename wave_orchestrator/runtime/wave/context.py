@@ -18,6 +18,7 @@ from ...state.events import EventLog
 from ...state.layout import StateLayout
 from ...state.ledger import LAUNCHED, REJECTED, Ledger
 from ...state.lifecycle import AgentState
+from ..agent.plan import Planner
 from ..agent.run import AgentRun
 
 
@@ -65,7 +66,7 @@ class WaveContext:
     placement: Placement  # where agents run: tmux here (local), or Slurm jobs
     events: EventLog
     stop: threading.Event
-    path_env: str
+    planner: Planner  # plans each attempt of an agent of the lane
     keep_sessions: bool
     coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files

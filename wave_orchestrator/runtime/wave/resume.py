@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ...definitions.model import EXECUTOR_IDS, AgentDef, LaneDef, WaveDef
+from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
 from ...placement.base import PaneInfo
 from ...state.events import EventLog, iso_time
-from ...state.layout import AgentPaths, StateLayout
+from ...state.layout import AgentPaths
 from ...state.ledger import Ledger, end_doubt
 from ...state.lifecycle import AgentState
 from ...state.status import StatusFile, StatusUnreadable, read_status
 from ...state.untrusted import read_launch_record
-from ..agent.plan import AgentLaunch, plan_agent
+from ..agent.plan import AgentLaunch, Planner
 from ..agent.run import AgentRun
 from ..pool.rate_limits import judge_usage_limit
 
@@ -114,9 +114,7 @@ def adopt(
 
 
 def adopt_leftover(
-    lane: LaneDef,
-    layout: StateLayout,
-    path_env: str,
+    planner: Planner,
     events: EventLog,
     log: Any,
     wave: WaveDef,
@@ -130,11 +128,11 @@ def adopt_leftover(
     """Carry on with what a dead launcher left of ``agent`` in ``attempt`` (None: launch it);
     the executor it ran on joins ``history`` (its fallbacks go on from there). An end its
     status file tells is taken only where the launcher's ``ledger`` agrees."""
-    left = read_leftover(layout.agent(wave.number, agent.id), attempt)
+    left = read_leftover(planner.layout.agent(wave.number, agent.id), attempt)
     executor = left.executor or history[-1]
     if executor not in history:
         history.append(executor)
-    launch = plan_agent(lane, layout, wave, agent, left.attempt, executor, path_env)
+    launch = planner.plan(wave, agent, left.attempt, executor)
     if left.status is not None and left.status.usage_limit:  # run.sh's guess: judged again
         left = dataclasses.replace(left, status=judge_usage_limit(AgentRun(launch), left.status))
     run = adopt(launch, left, attempt, panes.get(launch.session), earlier)

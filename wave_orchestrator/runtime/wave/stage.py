@@ -12,11 +12,10 @@ from ...definitions.model import AgentDef, WaveDef
 from ...errors import WaveError
 from ...placement.base import PaneInfo
 from ...placement.reaper import Reaper
-from ...state.fsutil import read_jsonl
+from ...state.jsonl import read_jsonl
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ..agent.plan import AgentLaunch, plan_agent
-from ..agent.programs import next_executor
+from ..agent.plan import AgentLaunch
 from ..agent.run import AgentRun, archive_attempt
 from ..pool.context import PoolContext, PoolHooks, PoolLimits, WaveShared
 from ..pool.loop import AgentPool
@@ -151,9 +150,7 @@ class StageLauncher:
         ``earlier``: a success of an earlier attempt stands (not for a retry's targets)."""
         ctx, history = self.ctx, self.executors[agent.id]
         return adopt_leftover(
-            ctx.lane,
-            ctx.layout,
-            ctx.path_env,
+            ctx.planner,
             ctx.events,
             log,
             self.wave,
@@ -177,14 +174,11 @@ class StageLauncher:
         """Its earlier run's success stands (reuse.py): told, and judged again."""
         ctx, attempt = self.ctx, earlier_attempt(self.ctx.layout.agent(self.wave.number, agent.id))
         executor = agent.executor.id
-        launch = plan_agent(
-            ctx.lane,
-            ctx.layout,
+        launch = ctx.planner.plan(
             self.wave,
             agent,
             attempt,
             executor,
-            ctx.path_env,
             workdir=self.workspaces.workdir_path(agent),
             fingerprint=fingerprint(agent, executor, self.workspaces.base),
         )
@@ -200,16 +194,13 @@ class StageLauncher:
 
     def _plan(self, agent: AgentDef, executor: str, briefing: str) -> AgentLaunch:
         ctx = self.ctx
-        return plan_agent(
-            ctx.lane,
-            ctx.layout,
+        return ctx.planner.plan(
             self.wave,
             agent,
             self.attempt.number,
             executor,
-            ctx.path_env,
-            briefing,
-            self.attempt.notes.get(agent.id, ""),
+            briefing=briefing,
+            retry_context=self.attempt.notes.get(agent.id, ""),
             workdir=self.workspaces.workdir_path(agent),
             fingerprint=fingerprint(agent, executor, self.workspaces.base),
         )
@@ -229,7 +220,7 @@ class StageLauncher:
         return self._next_executor(run.launch.agent, self.executors[run.id])
 
     def _next_executor(self, agent: AgentDef, history: list[str]) -> str:
-        return next_executor(agent, history, self.ctx.path_env, self.ctx.lane.repo)
+        return self.ctx.planner.next_executor(agent, history)
 
     def _on_finish(self, run: AgentRun) -> None:
         """What a finished agent leaves behind: a metrics record, and the files it held.
