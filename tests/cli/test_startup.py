@@ -1,4 +1,5 @@
-"""Start-up: a read-only command loads none of the heavy libraries (issue 14)."""
+"""Start-up: each command loads only what it uses; read-only commands none of the heavy
+libraries, nor the lane model and `dataclasses`."""
 
 from __future__ import annotations
 
@@ -52,10 +53,12 @@ def python(repo: Repo, code: str, *args: str) -> subprocess.CompletedProcess[str
 
 
 def loaded(repo: Repo, *args: str, extra: tuple[str, ...] = ()) -> dict[str, object]:
-    """What `wave ARGS` left in sys.modules of HEAVY, LIGHT, READ_ONLY and ``extra``."""
+    """What `wave ARGS` left in sys.modules of HEAVY, LIGHT, READ_ONLY and ``extra`` (with
+    the command's exit code and its output)."""
     done = python(repo, PROBE, ",".join(("modules", *extra)), *args)
     line = [x for x in done.stderr.splitlines() if x.startswith("PROBE ")][-1]
     result: dict[str, object] = json.loads(line.removeprefix("PROBE "))
+    result["stdout"] = done.stdout
     return result
 
 
@@ -67,6 +70,63 @@ def lane_repo(repo: Repo) -> Repo:
         {1: "agents: [{id: A1, prompt: x, executor: {id: local}}]"},
     )
     return repo
+
+
+@pytest.fixture
+def ran_repo(lane_repo: Repo) -> Repo:
+    """The lane after a finished wave: its run state, dashboard and governor files exist, so
+    `wave status` and `wave lanes` go through every reader they have."""
+    state = lane_repo.root / ".wave" / "main"
+    (state / "waves" / "wave-1").mkdir(parents=True)
+    at = "2026-12-05T10:00:00.000000Z"
+    run_state = {
+        "lane": "main",
+        "waves": {"1": {"state": "completed", "attempts": 1, "finished_at": at}},
+        "history": [{"at": at, "wave": 1, "from": "running", "to": "completed", "reason": ""}],
+    }
+    (state / "run-state.json").write_text(json.dumps(run_state))
+    snapshot = {
+        "lane": "main",
+        "wave": 1,
+        "status": "completed",
+        "agents": [{"id": "A1", "state": "completed", "attempt": 1, "tries": 1}],
+        "events": [{"at": at, "event": "agent_finished", "wave": 1, "agent": "A1"}],
+    }
+    (state / "waves" / "wave-1" / "dashboard.json").write_text(json.dumps(snapshot))
+    (state / "governor.json").write_text(json.dumps({"spent_usd": 0.5, "limited": []}))
+    return lane_repo
+
+
+# Only commands that load the whole lane need its model, and with it `dataclasses` (and
+# `inspect`, `ast`, `dis` behind it): what `wave status`, `wave lanes` and `wave ps` read is
+# plain tuples and dicts. Nor do they start threads, log, or reach a launch's placement.
+NOT_FOR_READING = (
+    "dataclasses",
+    "inspect",
+    "threading",
+    "asyncio",
+    "uuid",
+    "zoneinfo",
+    "wave_orchestrator.definitions.model",
+    "wave_orchestrator.state.status",
+    "wave_orchestrator.state.logs",
+    "wave_orchestrator.governor.governor",
+    "wave_orchestrator.placement.choose",
+)
+
+
+@pytest.mark.parametrize(
+    "args", [("status",), ("status", "--json"), ("lanes",), ("lanes", "--json"), ("ps",)]
+)
+def test_status_lanes_and_ps_load_neither_the_lane_model_nor_dataclasses(
+    ran_repo: Repo, args: tuple[str, ...]
+) -> None:
+    result = loaded(ran_repo, *args, extra=NOT_FOR_READING)
+    assert result["code"] == 0, result
+    heavy = set(result["heavy"]) - set(READ_ONLY)  # type: ignore[arg-type]
+    assert not heavy, f"wave {' '.join(args)} imported {sorted(heavy)}"
+    if args[0] != "ps":  # the finished wave was read, not skipped
+        assert "completed" in str(result["stdout"]), result["stdout"]
 
 
 @pytest.mark.parametrize(
@@ -192,21 +252,66 @@ def test_a_dry_run_starts_no_tmux_watcher_or_logging(lane_repo: Repo) -> None:
     assert set(result["heavy"]) <= {"tempfile"}, result["heavy"]  # type: ignore[arg-type]
 
 
-def test_a_launch_loads_structlog_without_rich(tmux_repo: Repo) -> None:
-    """structlog probes for rich at import (~40 ms); the launcher never renders with it."""
+def test_a_dry_run_prints_the_governors_plan_without_the_governor(repo: Repo) -> None:
+    """The plan is words about the lane's limits: the governor itself (its ledger, clock and
+    zone database) is the launcher's."""
+    repo.lane(
+        "main",
+        "closure: {required_roles: []}\nexecutors: {local: {command: [my-agent]}}\n"
+        "spend_limit_usd: 5\n",
+        {1: "agents: [{id: A1, prompt: x, executor: {id: local}}]"},
+    )
+    unused = (
+        "wave_orchestrator.governor.governor",
+        "wave_orchestrator.state.ledger",
+        "wave_orchestrator.state.logs",
+        "zoneinfo",
+        "uuid",
+        "asyncio",
+    )
+    result = loaded(repo, "launch", "--dry-run", extra=unused)
+    assert result["code"] == 0, result
+    assert "spend limit $5.00" in str(result["stdout"]), result["stdout"]
+    assert set(result["heavy"]) <= {"tempfile"}, result["heavy"]  # type: ignore[arg-type]
+
+
+# What a live launch of a local lane never uses: structlog's optional renderer (rich, ~40 ms)
+# and what it imports for its async methods and a deprecated helper (asyncio, uuid); the zone
+# database (for a usage limit's words that name a zone); the Slurm placement.
+NOT_FOR_A_LOCAL_LAUNCH = (
+    "rich",
+    "asyncio",
+    "uuid",
+    "platform",
+    "zoneinfo",
+    "wave_orchestrator.placement.slurm",
+)
+
+
+def test_a_launch_loads_structlog_and_nothing_it_does_not_use(tmux_repo: Repo) -> None:
     from helpers import local_agent, local_lane
 
     tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
     probe = (
-        "import sys, runpy\n"
+        "import json, sys, runpy\n"
         "sys.argv = ['wave', 'launch', '--lane', 'main', '--no-dashboard', '--repo', sys.argv[1]]\n"
         "try:\n    runpy.run_module('wave_orchestrator', run_name='__main__')\n"
         "except SystemExit as exc:\n    code = exc.code\n"
-        "print('RESULT', code, 'structlog' in sys.modules, 'rich' in sys.modules, file=sys.__stderr__)\n"
+        f"names = ('structlog', 'watchdog', *{NOT_FOR_A_LOCAL_LAUNCH!r})\n"
+        "found = [n for n in names if n in sys.modules]\n"
+        "print('RESULT', json.dumps({'code': code, 'loaded': found}), file=sys.__stderr__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(tmux_repo.root)], env=tmux_repo.env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert "RESULT 0 True False" in done.stderr, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmux_repo.root)],
+        env=tmux_repo.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [x for x in done.stderr.splitlines() if x.startswith("RESULT ")]
+    assert line, done.stderr
+    result = json.loads(line[-1].removeprefix("RESULT "))
+    assert result == {"code": 0, "loaded": ["structlog", "watchdog"]}, done.stderr
 
 
 @pytest.mark.parametrize("args", [("dashboard", "--once"), ("dashboard", "--plain", "--once")])

@@ -130,10 +130,13 @@ def _gate_failure(entry: dict[str, Any], snapshot: dict[str, Any]) -> dict[str, 
 
 
 def _print_gate_and_board(wave: dict[str, Any]) -> None:
+    gate, talk = wave.get("gate_failure"), wave.get("coordination")
+    failed = isinstance(gate, dict) and bool(gate.get("status"))
+    if not failed and not isinstance(talk, dict):
+        return
     from ..coordination.views import clean  # only when there is a gate or a board to show
 
-    gate = wave.get("gate_failure")
-    if isinstance(gate, dict) and gate.get("status"):
+    if isinstance(gate, dict) and failed:
         print(
             f"  {gate.get('stage', '?')} gate failed: {clean(gate['status'])}"
             + (f" - {clean(gate['detail'])[:300]}" if gate.get("detail") else "")
@@ -143,7 +146,6 @@ def _print_gate_and_board(wave: dict[str, Any]) -> None:
         for key in ("report", "log"):
             if gate.get(key):
                 print(f"  {key}: {clean(gate[key])}")
-    talk = wave.get("coordination")
     if isinstance(talk, dict):
         for key, title in (("blockers", "open blocker"), ("requests", "open request")):
             for item in _dicts(talk.get(key)):
