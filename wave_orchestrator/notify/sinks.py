@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import IO, Any
 
 from ..definitions.model import NotifySettings
 from ..state.fsutil import json_text
@@ -198,7 +198,7 @@ class Teller:
     """Every sink of a lane behind one call: ``tell(doc)`` sends an event to those that want
     its kind (``notify.on``). The bell rings on the launcher's own terminal, at once."""
 
-    def __init__(self, settings: NotifySettings, bell: Any = None) -> None:
+    def __init__(self, settings: NotifySettings, bell: IO[str] | None = None) -> None:
         self.on = frozenset(settings.on)
         self.command = Notifier(settings.command) if settings.command else None
         self.delivery = Delivery(settings)
@@ -226,7 +226,7 @@ class Teller:
                 sink.drain(max(0.0, end - time.monotonic()))
 
 
-def _tty(stream: Any) -> bool:
+def _tty(stream: IO[str]) -> bool:
     try:
         return bool(stream.isatty())
     except (OSError, ValueError, AttributeError):
