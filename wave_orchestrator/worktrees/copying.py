@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import shutil
 import stat
 from collections.abc import Sequence
@@ -69,6 +68,8 @@ def _kind(mode: int) -> str:
 
 
 def _temp_name(name: str) -> str:
+    import secrets  # random and hmac behind it: only when a wave copies setup files
+
     return f".{name[:200]}.{secrets.token_hex(8)}.wave-copy"
 
 
