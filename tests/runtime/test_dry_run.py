@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from pathlib import Path
 
 from helpers import Repo
 
@@ -127,3 +130,33 @@ def test_a_dry_run_with_auto_next_previews_only_the_waves_not_completed(repo: Re
     assert previewed() == [1, 2, 3]
     assert previewed("--auto-next") == [2, 3]
     assert previewed("--resume") == [2, 3]
+
+
+def test_a_new_file_gets_its_exact_mode_and_anything_already_there_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    """A dry run creates its files in place: with the mode asked for whatever the umask, and
+    never over what is already there (a file, a link, a FIFO), which ``write_if_changed`` then
+    judges as before."""
+    from wave_orchestrator.state.fsutil import write_new
+
+    old = os.umask(0o077)
+    try:
+        assert write_new(tmp_path / "prompt.md", "héllo \udcff\n", mode=0o644)
+        assert write_new(tmp_path / "run.sh", "#!/bin/sh\n", mode=0o700)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "prompt.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "run.sh").stat().st_mode) == 0o700
+    assert (tmp_path / "prompt.md").read_bytes() == "héllo \udcff\n".encode(
+        "utf-8", "surrogateescape"
+    )
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "link").symlink_to(victim)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("prompt.md", "link", "dangling", "fifo"):
+        assert not write_new(tmp_path / name, "theirs\n")
+    assert victim.read_text() == "precious\n" and not (tmp_path / "nowhere").exists()
+    assert (tmp_path / "prompt.md").read_text(errors="surrogateescape") == "héllo \udcff\n"

@@ -222,9 +222,9 @@ def plan_agent(
 def materialize(
     launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, with_bin: bool = True
 ) -> None:
-    """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes
-    ``write_if_changed``, to leave alone what an earlier dry run wrote the same, and makes the
-    private bin folder once for all its agents (``with_bin=False``)."""
+    """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes its own
+    ``write``, which leaves alone what an earlier dry run wrote the same, and makes the private
+    bin folder once for all its agents (``with_bin=False``)."""
     prompt = compose_prompt(
         launch.lane,
         launch.wave,

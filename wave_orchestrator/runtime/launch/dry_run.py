@@ -15,7 +15,7 @@ from ...agents.executors import model_for, reasoning_for
 from ...definitions.model import AgentDef, LaneDef, WaveDef
 from ...governor.plan import plan_lines
 from ...sanitize import redact_value
-from ...state.fsutil import folders_checked_once, json_text, write_if_changed
+from ...state.fsutil import folders_checked_once, json_text, write_if_changed, write_new
 from ...state.layout import StateLayout
 from ...state.lock import LaneLock
 from ...state.owned_trees import prune_owned
@@ -126,10 +126,17 @@ def worktree(
     return spaces[wave.number].describe(launch.agent)
 
 
+def write_file(path: Path, text: str, mode: int = 0o644) -> None:
+    """A new file is written in place (nobody reads a dry run's tree while it is written: its
+    lock); in an earlier dry run's tree, a file is rewritten only if it changed."""
+    if not write_new(path, text, mode):
+        write_if_changed(path, text, mode)
+
+
 def write_preview(path: Path, text: str) -> None:
     """Owner-only, like run.sh: a preview redacts what it can recognise as a secret, and a
     secret it cannot recognise must not be readable by every user of the machine."""
-    write_if_changed(path, text + "\n", mode=0o600)
+    write_file(path, text + "\n", mode=0o600)
 
 
 def json_list(items: list[str]) -> str:
@@ -183,7 +190,7 @@ def write_tree(lane: LaneDef, layout: StateLayout, result: DryRunResult) -> None
         ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
         for launch in launches:
             key = (launch.wave.number, launch.agent.id)
-            materialize(launch, write=write_if_changed, with_bin=False)
+            materialize(launch, write=write_file, with_bin=False)
             result.worktrees[key] = worktree(lane, layout, launch, spaces)
             command = placement_command(lane, launch)
             if command is not None:
