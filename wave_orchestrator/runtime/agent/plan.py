@@ -18,7 +18,7 @@ from ...agents.prompts import compose_prompt
 from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ...governor.accounts import account_of
-from ...sanitize import redact_env, redact_value
+from ...sanitize import REDACTED, redact_value, secret_name
 from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ...state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_executor
@@ -100,8 +100,9 @@ class AgentLaunch:
             "executor": self.executor,
             "model": self.model,
             "account": self.account,
-            "argv": [redact_value(arg) for arg in self.command.argv],
-            "env": redact_env(self.env),
+            "argv": [shown(arg) for arg in self.command.argv],
+            # redact_env's rule, with each value looked through once for all the agents
+            "env": {k: REDACTED if secret_name(k) else shown(v) for k, v in self.env.items()},
             "session": self.session,
             "socket": self.socket,
             "deadline_minutes": self.deadline_minutes,
@@ -115,6 +116,13 @@ class AgentLaunch:
                 "usage_limit_patterns": list(self.rate_limit.usage_limit_patterns),
             },
         }
+
+
+@functools.lru_cache(maxsize=4096)
+def shown(value: str) -> str:
+    """``redact_value``, remembered: a lane's agents share most values (its PATH, repository
+    and state dir), and looking through a long one takes tens of microseconds."""
+    return redact_value(value)
 
 
 class Planner:
@@ -220,11 +228,11 @@ def plan_agent(
 
 
 def materialize(
-    launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, with_bin: bool = True
+    launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, live: bool = True
 ) -> None:
     """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes its own
-    ``write``, which leaves alone what an earlier dry run wrote the same, and makes the private
-    bin folder once for all its agents (``with_bin=False``)."""
+    ``write``, which leaves alone what an earlier dry run wrote the same, and ``live=False``:
+    no wrapper will write beside them, and it makes the private bin folder once for all."""
     prompt = compose_prompt(
         launch.lane,
         launch.wave,
@@ -236,10 +244,11 @@ def materialize(
     )
     ensure_dir(launch.paths.dir)
     paths = launch.paths
-    for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
-        check_regular_or_missing(path)  # through a link it would write outside the state dir
-    if with_bin and launch.bin_dir is not None:
-        ensure_agent_bin(launch.bin_dir)
+    if live:
+        for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
+            check_regular_or_missing(path)  # through a link it would write outside the state dir
+        if launch.bin_dir is not None:
+            ensure_agent_bin(launch.bin_dir)
     if (shared := launch.account_backoff) is not None:
         ensure_dir(shared.parent)
     write(launch.paths.prompt, prompt)

@@ -190,7 +190,7 @@ def write_tree(lane: LaneDef, layout: StateLayout, result: DryRunResult) -> None
         ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
         for launch in launches:
             key = (launch.wave.number, launch.agent.id)
-            materialize(launch, write=write_file, with_bin=False)
+            materialize(launch, write=write_file, live=False)
             result.worktrees[key] = worktree(lane, layout, launch, spaces)
             command = placement_command(lane, launch)
             if command is not None:
