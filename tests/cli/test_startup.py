@@ -99,8 +99,10 @@ def ran_repo(lane_repo: Repo) -> Repo:
 
 # Only commands that load the whole lane need its model, and with it `dataclasses` (and
 # `inspect`, `ast`, `dis` behind it): what `wave status`, `wave lanes` and `wave ps` read is
-# plain tuples and dicts. Nor do they start threads, log, or reach a launch's placement.
+# plain tuples and dicts. Nor do they start threads, log, or reach a launch's placement; and
+# `textwrap` wraps a command's description for its help only.
 NOT_FOR_READING = (
+    "textwrap",
     "dataclasses",
     "inspect",
     "threading",
@@ -268,6 +270,7 @@ def test_a_dry_run_prints_the_governors_plan_without_the_governor(repo: Repo) ->
         "zoneinfo",
         "uuid",
         "asyncio",
+        "textwrap",
     )
     result = loaded(repo, "launch", "--dry-run", extra=unused)
     assert result["code"] == 0, result

@@ -140,6 +140,25 @@ class WaveParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.set_defaults(_wave_parser=self)
 
+    # A command's description is wrapped when it is read (for its help), not when the command
+    # is registered: `textwrap` then loads for help only, not for every command that runs.
+    _description: str | None
+    _unwrapped: str | None
+
+    @property
+    def description(self) -> str | None:
+        if self._unwrapped is not None:
+            self._description, self._unwrapped = wrap(self._unwrapped), None
+        return self._description
+
+    @description.setter
+    def description(self, text: str | None) -> None:
+        self._description, self._unwrapped = text, None
+
+    def wrap_description(self, text: str) -> None:
+        """``text`` (paragraphs) becomes the description, wrapped when it is first read."""
+        self._unwrapped = text
+
     def format_help(self) -> str:
         return self._with_rich(super().format_help)
 
@@ -181,9 +200,11 @@ def add_command(
     """One subcommand with its one-line summary, its paragraph, examples and exit codes (from
     COMMAND_EXIT_CODES)."""
     epilog = examples_text(examples) + "\n\n" + exit_codes_text(COMMAND_EXIT_CODES[name])
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name, help=summary, description=wrap(description), epilog=epilog, **kwargs
-    )
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=summary, epilog=epilog, **kwargs)
+    if isinstance(parser, WaveParser):
+        parser.wrap_description(description)
+    else:
+        parser.description = wrap(description)
     return parser
 
 
