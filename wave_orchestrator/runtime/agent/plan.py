@@ -133,9 +133,7 @@ class Planner:
         self.lane = lane
         self.layout = layout
         self.path_env = agent_path_env(layout.agent_bin)
-        self._lane_env = {"WAVE_LANE": lane.name}
-        self._places = {"WAVE_STATE_DIR": str(lane.state_dir)}
-        self._repo = str(lane.repo)
+        self._state_dir, self._repo = str(lane.state_dir), str(lane.repo)
         self._env_file = None if layout.dry_run else layout.agent_env
         self._bin_dir = layout.agent_bin
         self._accounts = layout.accounts
@@ -168,13 +166,13 @@ class Planner:
         env = {
             **agent.executor.env,
             "PATH": self.path_env if own_path is None else agent_path_env(self._bin_dir, own_path),
-            **self._lane_env,
+            "WAVE_LANE": lane.name,
             "WAVE_NUMBER": str(wave.number),
             "WAVE_WAVE": str(wave.number),
             "WAVE_AGENT_ID": agent.id,
             "WAVE_ROLE": agent.role,
             "WAVE_ATTEMPT": str(attempt),
-            **self._places,
+            "WAVE_STATE_DIR": self._state_dir,
             "WAVE_PROMPT_FILE": str(paths.prompt),
             "WAVE_REPO": self._repo,
             "WAVE_EXECUTOR": executor_id,
