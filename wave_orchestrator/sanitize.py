@@ -162,6 +162,14 @@ def strip_controls(text: str, *, newlines: bool = False, keep_colour: bool = Fal
     return CONTROL_RE.sub("", text)
 
 
+_LEFT_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a sequence left behind
+
+
+def one_line(text: str) -> str:
+    """One line of agent text, safe for a terminal and for markdown list items."""
+    return _LEFT_CONTROLS.sub("", strip_controls(text.replace("\n", " "))).strip()
+
+
 def safe_text(text: str, *, newlines: bool = False) -> str:
     """``text`` fit to print where a person pastes it (a bug report, a terminal): no control
     sequence and no credential. Stripped first, so an escape inside a token cannot hide it."""

@@ -74,15 +74,17 @@ def lane_repo(repo: Repo) -> Repo:
 
 @pytest.fixture
 def ran_repo(lane_repo: Repo) -> Repo:
-    """The lane after a finished wave: its run state, dashboard and governor files exist, so
-    `wave status` and `wave lanes` go through every reader they have."""
+    """The lane after a wave its gate failed: its run state, dashboard and governor files
+    exist, so `wave status` and `wave lanes` go through every reader they have."""
     state = lane_repo.root / ".wave" / "main"
     (state / "waves" / "wave-1").mkdir(parents=True)
     at = "2026-12-05T10:00:00.000000Z"
+    gate = {"stage": "cont-qa", "status": "failed", "detail": "no report", "action": "rerun"}
+    wave = {"state": "failed", "attempts": 1, "finished_at": at, "gate_failure": gate}
     run_state = {
         "lane": "main",
-        "waves": {"1": {"state": "completed", "attempts": 1, "finished_at": at}},
-        "history": [{"at": at, "wave": 1, "from": "running", "to": "completed", "reason": ""}],
+        "waves": {"1": wave},
+        "history": [{"at": at, "wave": 1, "from": "running", "to": "failed", "reason": ""}],
     }
     (state / "run-state.json").write_text(json.dumps(run_state))
     snapshot = {
@@ -127,8 +129,10 @@ def test_status_lanes_and_ps_load_neither_the_lane_model_nor_dataclasses(
     assert result["code"] == 0, result
     heavy = set(result["heavy"]) - set(READ_ONLY)  # type: ignore[arg-type]
     assert not heavy, f"wave {' '.join(args)} imported {sorted(heavy)}"
-    if args[0] != "ps":  # the finished wave was read, not skipped
-        assert "completed" in str(result["stdout"]), result["stdout"]
+    if args[0] != "ps":  # the failed wave was read (and its gate, by status), not skipped
+        assert "failed" in str(result["stdout"]), result["stdout"]
+    if args == ("status",):
+        assert "cont-qa gate failed: failed - no report" in str(result["stdout"])
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..sanitize import clean_tree
+from ..sanitize import clean_tree, one_line
 from ..state.events import local_clock
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
@@ -134,32 +134,31 @@ def _print_gate_and_board(wave: dict[str, Any]) -> None:
     failed = isinstance(gate, dict) and bool(gate.get("status"))
     if not failed and not isinstance(talk, dict):
         return
-    from ..coordination.views import clean  # only when there is a gate or a board to show
-
     if isinstance(gate, dict) and failed:
         print(
-            f"  {gate.get('stage', '?')} gate failed: {clean(gate['status'])}"
-            + (f" - {clean(gate['detail'])[:300]}" if gate.get("detail") else "")
+            f"  {gate.get('stage', '?')} gate failed: {one_line(gate['status'])}"
+            + (f" - {one_line(gate['detail'])[:300]}" if gate.get("detail") else "")
         )
         if gate.get("action"):
-            print(f"  what to do: {clean(gate['action'])}")
+            print(f"  what to do: {one_line(gate['action'])}")
         for key in ("report", "log"):
             if gate.get(key):
-                print(f"  {key}: {clean(gate[key])}")
+                print(f"  {key}: {one_line(gate[key])}")
     if isinstance(talk, dict):
         for key, title in (("blockers", "open blocker"), ("requests", "open request")):
             for item in _dicts(talk.get(key)):
-                print(
-                    f"  {title} {clean(str(item.get('id')))} from {clean(str(item.get('agent')))}: "
-                    f"{clean(str(item.get('summary')))}"
-                )
+                said = _said(item, "id", "agent", "summary")
+                print(f"  {title} {said[0]} from {said[1]}: {said[2]}")
         for item in _dicts(talk.get("questions")):
-            print(
-                f"  question {clean(str(item.get('id')))} from {clean(str(item.get('agent')))}: "
-                f"{clean(str(item.get('question')))}"
-            )
+            said = _said(item, "id", "agent", "question")
+            print(f"  question {said[0]} from {said[1]}: {said[2]}")
         if isinstance(talk.get("board"), str):
-            print(f"  board: {clean(talk['board'])}")
+            print(f"  board: {one_line(talk['board'])}")
+
+
+def _said(item: dict[str, Any], *keys: str) -> list[str]:
+    """Fields of an item agents wrote, each one line a terminal shows as text."""
+    return [one_line(str(item.get(key))) for key in keys]
 
 
 def _settle(

@@ -7,23 +7,16 @@ Every text here comes from agents, so it is stripped of control characters befor
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..sanitize import strip_controls
+from ..sanitize import one_line as clean  # `wave status` reads it without this room
 from .log import PERSON, CoordRecord
 
 SUMMARY_LIMIT = 4000
 INBOX_LIMIT = 8000
 ACTIVITY_LIMIT = 200  # items a board section lists, newest first; `wave coord show` has all
 _NEWEST = operator.attrgetter("updated_at", "created_at")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def clean(text: str) -> str:
-    """One line of agent text, safe for a terminal and for markdown list items."""
-    return _CONTROL.sub("", strip_controls(text.replace("\n", " "))).strip()
 
 
 def guidance_addressed(item: CoordRecord, records: Iterable[CoordRecord]) -> bool:
