@@ -11,9 +11,10 @@ import os
 from typing import Any
 
 from ..coordination.log import KINDS, PERSON, PRIORITIES, STATUSES, CoordLog
-from ..coordination.views import InboxOwner, clean, inbox, inbox_items, newest_first
+from ..coordination.views import InboxOwner, inbox, inbox_items, newest_first
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..sanitize import one_line as clean
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ._common import (

@@ -13,9 +13,9 @@ import time
 from typing import Any
 
 from ..coordination.feedback import FeedbackRequest, FeedbackStore, answer_command
-from ..coordination.views import clean
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
+from ..sanitize import one_line as clean
 from ._common import (
     agent_action,
     current_wave,

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..closure.gates import GateResult
 from ..errors import WaveError
+from ..sanitize import one_line as clean
 from ..state.events import EventLog, utc_now
 from ..state.fsutil import write_json_atomic
 from ..state.layout import StateLayout
@@ -25,7 +26,7 @@ from ..state.logs import Logger
 from .feedback import FeedbackRequest, FeedbackStore, answer_command
 from .log import LAUNCHER, CoordLog, CoordRecord, LogFollower
 from .projections import Projections
-from .views import clean, desk_waits, integration_barrier, newest_first, open_blockers
+from .views import desk_waits, integration_barrier, newest_first, open_blockers
 
 log = Logger(__name__)
 BLOCKING_PRIORITIES = ("high", "urgent")

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..sanitize import one_line as clean
 from ..state.events import utc_now
 from ..state.fsutil import write_atomic
 from ..state.layout import StateLayout
@@ -20,7 +21,6 @@ from .log import CoordRecord
 from .views import (
     InboxOwner,
     board,
-    clean,
     for_everyone,
     inbox,
     inbox_items,
