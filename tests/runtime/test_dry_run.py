@@ -105,6 +105,31 @@ def test_the_whole_preview_is_the_list_of_the_agents_previews(repo: Repo) -> Non
         assert json.loads(one.read_text()) == data
 
 
+def test_a_preview_is_written_as_the_json_module_writes_it_with_indentation(repo: Repo) -> None:
+    """The dry run's own indented encoder (the json module's is pure Python with an indent)
+    writes what ``json_text(value, indent=2)`` writes, byte for byte."""
+    from wave_orchestrator.runtime.launch.dry_run import indented
+    from wave_orchestrator.state.fsutil import json_text
+
+    values: list[object] = [
+        {},
+        [],
+        "",
+        {"a": {"b": [], "c": {}}, "d": [[], [{}], [1, [2, []]]]},
+        {"s": 'quote " back \\ tab \t nl \n bell \x07 é ☃ 𝄞 \udcff \ud800x', "é": "\x7f"},
+        {"n": None, "t": True, "f": False, "i": 0, "neg": -7, "big": 2**70, "x": 1.5},
+        {"floats": [240.0, 0.1, -0.0, 1e300, 5e-324, float("nan"), float("inf"), -float("inf")]},
+        ("a", 1),
+    ]
+    for value in values:
+        assert indented(value) == json_text(value, indent=2), value
+    repo.lane("main", LANE, {1: WAVE})
+    assert repo.wave("launch", "--lane", "main", "--dry-run").returncode == 0
+    for path in (repo.state("main") / "dry-run/waves/wave-1/agents").glob("*/launch-preview.json"):
+        data = json.loads(path.read_text())
+        assert indented(data) + "\n" == path.read_text() == json_text(data, indent=2) + "\n"
+
+
 def test_a_dry_run_with_auto_next_previews_only_the_waves_not_completed(repo: Repo) -> None:
     """--auto-next and --resume skip completed waves in a preview as in a launch; a plain
     dry run previews them all (and reads no run state)."""
