@@ -48,8 +48,11 @@ def rss_kb() -> int:
 
 
 def timed(owner: Any, name: str, spent: list[float]) -> None:
-    """Count the CPU seconds spent in ``owner.name`` into ``spent[0]``."""
-    inner: Callable[..., Any] = getattr(owner, name)
+    """Count the CPU seconds spent in ``owner.name`` into ``spent[0]`` (nothing counted if the
+    pool has no such method any more: its launch share then reads 0)."""
+    inner: Callable[..., Any] | None = getattr(owner, name, None)
+    if inner is None:
+        return
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         began = time.process_time()
