@@ -58,9 +58,14 @@ class FakeWatcher(AgentFolderWatcher):
 LANE = "closure: {required_roles: []}\ndefaults: %s\n"
 
 
-def plan_runs(root: Path, count: int, timeout_minutes: float = 1, **agent: Any) -> list[AgentRun]:
+def plan_runs(
+    root: Path,
+    count: int,
+    timeout_minutes: float = 1,
+    depends_on: dict[str, list[str]] | None = None,
+) -> list[AgentRun]:
     """``count`` agents ``A0``... of wave 1 of a lane under ``root``, planned and pending;
-    ``agent``: fields every agent has in the wave file (``depends_on``...)."""
+    ``depends_on``: the agents each waits for, by agent id."""
     defaults = {
         "executor": "local",
         "timeout_minutes": timeout_minutes,
@@ -71,10 +76,12 @@ def plan_runs(root: Path, count: int, timeout_minutes: float = 1, **agent: Any) 
     folder = root / "lanes" / "sim"
     (folder / "waves").mkdir(parents=True, exist_ok=True)
     (folder / "lane.yaml").write_text(LANE % json.dumps(defaults))
-    rows = [
-        json.dumps({"id": f"A{i}", "prompt": "noop", "executor": command, **agent})
-        for i in range(count)
-    ]
+    rows, needs = [], depends_on or {}
+    for i in range(count):
+        agent: dict[str, Any] = {"id": f"A{i}", "prompt": "noop", "executor": command}
+        if f"A{i}" in needs:
+            agent["depends_on"] = needs[f"A{i}"]
+        rows.append(json.dumps(agent))
     (folder / "waves" / "wave-1.yaml").write_text("agents:\n" + "".join(f"  - {r}\n" for r in rows))
     lane = load_lane(root, "sim")
     wave, planner = lane.wave(1), Planner(lane, StateLayout(lane.state_dir, "sim"))

@@ -25,7 +25,7 @@ def clock() -> Iterator[FakeClock]:
         yield fake
 
 
-def since(clock: FakeClock, began: float, moments: list[tuple[float, str]]) -> list[float]:
+def since(began: float, moments: list[tuple[float, str]]) -> list[float]:
     return [at - began for at, _ in moments]
 
 
@@ -87,7 +87,7 @@ def test_the_cap_starts_an_agent_only_once_a_place_is_free(
     assert sim.run() == 30.0
     assert sim.placement.most_running == 2
     # each pair starts the moment the pair before it ended
-    assert since(clock, began, sim.placement.starts) == [0.0, 0.0, 10.0, 10.0, 20.0]
+    assert since(began, sim.placement.starts) == [0.0, 0.0, 10.0, 10.0, 20.0]
     assert all(r.state is AgentState.COMPLETED for r in runs)
 
 
@@ -138,3 +138,16 @@ def test_a_silent_agent_is_stopped_as_stalled_and_one_that_prints_is_not(
     assert sig == signal.SIGTERM and 20.0 <= at - began < 20.0 + POLL_SECONDS
     assert printing.state is AgentState.COMPLETED and sim.placement.kills("w1-A1") == []
     assert printing.duration_ms == 50_000  # well past the stall time, kept alive by output
+
+
+def test_a_dependent_starts_when_its_dependency_succeeded_and_never_after_a_failure(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    runs = plan_runs(tmp_path, 3, depends_on={"A1": ["A0"], "A2": ["A1"]})
+    sim = make_pool(runs, clock, {"A0": Script(5), "A1": Script(3, code=1)})
+    began = clock.mono
+    sim.run()
+    assert [(at - began, s) for at, s in sim.placement.starts] == [(0.0, "w1-A0"), (5.0, "w1-A1")]
+    assert [r.state for r in runs] == [AgentState.COMPLETED, AgentState.FAILED, AgentState.FAILED]
+    assert runs[2].detail == "not started: dependency A1 did not succeed"
+    assert runs[2].launched_wall is None
