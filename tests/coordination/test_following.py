@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wave_orchestrator.coordination.log import CoordLog, LogFollower
 from wave_orchestrator.coordination.follower import Coordinator
+from wave_orchestrator.coordination.log import CoordLog, LogFollower
 from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.layout import StateLayout
 
@@ -49,8 +49,13 @@ def test_a_post_rewrites_only_the_inboxes_it_concerns(tmp_path: Path) -> None:
     coordinator.begin(1, owners)
     inbox = {a: layout.inbox(1, a) for a in owners}
     before = {a: p.stat().st_mtime_ns for a, p in inbox.items()}
-    rid = log.post(kind="request", summary="expose GET /items", agent="A1", targets=["A2"],
-                   artifacts=["src/a3/api.py"])  # fmt: skip
+    rid = log.post(
+        kind="request",
+        summary="expose GET /items",
+        agent="A1",
+        targets=["A2"],
+        artifacts=["src/a3/api.py"],
+    )
     assert coordinator.tick()
     coordinator.flush()  # drawn at most twice a second: now
     rewritten = {a for a, p in inbox.items() if p.stat().st_mtime_ns != before[a]}
@@ -62,3 +67,30 @@ def test_a_post_rewrites_only_the_inboxes_it_concerns(tmp_path: Path) -> None:
     coordinator.tick()
     coordinator.flush()
     assert all(guide in p.read_text() for p in inbox.values())  # for everyone: every inbox
+
+
+def test_a_question_reaches_a_person_through_the_tell_the_launcher_passed(
+    tmp_path: Path,
+) -> None:
+    """The follower owns no notifier: a new question goes, once, to the ``tell`` it was
+    given (the launcher's sinks) and is printed through ``echo``."""
+    from wave_orchestrator.coordination.feedback import FeedbackStore
+
+    layout = StateLayout(tmp_path / "state", "main")
+    told: list[dict[str, Any]] = []
+    printed: list[str] = []
+    events = EventLog(tmp_path / "events.jsonl")
+    coordinator = Coordinator(layout, events, told.append, echo=printed.append)
+    coordinator.begin(1, {"A": ("src/",)})
+    asked = FeedbackStore(layout.feedback, "main", layout.coordination_log).ask(
+        1, "A", "which database?"
+    )
+    assert coordinator.tick()
+    coordinator.tick()  # nothing new: told once
+    assert [(d["kind"], d["id"], d["reason"]) for d in told] == [
+        ("question", asked.id, "which database?")
+    ]
+    assert "A asks" in printed[0] and asked.id in printed[0]
+    assert coordinator.waiting_human() == frozenset()  # asked without waiting
+    coordinator.tell_person({"kind": "usage-limit"})  # the pool's way to a person
+    assert told[-1] == {"kind": "usage-limit"}
