@@ -183,7 +183,6 @@ def test_resume_judges_a_usage_limit_again_from_the_output(
     from wave_orchestrator.runtime.wave.resume import adopt_leftover
     from wave_orchestrator.state.events import EventLog
     from wave_orchestrator.state.ledger import Ledger
-    from wave_orchestrator.state.logs import get_logger
 
     launch = planned(repo)
     limited_status(launch, time.time() + 3600)
@@ -196,7 +195,6 @@ def test_resume_judges_a_usage_limit_again_from_the_output(
     run = adopt_leftover(
         Planner(lane, layout),
         EventLog(layout.events),
-        get_logger(),
         lane.wave(1),
         lane.wave(1).agent("A1"),
         1,

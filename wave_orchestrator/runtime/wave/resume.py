@@ -11,7 +11,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
 from ...placement.base import PaneInfo
@@ -19,11 +18,14 @@ from ...state.events import EventLog, iso_time
 from ...state.layout import AgentPaths
 from ...state.ledger import Ledger, end_doubt
 from ...state.lifecycle import AgentState
+from ...state.logs import Logger
 from ...state.status import StatusFile, StatusUnreadable, read_status
 from ...state.untrusted import read_launch_record
 from ..agent.plan import AgentLaunch, Planner
 from ..agent.run import AgentRun
 from ..pool.rate_limits import judge_usage_limit
+
+log = Logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,6 @@ def adopt(
 def adopt_leftover(
     planner: Planner,
     events: EventLog,
-    log: Any,
     wave: WaveDef,
     agent: AgentDef,
     attempt: int,

@@ -152,7 +152,6 @@ class StageLauncher:
         return adopt_leftover(
             ctx.planner,
             ctx.events,
-            log,
             self.wave,
             agent,
             self.attempt.number,
