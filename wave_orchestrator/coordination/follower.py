@@ -54,7 +54,7 @@ class Coordinator:
         self.wave = 0
         self.owners: dict[str, tuple[str, ...]] = {}
         self.requests: dict[str, FeedbackRequest] = {}
-        self._gates: dict[str, list[str]] = {}  # stage -> open gate-blocked items
+        self._gate_items: dict[str, list[str]] = {}  # stage -> open gate-blocked items
         self._seen: tuple[object, object] | None = None
         self.log_follower = LogFollower(layout.coordination_log(0), 0)
         self.projections = Projections(layout, 0, {})
@@ -62,7 +62,7 @@ class Coordinator:
     # -- the wave -----------------------------------------------------------------------
     def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
         """Start following ``wave``: record who owns what (inboxes need it), draw the board."""
-        self.wave, self._gates = wave, {}
+        self.wave, self._gate_items = wave, {}
         self.owners = {agent: tuple(paths) for agent, paths in owners.items()}
         self.projections = Projections(self.layout, wave, self.owners)
         self._seen = None
@@ -296,10 +296,10 @@ class Coordinator:
         except (OSError, WaveError) as exc:
             log.warning("coordination: cannot record the failed gate", error=str(exc))
             return
-        self._gates.setdefault(stage, []).append(rid)
+        self._gate_items.setdefault(stage, []).append(rid)
 
     def gate_passed(self, stage: str, attempt: int) -> None:
-        for rid in self._gates.pop(stage, []):
+        for rid in self._gate_items.pop(stage, []):
             note = f"the {stage} gate passed on attempt {attempt}"
             try:
                 self.coord_log.update(rid, status="resolved", detail=note)

@@ -42,6 +42,9 @@ log = Logger(__name__)
 
 
 class WaveRunner:
+    """Runs one wave for its launcher: ``run`` returns how it ended (completed, failed,
+    blocked or cancelled) after recording it in the run state, the ledger and events."""
+
     def __init__(self, ctx: WaveContext, wave: WaveDef) -> None:
         self.ctx = ctx
         self.wave = wave

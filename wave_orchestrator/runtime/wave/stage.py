@@ -65,22 +65,7 @@ class StageLauncher:
         # What the pools of its stages hand on to each other: the sessions that may exist are
         # listed once (adopting: with the panes the dead launcher left).
         self.shared = WaveShared(self.reaper, self.watcher)
-        defaults = ctx.lane.defaults
-        limits = PoolLimits(
-            stagger_seconds=defaults.launch_stagger_ms / 1000,
-            stall_seconds=defaults.stall_minutes * 60,
-            max_running=defaults.max_running,
-        )
-        self.pool_context = PoolContext(
-            ctx.placement,
-            ctx.events,
-            limits,
-            stop=ctx.stop,
-            messages=ctx.coordinator,
-            governor=ctx.governor,
-            workspace=workspaces,
-            shared=self.shared,
-        )
+        self.pool_context = pool_context(ctx, workspaces, self.shared)
         self.hooks = PoolHooks(self.on_change, self._on_finish, self._fallback)
 
     def run(self, agents: list[AgentDef], briefing: str = "") -> None:
@@ -240,3 +225,24 @@ class StageLauncher:
                 log.warning("metrics record not written", error=str(exc))
         if self.desk is not None:
             release_files(run, self.desk, self.ctx.events, self.wave.number, self.ctx.coordinator)
+
+
+def pool_context(ctx: WaveContext, workspaces: Workspaces, shared: WaveShared) -> PoolContext:
+    """What every pool of the wave works with: the lane's pacing, the coordination layer, the
+    governor, the workspaces and what its stages hand on to each other."""
+    defaults = ctx.lane.defaults
+    limits = PoolLimits(
+        stagger_seconds=defaults.launch_stagger_ms / 1000,
+        stall_seconds=defaults.stall_minutes * 60,
+        max_running=defaults.max_running,
+    )
+    return PoolContext(
+        ctx.placement,
+        ctx.events,
+        limits,
+        stop=ctx.stop,
+        messages=ctx.coordinator,
+        governor=ctx.governor,
+        workspace=workspaces,
+        shared=shared,
+    )
