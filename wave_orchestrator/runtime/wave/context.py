@@ -70,7 +70,7 @@ class WaveContext:
     keep_sessions: bool
     coordinator: Coordinator  # the coordination log's board, inboxes and questions to a person
     resume: bool = False  # adopt a dead launcher's sessions and status files
-    fresh: bool = False  # a new run reuses no finished work of an earlier one (runtime.reuse)
+    fresh: bool = False  # a new run reuses no finished work of an earlier one (reuse.py)
     keep_worktrees: bool = False  # isolation: worktree: leave agent worktrees at wave end
     reaper: Reaper | None = None  # ends agents' process groups; the launcher's, if it has one
     governor: Governor | None = None  # asked before each launch, told of limits and costs

@@ -36,7 +36,7 @@ class Leftover:
     executor: str | None
     launched_at: float | None
     status: StatusFile | None
-    reused: bool = False  # copied from an earlier run of the wave (runtime.reuse)
+    reused: bool = False  # copied from an earlier run of the wave (reuse.py)
 
 
 def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
@@ -158,7 +158,7 @@ def adopt_leftover(
 
 def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun | None:
     """An agent the dead launcher had parked on a usage limit: it waits for the same reset
-    (runtime.governed), then runs again; nothing is launched before. None when that reset is
+    (pool/governor_side.py), then runs again; nothing is launched before. None when that reset is
     further away than the lane waits for one (``usage_limit``: its status file is the agent's
     to write, and a reset in a century would hold the lane for one)."""
     policy = launch.lane.governance.usage_limit
@@ -173,7 +173,7 @@ def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> 
 
 
 def reused_run(launch: AgentLaunch, attempt: int) -> AgentRun | None:
-    """The run of an agent whose earlier success a new run reuses (runtime.reuse): its copied
+    """The run of an agent whose earlier success a new run reuses (reuse.py): its copied
     folder adopted, not launched. None when that folder no longer says it succeeded: it is
     launched after all."""
     run = adopt(launch, read_leftover(launch.paths, attempt), attempt, None)
