@@ -149,12 +149,12 @@ def test_budgets_end_when_due_and_never_while_an_agent_waits_on_a_person() -> No
     due, early = run("A", deadline=now - 1), run("B", deadline=now + 60)
     asking = run("C", AgentState.WAITING_HUMAN, deadline=now - 1)
     watch = liveness(Panes())
-    watch.note_budgets([now - 1, now + 60])
+    watch.note_budget(now - 1)
     ends = list(watch.budgets([due, early, asking], now))
     assert ends == [
         Ending(due, AgentState.TIMEOUT, detail="budget 2m", stop=True, unless_status=True)
     ]
-    watch.note_budgets([now + 60])  # none is due before the earliest budget
+    watch.note_budget(now + 60)  # none is due before the earliest budget
     assert list(watch.budgets([due], now)) == []
 
 

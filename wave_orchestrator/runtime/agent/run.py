@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
 log = Logger(__name__)
+
+# Its process may run: budgets, liveness and status files are followed.
+ACTIVE = frozenset(
+    {AgentState.QUEUED, AgentState.RUNNING, AgentState.RATE_LIMITED, AgentState.WAITING_HUMAN}
+)
 
 
 @dataclass
@@ -70,6 +75,10 @@ class AgentRun:
     hold: str | None = None  # why the governor keeps it pending ("queued (cap codex=3)")
     parked: int = 0  # how often it was parked (its earlier tries are kept as attempt-k.limitedN)
     reruns: int = 0  # how often a person had it run again (`wave rerun`; attempt-k.rerunN)
+    # Told of each move (its pool's counts): the run, and the state it left.
+    moved: Callable[[AgentRun, AgentState], None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
@@ -81,12 +90,7 @@ class AgentRun:
     @property
     def active(self) -> bool:
         """Its process may run: budgets, liveness and status files are followed."""
-        return self.settling is None and self.state in (
-            AgentState.QUEUED,
-            AgentState.RUNNING,
-            AgentState.RATE_LIMITED,
-            AgentState.WAITING_HUMAN,
-        )
+        return self.settling is None and self.state in ACTIVE
 
     def to(
         self, state: AgentState, events: EventLog | None = None, event: str = "", /, **said: Any
@@ -104,7 +108,9 @@ class AgentRun:
         said: dict[str, Any],
     ) -> None:
         check_transition(self.state, state, renewal=renewal)
-        self.state = state
+        before, self.state = self.state, state
+        if self.moved is not None:
+            self.moved(self, before)
         if events is not None and event:
             events.emit(event, self.launch.wave.number, self.id, **said)
 
@@ -196,9 +202,9 @@ class AgentRun:
 
     def answered(self, now: float) -> None:
         """The answer came: the wait is added to its budget and the stall clock starts anew."""
-        self.to(AgentState.RUNNING)
         if self.deadline is not None and self.paused_at is not None:
-            self.deadline += now - self.paused_at
+            self.deadline += now - self.paused_at  # before the move: its pool notes the budget
+        self.to(AgentState.RUNNING)
         self.paused_at, self.resumed_wall = None, time.time()
 
     def launch_record(self) -> dict[str, Any]:

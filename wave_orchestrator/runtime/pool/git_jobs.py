@@ -5,7 +5,7 @@ worker thread while the loop goes on enforcing budgets, noticing finishes and se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,10 +33,13 @@ class GitJobs:
     """A few worker threads, made on first use: git changes take turns on the repository's
     lock (``Isolation.lock``), while setup commands of several worktrees run side by side."""
 
-    def __init__(self) -> None:
+    def __init__(self, order: Callable[[AgentRun], int]) -> None:
+        """``order``: each run's place in its pool; jobs done together are taken in by it."""
         # Two queues: a finished agent's commit never waits behind worktrees still to be made.
         self.executors: dict[str, ThreadPoolExecutor] = {}
         self.wake: Callable[[str], None] = lambda agent_id: None  # set by the pool's loop
+        self.order = order
+        self._busy: dict[int, AgentRun] = {}  # runs with a job not taken in yet, by id()
 
     def submit(self, agent_id: str, work: Callable[[], str], queue: str) -> Future[str]:
         if queue not in self.executors:
@@ -52,6 +55,7 @@ class GitJobs:
         if run.preparing is None:
             agent = run.launch.agent
             run.preparing = self.submit(run.id, lambda: ws.prepare(agent), "prepare")
+            self._busy[id(run)] = run
         return True
 
     def settling(
@@ -62,14 +66,13 @@ class GitJobs:
             return False
         run.ending = (state, code, detail)
         run.settling = self.submit(run.id, lambda: ws.settle(run), "commit")
+        self._busy[id(run)] = run
         return True
 
-    def collect(
-        self, runs: Iterable[AgentRun]
-    ) -> Iterator[tuple[AgentRun, AgentState, int | None, str]]:
+    def collect(self) -> Iterator[tuple[AgentRun, AgentState, int | None, str]]:
         """Agents whose worktree could not be made, and agents whose work is now committed,
         with how each ended: a commit that failed fails an agent that had succeeded."""
-        for run in runs:
+        for run in sorted(filter(_done, self._busy.values()), key=self.order):
             if run.preparing is not None and run.preparing.done():
                 detail, run.preparing = outcome(run.preparing), None
                 if run.state is AgentState.PENDING:
@@ -84,10 +87,18 @@ class GitJobs:
                     detail = f"{detail}; {problem}" if detail else problem
                 run.ending = None
                 yield run, state, code, detail
+            if run.preparing is None and run.ending is None:
+                del self._busy[id(run)]
 
     def close(self) -> None:
         for executor in self.executors.values():
             executor.shutdown(wait=True)
+
+
+def _done(run: AgentRun) -> bool:
+    """Whether a job of ``run`` has ended and waits to be taken in."""
+    made = run.preparing is not None and run.preparing.done()
+    return made or (run.settling is not None and run.settling.done() and run.ending is not None)
 
 
 def outcome(future: Future[str]) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable
 
 from ...errors import PlacementError
 from ...placement.base import Placement
@@ -45,18 +44,6 @@ def waits_on_first_opencode(run: AgentRun, first: AgentRun | None, longest: floa
     with contextlib.suppress(OSError):
         return starting and first.launch.paths.output_log.stat().st_size == 0
     return starting
-
-
-def survey(runs: Iterable[AgentRun]) -> tuple[int, list[float]]:
-    """How many agents may run, and the budgets (monotonic ends) of those that have one: one
-    pass, where a pass per question made the launcher's loop quadratic in the agents."""
-    active, budgets = 0, []
-    for run in runs:
-        if run.active:
-            active += 1
-            if run.deadline is not None:
-                budgets.append(run.deadline)
-    return active, budgets
 
 
 def prepare_and_start(

@@ -94,9 +94,9 @@ class Liveness:
             if run.pid is not None and not self.placement.wrapper_running(run.pid):
                 yield Ending(run, AgentState.FAILED, detail=died, unless_status=True)
 
-    def note_budgets(self, budgets: list[float]) -> None:
-        """The budgets' ends as the loop surveyed them: none is looked at before the first."""
-        self.next_due = min(budgets, default=math.inf)
+    def note_budget(self, earliest: float | None) -> None:
+        """The earliest budget's end (None: no budget runs): none is looked at before it."""
+        self.next_due = math.inf if earliest is None else earliest
 
     def budgets(self, runs: Iterable[AgentRun], now: float) -> Iterator[Ending]:
         """Agents whose budget ran out (a wait on a person does not count)."""

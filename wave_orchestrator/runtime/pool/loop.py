@@ -23,11 +23,12 @@ from .context import PoolContext, PoolHooks
 from .git_jobs import GIT_DONE, GitJobs
 from .governor_side import GovernorSide
 from .heartbeat import Heartbeat
-from .launching import dependency_state, prepare_and_start, survey, waits_on_first_opencode
+from .launching import dependency_state, prepare_and_start, waits_on_first_opencode
 from .liveness import Ending, Liveness, Started, cancelled, spend_stopped
 from .messages import follow_questions
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
+from .tally import Tally
 from .watcher import AgentFolderWatcher
 
 log = Logger(__name__)
@@ -57,10 +58,8 @@ class AgentPool:
         self.by_id = {r.id: r for r in runs}
         self.hooks = hooks or PoolHooks()
         self.placement = placement = ctx.placement
-        self.events = ctx.events
-        self.limits = ctx.limits
+        self.events, self.limits, self.stop = ctx.events, ctx.limits, ctx.stop
         self.succeeded_before = set(succeeded_before)
-        self.stop = ctx.stop
         self.refresh_due: float | None = None  # a deferred dashboard update to write
         self.messages, shared = ctx.messages, ctx.shared
         self.reaper = shared.reaper if shared.reaper is not None else Reaper(placement, False)
@@ -73,7 +72,8 @@ class AgentPool:
         self.first_opencode: AgentRun | None = None
         self.heartbeat = Heartbeat()
         self.workspace = ctx.workspace  # isolation: worktree: its git runs on self.git's thread
-        self.git = GitJobs()
+        self.tally = Tally(runs)  # what each turn asks of the runs, kept as they move
+        self.git = GitJobs(self.tally.index)
         self.bursts: Bursts[AgentRun] = Bursts(placement)  # started off the loop (tmux)
         self.governor_side = GovernorSide(ctx.governor, ctx.events, self.messages.tell_person)
         self.liveness = Liveness(placement, ctx.limits.stall_seconds)
@@ -145,7 +145,7 @@ class AgentPool:
 
     def _going(self) -> bool:
         """An agent has not ended, one is being stopped, or a burst's pids are yet to come."""
-        going = any(not r.state.terminal for r in self.runs) or bool(self.reaper.stopping)
+        going = self.tally.unfinished > 0 or bool(self.reaper.stopping)
         return going or self.bursts.busy
 
     def _changed(self) -> None:
@@ -155,18 +155,20 @@ class AgentPool:
         self.refresh_due = time.monotonic() + SNAPSHOT_INTERVAL if deferred else None
 
     def _timers(self) -> list[float]:
-        """When the loop must look again (one pass over the agents: a turn per event)."""
-        active, budgets = survey(self.runs)
-        self.liveness.note_budgets(budgets)
-        timers = budgets + self.reaper.deadlines()
+        """When the loop must look again (a turn per event: no walk over every agent)."""
+        earliest = self.tally.earliest_budget()
+        self.liveness.note_budget(earliest)
+        timers = self.reaper.deadlines() + ([] if earliest is None else [earliest])
         if self.refresh_due is not None:
             timers.append(self.refresh_due)
-        if self._full(active) or self.bursts.busy:  # a burst wakes the loop when it returns
+        if self._full(self.tally.active) or self.bursts.busy:  # a burst wakes the loop
             return timers
-        waiting = [r for r in self.runs if r.state is AgentState.PENDING]
-        waiting = [r for r in waiting if self._deps_state(r) != (False, None)]
-        if waiting:  # something can launch (or fail on a dependency)
-            held = all(self._held(r) or r.hold for r in waiting)
+        waiting = held = False  # something can launch (or fail on a dependency), or all wait
+        for run in (r for r in self.tally.pending() if self._deps_state(r) != (False, None)):
+            waiting, held = True, bool(self._held(run) or run.hold)
+            if not held:
+                break
+        if waiting:
             timers.append(time.monotonic() + HOLD_CHECK_SECONDS if held else self.next_launch)
         return timers
 
@@ -182,10 +184,10 @@ class AgentPool:
         batch: list[AgentRun] = []
         limit = LAUNCH_BATCH if self.limits.stagger_seconds <= 0 else 1
         changed, running = self.governor_side.turn(self.runs)
-        active = survey(self.runs)[0]  # a launch below makes none active: counted once
+        active = self.tally.active  # a launch below makes none active: counted once
         if (reason := self.governor_side.stopped) is not None:
             self._apply_all(spend_stopped(self.runs, reason, self.governor_side.hard))
-        for run in self.runs:
+        for run in self.tally.pending():
             if run.state is not AgentState.PENDING:
                 continue
             if self.stop.is_set():
@@ -225,12 +227,11 @@ class AgentPool:
 
     def _collect_git(self) -> None:
         """Take in the worktrees made and the commits done since the last turn."""
-        for run, state, code, detail in self.git.collect(self.runs):
+        for run, state, code, detail in self.git.collect():
             self._finish(run, state, code=code, detail=detail)
 
     def _held(self, run: AgentRun) -> bool:
-        """Its previous try's processes are still being ended, its worktree being made, or the
-        first opencode agent is starting."""
+        """Its last try's processes are ending, its worktree is made, or opencode's first starts."""
         if self.reaper.holds(run.launch.session) or run.preparing is not None:
             return True
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
@@ -381,6 +382,7 @@ class AgentPool:
                 self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             ws = self.workspace
             if ws is not None and self.git.settling(run, ws, state, code, detail):
+                self.tally.settled(run)
                 wave = run.launch.wave.number
                 self.events.emit("agent_exited", wave, run.id, status=state.outcome, code=code)
                 return  # final once its work is committed
