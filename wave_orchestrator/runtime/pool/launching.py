@@ -1,5 +1,5 @@
 """Which pending agents may start, and starting them: their dependencies, the first opencode
-agent starting alone, how many run, and a burst's work (files written, sessions started).
+agent starting alone, and a burst's work (files written, sessions started).
 """
 
 from __future__ import annotations

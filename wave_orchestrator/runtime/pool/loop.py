@@ -313,9 +313,7 @@ class AgentPool:
         except StatusUnreadable as exc:
             self._finish(run, AgentState.STATUS_UNREADABLE, detail=str(exc))
             return True
-        if status is None:
-            return False
-        if not own_status(run, status):
+        if status is None or not own_status(run, status):  # not yet, or another try's
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
