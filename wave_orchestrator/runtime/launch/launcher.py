@@ -120,20 +120,10 @@ class Launcher:
         assert self.tmux is not None and self.placement is not None
         result = LaunchResult(self.lane.name)
         try:  # a state dir wave cannot write (full, read-only, a link) stops here, cleanly
-            configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
-            _bind_lane(self.lane.name)
-            self.logging = True
-            self.teller = Teller(self.lane.notify, bell=sys.stderr)
-            write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
-            write_json_atomic(
-                self.layout.placement_record,
-                {"kind": self.placement.kind, "tmux": self.lane.placement.tmux},
-            )
-            self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+            self.teller = self._begin(self.placement, waves)
         except BaseException:
             lock.release()
             raise
-        assert self.teller is not None
         registered = register_launcher(self._registry_entry(waves))
         self.events.best_effort = True
         if lock.took_over is not None:
@@ -141,23 +131,7 @@ class Launcher:
         if run_state.problem:
             log.warning(run_state.problem)
         try:
-            if not self.opts.no_dashboard and waves and not self.stop.is_set():
-                self._start_dashboard()
-            for wave in waves:
-                if self.stop.is_set():
-                    break
-                outcome = self.run_wave(wave, run_state)
-                result.outcomes.append(outcome)
-                if (told := wave_ended(self.lane.name, outcome, self.lane.repo)) is not None:
-                    self.teller.tell(told)
-                if outcome.state != "completed":
-                    break
-            done = [o for o in result.outcomes if o.state == "completed"]
-            if waves and len(done) == len(waves):
-                self.teller.tell(lane_done(self.lane.name, len(done)))
-            if self.stop.is_set() and not result.outcomes:
-                self._stopped_before_start(run_state)
-            result.conclude(self.signum, self.lane.repo)
+            self._run_waves(waves, run_state, result, self.teller)
             return result
         except (StateWriteFailed, UnsafePath) as exc:
             # An essential record (run state, a status) cannot be kept: running on would
@@ -187,6 +161,42 @@ class Launcher:
             self.tmux.shutdown_if_unreachable()
             unregister_launcher(registered)
             lock.release()
+
+    def _begin(self, placement: Placement, waves: list[WaveDef]) -> Teller:
+        """launcher.log, the agents' environment file, the placement record and the start
+        event; the lane's notification sinks, which a person is told through."""
+        configure_logging(self.layout.launcher_log, quiet=self.opts.quiet)
+        _bind_lane(self.lane.name)
+        self.logging = True
+        teller = Teller(self.lane.notify, bell=sys.stderr)
+        write_atomic(self.layout.agent_env, render_env_file(os.environ), mode=0o600)
+        record = {"kind": placement.kind, "tmux": self.lane.placement.tmux}
+        write_json_atomic(self.layout.placement_record, record)
+        self.events.emit("launcher_started", waves=[w.number for w in waves], pid=os.getpid())
+        return teller
+
+    def _run_waves(
+        self, waves: list[WaveDef], run_state: RunState, result: LaunchResult, teller: Teller
+    ) -> None:
+        """The waves in order until one does not complete, a person told how each ended;
+        ``result`` gets each outcome, then the launch's exit code."""
+        if not self.opts.no_dashboard and waves and not self.stop.is_set():
+            self._start_dashboard()
+        for wave in waves:
+            if self.stop.is_set():
+                break
+            outcome = self.run_wave(wave, run_state)
+            result.outcomes.append(outcome)
+            if (told := wave_ended(self.lane.name, outcome, self.lane.repo)) is not None:
+                teller.tell(told)
+            if outcome.state != "completed":
+                break
+        done = [o for o in result.outcomes if o.state == "completed"]
+        if waves and len(done) == len(waves):
+            teller.tell(lane_done(self.lane.name, len(done)))
+        if self.stop.is_set() and not result.outcomes:
+            self._stopped_before_start(run_state)
+        result.conclude(self.signum, self.lane.repo)
 
     def _registry_entry(self, waves: list[WaveDef]) -> dict[str, Any]:
         """What `wave ps` shows of this launcher across repositories."""
