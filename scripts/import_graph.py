@@ -22,13 +22,14 @@ SHARED = {"errors", "names", "sanitize", "self_command", PACKAGE}
 
 
 def room_of(module: str) -> str:
-    """``wave_orchestrator.runtime.pool.loop`` -> ``runtime/pool``."""
+    """``wave_orchestrator.runtime.pool.loop`` -> ``runtime/pool``; ``definitions.model`` ->
+    ``definitions/model``."""
     parts = module.split(".")[1:]
     if not parts or parts[0] in SHARED:
         return "shared"
     if parts[0] == "__main__":
         return "console"
-    if parts[0] in SPLIT and len(parts) > 2:
+    if parts[0] in SPLIT and len(parts) > 1:
         return f"{parts[0]}/{parts[1]}"
     return parts[0]
 

@@ -207,8 +207,8 @@ def integration_barrier(records: Iterable[CoordRecord]) -> list[tuple[str, str, 
         for other in claims[i + 1 :]:
             shared = sorted(set(first.artifacts) & set(other.artifacts))
             if other.agent != first.agent and shared:
-                said = (f"{first.agent} ({first.id}) and {other.agent} ({other.id}) both claim "
-                        f"{', '.join(shared)}")  # fmt: skip
+                pair = f"{first.agent} ({first.id}) and {other.agent} ({other.id})"
+                said = f"{pair} both claim {', '.join(shared)}"
                 found.append(("integration-claim-conflict", said, first.agent))
                 clashing |= {first.id, other.id}
     for r in claims:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from ...definitions.model import WaveDef
 from ...definitions.repository.lanes import read_lane_header
 from ...state.layout import StateLayout, resolve_state_dir
 from ...state.ledger import ledger_path, read_ledger
+from ...state.logs import Logger
 from ...state.run_state import RunState
+
+log = Logger(__name__)
 
 POLL_SECONDS = 1.0
 
@@ -46,9 +48,7 @@ def waiting_for(wave: WaveDef, repo: Path) -> str | None:
     return None
 
 
-def wait_for_lanes(
-    wave: WaveDef, repo: Path, run_state: RunState, stop: threading.Event, log: Any
-) -> bool:
+def wait_for_lanes(wave: WaveDef, repo: Path, run_state: RunState, stop: threading.Event) -> bool:
     """Hold the wave until every lane wave it depends on completed, recording what it waits
     for in run-state.json (``wave status`` shows it); False when stopped meanwhile."""
     told = None

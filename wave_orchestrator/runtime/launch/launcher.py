@@ -310,9 +310,7 @@ class Launcher:
             governor=self.governor,
             ledger=self.ledger,
         )
-        if wave.depends_on_lanes and not wait_for_lanes(
-            wave, self.lane.repo, run_state, self.stop, log
-        ):
+        if wave.depends_on_lanes and not wait_for_lanes(wave, self.lane.repo, run_state, self.stop):
             return WaveOutcome(wave.number, "cancelled", 0)
         return WaveRunner(ctx, wave).run(run_state)
 
