@@ -32,6 +32,8 @@ class Script:
 
 @dataclass
 class FakeAgent:
+    """One started attempt: what it was given, and whether its wrapper still runs."""
+
     job: AgentJob
     pid: int
     script: Script
