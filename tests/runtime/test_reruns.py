@@ -13,6 +13,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from wave_orchestrator.runtime.pool import reruns
+from wave_orchestrator.state import reruns as rerun_files
 from wave_orchestrator.state.layout import AgentPaths
 from wave_orchestrator.state.lifecycle import AgentState
 
@@ -32,17 +33,17 @@ def pending(tmp_path: Path, agent: str) -> Any:
 
 def test_the_launcher_answers_each_request_and_the_asker_reads_its_own(tmp_path: Path) -> None:
     run = pending(tmp_path, "A")
-    rid = reruns.ask(run.launch.paths, "flaky")
-    assert reruns.answer(run.launch.paths, rid) is None  # not answered yet
-    other = reruns.ask(run.launch.paths.sibling("Z"), "no such agent running")
+    rid = rerun_files.ask(run.launch.paths, "flaky")
+    assert rerun_files.answer(run.launch.paths, rid) is None  # not answered yet
+    other = rerun_files.ask(run.launch.paths.sibling("Z"), "no such agent running")
     assert reruns.take([run], None, None) is False  # type: ignore[arg-type]
-    said = reruns.answer(run.launch.paths, rid)
+    said = rerun_files.answer(run.launch.paths, rid)
     assert said is not None and said["taken"] is False
     assert "A has not started yet" in said["detail"]
-    unknown = reruns.answer(run.launch.paths.sibling("Z"), other)
+    unknown = rerun_files.answer(run.launch.paths.sibling("Z"), other)
     assert unknown is not None and "Z is not in what the launcher runs now" in unknown["detail"]
     assert not run.launch.paths.rerun_request.exists()  # taken once
-    assert reruns.answer(run.launch.paths, "another-id") is None
+    assert rerun_files.answer(run.launch.paths, "another-id") is None
 
 
 def test_planted_requests_are_dropped_unread_and_nothing_blocks(tmp_path: Path) -> None:
@@ -68,9 +69,9 @@ def test_an_agent_being_started_is_not_renewed_under_its_burst(tmp_path: Path) -
     starting it right now) is refused, with words saying when to ask."""
     run = pending(tmp_path, "A")
     run.state, run.launched_wall = AgentState.LAUNCHING, 1.0
-    rid = reruns.ask(run.launch.paths, "flaky")
+    rid = rerun_files.ask(run.launch.paths, "flaky")
     assert reruns.take([run], None, None) is False  # type: ignore[arg-type]
-    said = reruns.answer(run.launch.paths, rid)
+    said = rerun_files.answer(run.launch.paths, rid)
     assert said is not None and said["taken"] is False
     assert "A is being started: ask again once it runs" in said["detail"]
     assert run.state is AgentState.LAUNCHING

@@ -1,5 +1,5 @@
 """`wave rerun AGENT`: run one agent again, its prompt saying a person asked for it. In a
-running wave, now, by the launcher that runs it (runtime.reruns); else the agent's last wave
+running wave, now, by the launcher that runs it (state.reruns); else the agent's last wave
 runs again with every other agent's finished work reused (runtime.reuse), then its closure
 sweep."""
 
@@ -79,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: StateLayout) -> int:
-    """The launcher runs the lane: ask it to run the agent again now (runtime.reruns) and say
+    """The launcher runs the lane: ask it to run the agent again now (state.reruns) and say
     what it answered."""
-    from ..runtime.pool import reruns
+    from ..state import reruns
     from ._common import _running_wave
     from ._complete import wave_agents
 

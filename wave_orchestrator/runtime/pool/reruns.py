@@ -6,46 +6,21 @@ every request (taken, or why not) in a file the command waits on."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
-from ...errors import WaveError
 from ...names import AGENT_ID_RE
 from ...placement.reaper import Reaper
-from ...sanitize import strip_controls
-from ...state.events import EventLog, utc_now
-from ...state.fsutil import ensure_dir, write_json_atomic
-from ...state.layout import AgentPaths
+from ...state.events import EventLog
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ...state.untrusted import read_object
+from ...state.reruns import reply, take_request
 from ..agent.run import AgentRun
 
 log = Logger(__name__)
 
-REQUEST_LIMIT = 8192  # a request is a few lines of JSON; a bigger file is not one wave wrote
 NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
-
-
-def ask(paths: AgentPaths, reason: str) -> str:
-    """Write the request for the agent of ``paths``; returns its id (what the answer names)."""
-    import uuid  # `wave rerun` asks; the launcher, which imports this module, never does
-
-    rid = uuid.uuid4().hex
-    ensure_dir(paths.rerun_request.parent)
-    paths.rerun_answer.unlink(missing_ok=True)
-    write_json_atomic(paths.rerun_request, {"id": rid, "reason": reason[:2000], "at": utc_now()})
-    return rid
-
-
-def answer(paths: AgentPaths, rid: str) -> dict[str, Any] | None:
-    """The launcher's answer to request ``rid``, once it has written one."""
-    found = read_object(paths.rerun_answer, REQUEST_LIMIT)
-    return found if found is not None and found.get("id") == rid else None
 
 
 def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
@@ -63,21 +38,18 @@ def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
         agent = name.removesuffix(".json")
         if agent.endswith(".answer"):
             continue
-        request = folder / name
-        found = read_object(request, REQUEST_LIMIT)
-        request.unlink(missing_ok=True)
-        rid = found.get("id") if found else None
-        if not AGENT_ID_RE.fullmatch(agent) or not isinstance(rid, str) or len(rid) > 64:
-            log.warning("rerun request ignored: not one `wave rerun` wrote", file=str(request))
+        request = take_request(folder / name)
+        if not AGENT_ID_RE.fullmatch(agent) or request is None:
+            log.warning("rerun request ignored: not one `wave rerun` wrote", file=name)
             continue
-        reason = strip_controls(str(found.get("reason", "") if found else ""))[:2000]
+        rid, reason = request
         run = by_id.get(agent)
         why = _refused(run, agent)
         if run is not None and why is None:
             _restart(run, reason, reaper, events)
             log.info("agent runs again: a person asked (wave rerun)", agent=run.id)
             taken = True
-        _reply(runs[0].launch.paths.sibling(agent).rerun_answer, rid, why)
+        reply(runs[0].launch.paths.sibling(agent).rerun_answer, rid, why)
     return taken
 
 
@@ -106,8 +78,3 @@ def _restart(run: AgentRun, reason: str, reaper: Reaper, events: EventLog) -> No
     run.reruns += 1
     note = NOTE.format(reason=reason or "no reason given")
     run.launch = replace(run.launch, retry_context=note)
-
-
-def _reply(path: Path, rid: str, refused: str | None) -> None:
-    with contextlib.suppress(OSError, WaveError):  # unanswered: the command says so
-        write_json_atomic(path, {"id": rid, "taken": refused is None, "detail": refused or ""})
