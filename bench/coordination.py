@@ -32,13 +32,19 @@ def item(n: int, agents: int) -> dict[str, object]:
     """A plausible item: requests, evidence and acks between the wave's agents."""
     kind = random.choice(["evidence", "request", "ack", "decision", "handoff"])
     return {
-        "id": f"c-{random.getrandbits(64):016x}", "wave": 1, "kind": kind,
-        "agent": f"A{n % agents}", "summary": f"item {n}: {kind} about src/a{n % agents}/x.py",
-        "status": "open", "priority": "normal", "source": "agent",
+        "id": f"c-{random.getrandbits(64):016x}",
+        "wave": 1,
+        "kind": kind,
+        "agent": f"A{n % agents}",
+        "summary": f"item {n}: {kind} about src/a{n % agents}/x.py",
+        "status": "open",
+        "priority": "normal",
+        "source": "agent",
         "targets": [f"A{(n * 7) % agents}"] if kind == "request" else [],
         "artifacts": [f"src/a{(n * 3) % agents}/x.py"],
-        "created_at": "2026-12-04T10:00:00.000Z", "updated_at": "2026-12-04T10:00:00.000Z",
-    }  # fmt: skip
+        "created_at": "2026-12-04T10:00:00.000Z",
+        "updated_at": "2026-12-04T10:00:00.000Z",
+    }
 
 
 def post_until(path: Path, rate: float, agents: int, stop: threading.Event) -> int:

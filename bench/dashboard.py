@@ -34,12 +34,28 @@ def make_state(root: Path, agents: int) -> None:
 
 
 def write_snapshot(path: Path, agents: int, tick: int) -> None:
-    rows = [{"id": f"agent{i:03d}", "state": "coding", "attempt": 1, "tries": 1,
-             "elapsed_ms": 1000 * (i + tick), "last_line": f"step {tick} of agent {i}"}
-            for i in range(agents)]  # fmt: skip
-    data = {"lane": "main", "wave": 1, "title": "bench", "status": "running", "attempt": 1,
-            "max_attempts": 1, "stages": [{"stage": "implementation", "state": "running"}],
-            "agents": rows, "updated_at": "2026-12-05T00:00:00Z"}  # fmt: skip
+    rows = [
+        {
+            "id": f"agent{i:03d}",
+            "state": "coding",
+            "attempt": 1,
+            "tries": 1,
+            "elapsed_ms": 1000 * (i + tick),
+            "last_line": f"step {tick} of agent {i}",
+        }
+        for i in range(agents)
+    ]
+    data = {
+        "lane": "main",
+        "wave": 1,
+        "title": "bench",
+        "status": "running",
+        "attempt": 1,
+        "max_attempts": 1,
+        "stages": [{"stage": "implementation", "state": "running"}],
+        "agents": rows,
+        "updated_at": "2026-12-05T00:00:00Z",
+    }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data))
     tmp.replace(path)
@@ -51,13 +67,15 @@ def first_screen(tmux: list[str], root: Path, plain: bool) -> float:
     name = f"d{uuid.uuid4().hex[:6]}"
     stamp = root / f"{name}.start"
     command = f"date +%s.%N > {stamp}; exec {shlex.join(argv)}"
-    subprocess.run([*tmux, "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command], check=True
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            shown = subprocess.run([*tmux, "capture-pane", "-p", "-t", f"={name}:"],
-                                   capture_output=True, text=True).stdout  # fmt: skip
+            shown = subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", f"={name}:"], capture_output=True, text=True
+            ).stdout
             if "lane main  wave 1" in shown and "agent000" in shown:
                 return time.time() - float(stamp.read_text())
             time.sleep(0.005)
@@ -69,10 +87,17 @@ def first_screen(tmux: list[str], root: Path, plain: bool) -> float:
 def idle(tmux: list[str], root: Path, agents: int, seconds: float) -> tuple[float, float]:
     """CPU seconds and peak RSS (MiB) of the console over ``seconds``, the file rewritten."""
     argv = [*WAVE, "dashboard", "--lane", "main", "--repo", str(root)]
-    subprocess.run([*tmux, "new-session", "-d", "-s", "idle", "-x", "80", "-y", "24",
-                    shlex.join(argv)], check=True)  # fmt: skip
-    pid = int(subprocess.run([*tmux, "display-message", "-p", "-t", "=idle:", "#{pane_pid}"],
-                             capture_output=True, text=True).stdout)  # fmt: skip
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "idle", "-x", "80", "-y", "24", shlex.join(argv)],
+        check=True,
+    )
+    pid = int(
+        subprocess.run(
+            [*tmux, "display-message", "-p", "-t", "=idle:", "#{pane_pid}"],
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     time.sleep(2)  # started and drawn
 
     def cpu() -> float:
@@ -95,8 +120,9 @@ def idle(tmux: list[str], root: Path, agents: int, seconds: float) -> tuple[floa
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--agents", type=int, default=200)
     p.add_argument("--idle-seconds", type=float, default=10)
@@ -113,11 +139,15 @@ def main() -> None:
             print(f"wave dashboard, {args.agents} agents, 80x24 tmux pane, {args.runs} runs")
             for plain, label in ((False, "interactive console"), (True, "--plain")):
                 got = times[plain]
-                print(f"  first screen, {label:<20} median {statistics.median(got):.3f} s"
-                      f"  best {min(got):.3f} s")  # fmt: skip
+                print(
+                    f"  first screen, {label:<20} median {statistics.median(got):.3f} s"
+                    f"  best {min(got):.3f} s"
+                )
             used, rss = idle(tmux, root, args.agents, args.idle_seconds)
-            print(f"  console, file rewritten every 0.5 s for {args.idle_seconds:g} s: "
-                  f"{used:.2f} s CPU, peak RSS {rss:.0f} MiB")  # fmt: skip
+            print(
+                f"  console, file rewritten every 0.5 s for {args.idle_seconds:g} s: "
+                f"{used:.2f} s CPU, peak RSS {rss:.0f} MiB"
+            )
         finally:
             subprocess.run([*tmux, "kill-server"], capture_output=True)
 

@@ -197,21 +197,29 @@ def bench_chain(deps: int) -> None:
         wave = root / "lanes" / "bench" / "waves" / "wave-1.yaml"
         needs = ", ".join(f"A{i}" for i in range(deps))
         with wave.open("a") as fh:
-            fh.write(f"  - {{id: D, prompt: noop, depends_on: [{needs}], "
-                     "executor: {local: {command: 'ls > seen.txt'}}}\n")  # fmt: skip
+            fh.write(
+                f"  - {{id: D, prompt: noop, depends_on: [{needs}], "
+                "executor: {local: {command: 'ls > seen.txt'}}}\n"
+            )
         git = ["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@localhost"]
         subprocess.run([*git, "commit", "-qam", "chain"], check=True)
         socket = f"wave-bench-chain-{os.getpid()}-{deps}"
         try:
-            subprocess.run(wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
-                           env=env_for(socket), check=True, capture_output=True)  # fmt: skip
+            subprocess.run(
+                wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
+                env=env_for(socket),
+                check=True,
+                capture_output=True,
+            )
         finally:
             kill_server(socket)
         evs = events(root)
-        last_dep = max(at(e["at"]) for e in evs
-                       if e["event"] == "agent_finished" and e["agent"] != "D")  # fmt: skip
-        launched = next(at(e["at"]) for e in evs
-                        if e["event"] == "agent_launched" and e["agent"] == "D")  # fmt: skip
+        last_dep = max(
+            at(e["at"]) for e in evs if e["event"] == "agent_finished" and e["agent"] != "D"
+        )
+        launched = next(
+            at(e["at"]) for e in evs if e["event"] == "agent_launched" and e["agent"] == "D"
+        )
         print(
             f"dependent of {deps:<3} agents: last dependency done -> its launch "
             f"{(launched - last_dep) * 1000:6.1f} ms (worktree add + {deps} merge(s))"

@@ -174,10 +174,21 @@ def git_init(root: Path) -> str:
 
     def git(*args: str) -> str:
         done = subprocess.run(
-            ["git", "-C", str(root), "-c", "user.name=Me", "-c", "user.email=me@example.com",
-             *args],
-            check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                "git",
+                "-C",
+                str(root),
+                "-c",
+                "user.name=Me",
+                "-c",
+                "user.email=me@example.com",
+                *args,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         return done.stdout.strip()
 
     git("init", "-q", "-b", "main")

@@ -21,8 +21,11 @@ def test_an_agent_posts_bare_from_its_environment(repo: Repo) -> None:
     assert done.returncode == 0, done.stderr
     item = json.loads(done.stdout)
     assert (item["agent"], item["wave"], item["source"], item["kind"]) == (
-        "A", 1, "agent", "decision"
-    )  # fmt: skip
+        "A",
+        1,
+        "agent",
+        "decision",
+    )
     assert (repo.state("main") / "coordination" / "wave-1.jsonl").exists()
 
 

@@ -53,17 +53,44 @@ def test_attach_prints_the_command_the_app_runs_suspended(fleet: CommandFleet) -
 def test_usage_is_each_agent_s_last_recorded_attempt_of_the_wave(fleet: CommandFleet) -> None:
     path: Path = fleet.layout.metrics
     path.parent.mkdir(parents=True, exist_ok=True)
-    base = {"lane": "main", "executor": "claude", "status": "success", "duration_ms": 1,
-            "tries": 1, "rate_limited": 0, "agent": "A"}  # fmt: skip
+    base = {
+        "lane": "main",
+        "executor": "claude",
+        "status": "success",
+        "duration_ms": 1,
+        "tries": 1,
+        "rate_limited": 0,
+        "agent": "A",
+    }
     records = [
-        {**base, "id": "1", "wave": 1, "started_at": "2026-12-05T01:00:00Z",
-         "input_tokens": 10, "output_tokens": 5, "cost_usd": 0.5},
-        {**base, "id": "2", "wave": 1, "started_at": "2026-12-05T02:00:00Z",
-         "input_tokens": 1000, "output_tokens": 234, "cost_usd": 1.25},
+        {
+            **base,
+            "id": "1",
+            "wave": 1,
+            "started_at": "2026-12-05T01:00:00Z",
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cost_usd": 0.5,
+        },
+        {
+            **base,
+            "id": "2",
+            "wave": 1,
+            "started_at": "2026-12-05T02:00:00Z",
+            "input_tokens": 1000,
+            "output_tokens": 234,
+            "cost_usd": 1.25,
+        },
         {**base, "id": "3", "wave": 2, "started_at": "2026-12-05T03:00:00Z", "cost_usd": 9.0},
-        {**base, "id": "4", "wave": 1, "agent": "B", "started_at": "2026-12-05T03:00:00Z",
-         "cost_usd": True},
-    ]  # fmt: skip
+        {
+            **base,
+            "id": "4",
+            "wave": 1,
+            "agent": "B",
+            "started_at": "2026-12-05T03:00:00Z",
+            "cost_usd": True,
+        },
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + "{torn\n")
     assert fleet.usage(1) == {"A": (1234, 1.25), "B": (None, None)}
     assert fleet.usage(2) == {"A": (None, 9.0)}

@@ -20,10 +20,11 @@ WAVE = [sys.executable, "-m", "wave_orchestrator"]
 
 def test_repo_and_lane_may_come_before_the_command(repo: Repo) -> None:
     repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
-    for argv in (["--repo", str(repo.root), "validate"],
-                 [f"--repo={repo.root}", "--lane", "main", "validate"]):  # fmt: skip
-        done = subprocess.run([*WAVE, *argv], env=repo.env, cwd="/", capture_output=True,
-                              text=True)  # fmt: skip
+    for argv in (
+        ["--repo", str(repo.root), "validate"],
+        [f"--repo={repo.root}", "--lane", "main", "validate"],
+    ):
+        done = subprocess.run([*WAVE, *argv], env=repo.env, cwd="/", capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert "lane main: valid, 1 wave(s)" in done.stdout, done.stdout
     top = subprocess.run([*WAVE, "--help"], capture_output=True, text=True)
@@ -46,8 +47,11 @@ def test_logs_of_a_huge_log_cost_one_chunk_of_memory(repo: Repo, tmp_path: Path)
     )
     done = subprocess.run(
         [sys.executable, "-c", measure, *repo.command("logs", "A", "--lane", "main")],
-        env=repo.env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     peak_mb = int(done.stdout) / 1024
     # A whole-file read held the 200 MB (and a copy); one 1 MiB chunk at a time does not.
     assert peak_mb < 100, peak_mb
@@ -58,8 +62,12 @@ def test_debug_info_hides_secrets_and_control_characters_and_knows_a_dead_server
 ) -> None:
     repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
     short = Path(tempfile.mkdtemp(prefix="wt", dir="/tmp"))  # a socket path has 108 bytes
-    env = {**repo.env, "TMUX_TMPDIR": str(short), "WAVE_API_KEY": "sk-live-123456",
-           "WAVE_NOTE": "a\x1b]0;pwned\x07b"}  # fmt: skip
+    env = {
+        **repo.env,
+        "TMUX_TMPDIR": str(short),
+        "WAVE_API_KEY": "sk-live-123456",
+        "WAVE_NOTE": "a\x1b]0;pwned\x07b",
+    }
     shown = subprocess.run(
         repo.command("debug-info", "--json"), env=env, capture_output=True, text=True, check=True
     )
@@ -106,15 +114,17 @@ def test_init_keeps_a_gitignore_in_another_encoding_and_never_waits_on_a_fifo(
     latin = tmp_path / "latin"
     latin.mkdir()
     (latin / ".gitignore").write_bytes(b"caf\xe9\n")
-    done = subprocess.run([*WAVE, "init", "--demo", "--repo", str(latin)], capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run(
+        [*WAVE, "init", "--demo", "--repo", str(latin)], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert (latin / ".gitignore").read_bytes() == b"caf\xe9\n.wave/\n"
     fifo = tmp_path / "fifo"
     fifo.mkdir()
     os.mkfifo(fifo / ".gitignore")
-    done = subprocess.run([*WAVE, "init", "--repo", str(fifo)], capture_output=True, text=True,
-                          timeout=30)  # fmt: skip
+    done = subprocess.run(
+        [*WAVE, "init", "--repo", str(fifo)], capture_output=True, text=True, timeout=30
+    )
     assert done.returncode == 0, done.stderr
     assert (fifo / "lanes" / "main" / "lane.yaml").exists()
     assert "is a FIFO" in done.stderr and "add .wave/ to it yourself" in done.stderr

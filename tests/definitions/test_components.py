@@ -27,20 +27,33 @@ def test_promotions_resolve_to_each_owner(repo: Repo) -> None:
 @pytest.mark.parametrize(
     ("body", "expect"),
     [
-        ("components: {auth: x}\nagents:\n" + agent("A"),
-         "components.auth: no agent owns component 'auth'"),
-        ("components: {auth: x}\nagents:\n" + agent("A", ", components: [auth]")
-         + agent("B", ", components: [auth]"), "component 'auth' has several owners: A, B"),
-        ("agents:\n" + agent("A", ", components: [auth]"),
-         "agents[0].components[0]: component 'auth' is not promoted by this wave"),
-        ("components: {auth: Has Space}\nagents:\n" + agent("A", ", components: [auth]"),
-         "components.auth: invalid level 'Has Space'"),
-        ("components: {auth: x}\nagents:\n" + agent("A", ", components: [auth]")
-         + agent("Q", ", role: cont-qa, owns: [q.md], components: [auth]"),
-         "a cont-qa agent cannot own components"),
+        (
+            "components: {auth: x}\nagents:\n" + agent("A"),
+            "components.auth: no agent owns component 'auth'",
+        ),
+        (
+            "components: {auth: x}\nagents:\n"
+            + agent("A", ", components: [auth]")
+            + agent("B", ", components: [auth]"),
+            "component 'auth' has several owners: A, B",
+        ),
+        (
+            "agents:\n" + agent("A", ", components: [auth]"),
+            "agents[0].components[0]: component 'auth' is not promoted by this wave",
+        ),
+        (
+            "components: {auth: Has Space}\nagents:\n" + agent("A", ", components: [auth]"),
+            "components.auth: invalid level 'Has Space'",
+        ),
+        (
+            "components: {auth: x}\nagents:\n"
+            + agent("A", ", components: [auth]")
+            + agent("Q", ", role: cont-qa, owns: [q.md], components: [auth]"),
+            "a cont-qa agent cannot own components",
+        ),
         ("components: [auth]\nagents:\n" + agent("A"), "components: wrong type: list"),
     ],
-)  # fmt: skip
+)
 def test_bad_promotions_name_file_line_and_field(repo: Repo, body: str, expect: str) -> None:
     repo.lane("main", LANE, {1: body})
     with pytest.raises(LaneInvalid) as err:

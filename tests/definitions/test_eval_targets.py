@@ -28,19 +28,31 @@ def test_targets_and_catalog_load(repo: Repo) -> None:
 @pytest.mark.parametrize(
     ("lane_extra", "wave_extra", "agents", "expect"),
     [
-        ("benchmarks: [a]\n", "eval_targets: [{id: t, benchmarks: [b]}]\n", AGENTS,
-         "wave-1.yaml:1:37: eval_targets[0].benchmarks[0]: benchmark 'b' is not in the lane's "
-         "benchmarks catalog (expected one of: a)"),
+        (
+            "benchmarks: [a]\n",
+            "eval_targets: [{id: t, benchmarks: [b]}]\n",
+            AGENTS,
+            "wave-1.yaml:1:37: eval_targets[0].benchmarks[0]: benchmark 'b' is not in the lane's "
+            "benchmarks catalog (expected one of: a)",
+        ),
         ("", "eval_targets: [t, t]\n", AGENTS, "eval_targets[1]: target 't' is listed twice"),
-        ("", "eval_targets: [t]\n", "agents:\n  - {id: A, prompt: p}\n",
-         "eval_targets: no agent of the wave has role cont-eval to judge these targets"),
+        (
+            "",
+            "eval_targets: [t]\n",
+            "agents:\n  - {id: A, prompt: p}\n",
+            "eval_targets: no agent of the wave has role cont-eval to judge these targets",
+        ),
         ("", "eval_targets: ['has space']\n", AGENTS, "eval_targets[0]: invalid id 'has space'"),
         ("", "eval_targets: []\n", AGENTS, "eval_targets: must list at least one target"),
         ("", "eval_targets: [{id: t, bench: [x]}]\n", AGENTS, "eval_targets[0].bench: unknown key"),
-        ("benchmarks: [a, a]\n", "", AGENTS, "lane.yaml:3:17: benchmarks[1]: benchmark 'a' is "
-         "listed twice"),
+        (
+            "benchmarks: [a, a]\n",
+            "",
+            AGENTS,
+            "lane.yaml:3:17: benchmarks[1]: benchmark 'a' is listed twice",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_targets_name_file_line_and_field(
     repo: Repo, lane_extra: str, wave_extra: str, agents: str, expect: str
 ) -> None:
@@ -77,5 +89,7 @@ def test_a_proof_artifact_s_gate_defaults_to_the_agent_s_own(repo: Repo) -> None
     repo.lane("main", LANE, {1: agents})
     wave = load_lane(repo.root, "main").wave(1)
     assert [(p.path, p.gate) for a in wave.agents for p in a.proof_artifacts] == [
-        ("a.log", "implementation"), ("scan.json", "security"), ("x.json", "cont-qa")
-    ]  # fmt: skip
+        ("a.log", "implementation"),
+        ("scan.json", "security"),
+        ("x.json", "cont-qa"),
+    ]

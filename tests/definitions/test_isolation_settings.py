@@ -24,8 +24,11 @@ def test_lane_settings_apply_to_waves_and_a_wave_overrides_per_key(repo: Repo) -
     lane = load_lane(repo.root, "main")
     one, two = lane.wave(1).isolation, lane.wave(2).isolation
     assert (one.mode, one.base, one.setup_command, one.setup_copy) == (
-        "worktree", "main", "make deps", (".env", "config/local/")
-    )  # fmt: skip
+        "worktree",
+        "main",
+        "make deps",
+        (".env", "config/local/"),
+    )
     assert (two.mode, two.base, two.setup_command) == ("shared", "release", "make deps")
     assert lane.merge == "ff"
 
@@ -76,10 +79,12 @@ def test_an_implementation_agent_may_not_take_the_integration_worktrees_name(
     repo.lane(
         "main",
         LANE,
-        {1: "isolation: worktree\nagents:\n" + AGENT + closure,
-         2: "isolation: shared\nagents:\n" + reserved,
-         3: "isolation: worktree\nbase: nope\nagents:\n" + reserved},
-    )  # fmt: skip
+        {
+            1: "isolation: worktree\nagents:\n" + AGENT + closure,
+            2: "isolation: shared\nagents:\n" + reserved,
+            3: "isolation: worktree\nbase: nope\nagents:\n" + reserved,
+        },
+    )
     assert problems(repo) == [
         f"lanes/main/waves/wave-3.yaml:4:10: agents[0].id: agent id {agent_id!r} is reserved "
         "in isolation: worktree (wave's integration worktree w3-integration); rename the agent"

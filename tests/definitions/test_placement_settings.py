@@ -29,8 +29,14 @@ def test_a_slurm_lane_and_its_wave_and_agent_overrides(repo: Repo) -> None:
     lane = load_lane(repo.root, "main")
     one = lane.wave(1).agents[0].placement
     assert (one.kind, one.partition, one.account, one.qos, one.cpus, one.mem, one.extra) == (
-        "slurm", "agents", "lab", "low", 2, "2G", ("--constraint=fast",)
-    )  # fmt: skip
+        "slurm",
+        "agents",
+        "lab",
+        "low",
+        2,
+        "2G",
+        ("--constraint=fast",),
+    )
     a, b = (x.placement for x in lane.wave(2).agents)
     assert (a.cpus, a.mem) == (4, "2G")
     assert (b.cpus, b.mem, b.partition) == (4, "8G", "agents")
@@ -79,23 +85,43 @@ def test_an_agent_override_is_located_in_its_wave_file(repo: Repo) -> None:
 
 
 OWNED = [
-    ("--job-name=mine", "--job-name"), ("--job=mine", "--job-name"), ("-J", "--job-name"),
-    ("-Jmine", "--job-name"), ("--output=/tmp/x", "--output"), ("--out=/tmp/x", "--output"),
-    ("-o", "--output"), ("--error=e.log", "--error"), ("--chdir=/", "--chdir"),
-    ("-D", "--chdir"), ("--export=NONE", "--export"), ("--parsable", "--parsable"),
-    ("--wrap=true", "--wrap"), ("--dependency=afterok:1", "--dependency"), ("-d", "--dependency"),
-    ("--time=5", "--time"), ("-t", "--time"), ("--array=1-3", "--array"),
-    ("--nodes=2", "--nodes"), ("--ntasks=4", "--ntasks"), ("--cpus-per-task=8", "--cpus-per-task"),
-    ("--mem=1G", "--mem"), ("--partition=gpu", "--partition"), ("-A", "--account"),
-    ("--qos=high", "--qos"), ("--wait", "--wait"), ("--hold", "--hold"),
-    ("--open-mode=truncate", "--open-mode"), ("--export-file=f", "--export-file"),
-]  # fmt: skip
+    ("--job-name=mine", "--job-name"),
+    ("--job=mine", "--job-name"),
+    ("-J", "--job-name"),
+    ("-Jmine", "--job-name"),
+    ("--output=/tmp/x", "--output"),
+    ("--out=/tmp/x", "--output"),
+    ("-o", "--output"),
+    ("--error=e.log", "--error"),
+    ("--chdir=/", "--chdir"),
+    ("-D", "--chdir"),
+    ("--export=NONE", "--export"),
+    ("--parsable", "--parsable"),
+    ("--wrap=true", "--wrap"),
+    ("--dependency=afterok:1", "--dependency"),
+    ("-d", "--dependency"),
+    ("--time=5", "--time"),
+    ("-t", "--time"),
+    ("--array=1-3", "--array"),
+    ("--nodes=2", "--nodes"),
+    ("--ntasks=4", "--ntasks"),
+    ("--cpus-per-task=8", "--cpus-per-task"),
+    ("--mem=1G", "--mem"),
+    ("--partition=gpu", "--partition"),
+    ("-A", "--account"),
+    ("--qos=high", "--qos"),
+    ("--wait", "--wait"),
+    ("--hold", "--hold"),
+    ("--open-mode=truncate", "--open-mode"),
+    ("--export-file=f", "--export-file"),
+]
 
 
 @pytest.mark.parametrize(("arg", "option"), OWNED)
 def test_extra_may_not_set_an_option_wave_sets(repo: Repo, arg: str, option: str) -> None:
-    repo.lane("main", LANE + f"placement: {{kind: slurm, extra: [{arg}]}}\n",
-              {1: "agents:\n" + AGENT})  # fmt: skip
+    repo.lane(
+        "main", LANE + f"placement: {{kind: slurm, extra: [{arg}]}}\n", {1: "agents:\n" + AGENT}
+    )
     with pytest.raises(LaneInvalid) as err:
         load_lane(repo.root, "main")
     said = str(err.value)
@@ -106,8 +132,20 @@ def test_extra_may_not_set_an_option_wave_sets(repo: Repo, arg: str, option: str
 
 
 def test_extra_options_wave_does_not_own_pass(repo: Repo) -> None:
-    kept = ("--constraint=fast", "--gres=gpu:1", "--exclusive", "--mem-per-cpu=1G",
-            "--nodelist=n1", "-w", "--exclude=n2", "--mail-type=END", "--ntasks-per-node=1")  # fmt: skip
-    repo.lane("main", LANE + f"placement: {{kind: slurm, extra: [{', '.join(kept)}]}}\n",
-              {1: "agents:\n" + AGENT})  # fmt: skip
+    kept = (
+        "--constraint=fast",
+        "--gres=gpu:1",
+        "--exclusive",
+        "--mem-per-cpu=1G",
+        "--nodelist=n1",
+        "-w",
+        "--exclude=n2",
+        "--mail-type=END",
+        "--ntasks-per-node=1",
+    )
+    repo.lane(
+        "main",
+        LANE + f"placement: {{kind: slurm, extra: [{', '.join(kept)}]}}\n",
+        {1: "agents:\n" + AGENT},
+    )
     assert load_lane(repo.root, "main").placement.extra == kept

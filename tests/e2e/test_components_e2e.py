@@ -54,12 +54,16 @@ def test_owners_promote_their_components_into_the_matrix_and_gaps_are_collected(
     ("backend", "code"),
     [
         ("echo nothing said", "missing-wave-component"),
-        ("echo '[wave-component] component=auth-api level=contract state=met'",
-         "component-level-mismatch"),
-        ("echo '[wave-component] component=auth-api level=integrated state=gap detail=no tests'",
-         "component-gap"),
+        (
+            "echo '[wave-component] component=auth-api level=contract state=met'",
+            "component-level-mismatch",
+        ),
+        (
+            "echo '[wave-component] component=auth-api level=integrated state=gap detail=no tests'",
+            "component-gap",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_implementation_gate_holds_owners_to_their_promotion(
     tmux_repo: Repo, backend: str, code: str
 ) -> None:

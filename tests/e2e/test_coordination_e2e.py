@@ -100,8 +100,10 @@ def test_an_agent_asks_a_person_and_waits_for_the_answer(tmux_repo: Repo) -> Non
         wait_for(lambda: notified.exists() and notified.stat().st_size > 0, what="notify ran")
         sent = json.loads(notified.read_text())
         assert (sent["id"], sent["question"], sent["status"]) == (
-            request["id"], "keep the v1 endpoint?", "pending"
-        )  # fmt: skip
+            request["id"],
+            "keep the v1 endpoint?",
+            "pending",
+        )
         assert (request["agent"], request["question"]) == ("Q", "keep the v1 endpoint?")
         _wait_waiting_human(tmux_repo, "Q")
         done = tmux_repo.wave(
@@ -293,13 +295,17 @@ def test_a_wave_wide_comment_reaches_every_agent_and_those_that_start_later(
         "wave coord inbox | grep -q 'no new deps' && exit 0; sleep 0.1; done; exit 1"
     )
     later = local_agent("C", "true", depends_on=["A"])
-    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", loop), local_agent("B", loop),
-                                                   later)})  # fmt: skip
+    tmux_repo.lane(
+        "main", local_lane(), {1: _wave(local_agent("A", loop), local_agent("B", loop), later)}
+    )
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         for agent in ("A", "B"):
-            wait_for(lambda a=agent: (tmux_repo.root / f"started-{a}").exists(), seconds=40,
-                     what=f"{agent} started")  # fmt: skip
+            wait_for(
+                lambda a=agent: (tmux_repo.root / f"started-{a}").exists(),
+                seconds=40,
+                what=f"{agent} started",
+            )
         done = tmux_repo.wave("comment", "--lane", "main", "--wave", "1", "--text", "no new deps")
         assert done.returncode == 0, done.stderr
         code, _, err = _finish(launch)
@@ -330,15 +336,18 @@ def test_status_shows_open_blockers_requests_questions_and_the_board_while_a_wav
         "wave coord post --kind request --target agent:B --summary 'expose GET /items' && "
         "wave feedback ask --question 'keep v1 of the API?' > q.txt && " + WAIT_FOR_GO
     )
-    tmux_repo.lane("main", local_lane(), {1: _wave(local_agent("A", talk),
-                                                   local_agent("B", WAIT_FOR_GO))})  # fmt: skip
+    tmux_repo.lane(
+        "main", local_lane(), {1: _wave(local_agent("A", talk), local_agent("B", WAIT_FOR_GO))}
+    )
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         talk_now = wait_for(  # all of it, once the launcher drew it (at most once a second)
             lambda: (lambda t: t if t.get("questions") and t.get("blockers") else None)(
-                _running_wave(tmux_repo).get("coordination") or {}),
-            seconds=40, what="the question and the blocker in wave status --json",
-        )  # fmt: skip
+                _running_wave(tmux_repo).get("coordination") or {}
+            ),
+            seconds=40,
+            what="the question and the blocker in wave status --json",
+        )
         shown = talk_now["questions"]
         qid = (tmux_repo.root / "q.txt").read_text().strip()
         assert [q["id"] for q in shown] == [qid]
@@ -368,8 +377,15 @@ def test_a_failed_gate_stays_in_status_while_the_retry_runs(tmux_repo: Repo) -> 
         "touch retrying; for i in $(seq 600); do test -f go && break; sleep 0.1; done; "
         "echo '[wave-verdict] pass'"
     )
-    tmux_repo.lane("main", local_lane(retries=1), {1: _wave(
-        local_agent("A", "true"), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"]))})  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        local_lane(retries=1),
+        {
+            1: _wave(
+                local_agent("A", "true"), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"])
+            )
+        },
+    )
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         wait_for(lambda: (tmux_repo.root / "retrying").exists(), seconds=60, what="attempt 2")
@@ -418,12 +434,16 @@ def test_a_failed_gate_is_posted_to_the_board_and_every_inbox_then_resolved(
     )
     # On attempt 2 A reads its inbox, where the launcher's word on the failed gate waits.
     impl = '[ "$WAVE_ATTEMPT" = 2 ] && wave coord inbox > "$WAVE_REPO/A-inbox.txt"; true'
-    tmux_repo.lane("main", local_lane(retries=1), {1: _wave(
-        local_agent("A", impl), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"]))})  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        local_lane(retries=1),
+        {1: _wave(local_agent("A", impl), local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"]))},
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr  # QA blocked once naming A; A reran
-    items = json.loads(tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1",
-                                      "--json").stdout)  # fmt: skip
+    items = json.loads(
+        tmux_repo.wave("coord", "show", "--lane", "main", "--wave", "1", "--json").stdout
+    )
     (item,) = [i for i in items if i["kind"] == "gate-blocked"]
     assert (item["agent"], item["source"]) == ("launcher", "launcher")
     assert item["summary"] == "cont-qa gate failed: cont-qa-blocked (QA)"

@@ -27,8 +27,10 @@ def seen_within(condition: object, seconds: float) -> bool:
     return False
 
 
-ASK = ("ans=$(wave feedback ask --question 'keep the v1 endpoint?' --wait --timeout-seconds 80)"
-       ' && echo "answer: $ans" > A.txt')  # fmt: skip
+ASK = (
+    "ans=$(wave feedback ask --question 'keep the v1 endpoint?' --wait --timeout-seconds 80)"
+    ' && echo "answer: $ans" > A.txt'
+)
 TICK = "for i in $(seq 600); do echo tick-$i; sleep 0.2; done"
 
 
@@ -43,8 +45,13 @@ def test_a_person_answers_looks_attaches_and_stops_from_the_dashboard(
         command = shlex.join(tmux_repo.command("dashboard", "--lane", "main"))
         env = {k: tmux_repo.env[k] for k in ("PATH", "WAVE_TMUX_SOCKET")}
         started = time.monotonic()
-        session = server.new_session("person", window_command=f"cd {shlex.quote(str(tmux_repo.root))} && {command}",
-                                     x=80, y=24, environment=env)  # fmt: skip
+        session = server.new_session(
+            "person",
+            window_command=f"cd {shlex.quote(str(tmux_repo.root))} && {command}",
+            x=80,
+            y=24,
+            environment=env,
+        )
         pane = session.active_window.active_pane
         assert pane is not None
 
@@ -84,8 +91,11 @@ def test_a_person_answers_looks_attaches_and_stops_from_the_dashboard(
         keys("Enter")  # attach: the app suspends, tmux takes the terminal
 
         def clients() -> str:
-            return subprocess.run([*lane_tmux, "list-clients", "-F", "#{client_session}"],
-                                  capture_output=True, text=True).stdout  # fmt: skip
+            return subprocess.run(
+                [*lane_tmux, "list-clients", "-F", "#{client_session}"],
+                capture_output=True,
+                text=True,
+            ).stdout
 
         wait_for(lambda: "w1-B" in clients(), 20, what="a client attached to B's session")
         keys("C-b", "d")  # the lane's tmux prefix, then detach
@@ -103,12 +113,20 @@ def test_a_person_answers_looks_attaches_and_stops_from_the_dashboard(
         keys("s")  # B is still the one selected
         shows("Stop B?", "the confirm step")
         keys("y")
-        wait_for(lambda: any(ln.split()[:2] == ["B", "cancelled"] for ln in screen().splitlines()
-                             if ln.split()), 40, what="B's row to say cancelled")  # fmt: skip
+        wait_for(
+            lambda: any(
+                ln.split()[:2] == ["B", "cancelled"] for ln in screen().splitlines() if ln.split()
+            ),
+            40,
+            what="B's row to say cancelled",
+        )
         assert (tmux_repo.agent_dir("main", 1, "B") / "status.json").exists()
         keys("q")
-        wait_for(lambda: not server.has_session("person") or "lane main" not in screen(), 20,
-                 what="the dashboard to quit")  # fmt: skip
+        wait_for(
+            lambda: not server.has_session("person") or "lane main" not in screen(),
+            20,
+            what="the dashboard to quit",
+        )
         assert launcher.wait(timeout=60) is not None
     finally:
         if launcher.poll() is None:

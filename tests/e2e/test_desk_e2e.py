@@ -77,8 +77,9 @@ def test_a_finished_agents_files_are_handed_over_with_its_last_output(tmux_repo:
 def test_the_holder_is_told_who_waits_and_the_request_is_resolved_by_the_handover(
     tmux_repo: Repo,
 ) -> None:
-    run(tmux_repo, "wave coord inbox > inbox-A.txt; "
-        "wave desk handover notes.md --note 'intro done'")  # fmt: skip
+    run(
+        tmux_repo, "wave coord inbox > inbox-A.txt; wave desk handover notes.md --note 'intro done'"
+    )
     inbox = (tmux_repo.root / "inbox-A.txt").read_text()
     assert "B waits for notes.md: hand it over when you are done with it" in inbox
     shown = json.loads(

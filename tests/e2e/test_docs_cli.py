@@ -42,14 +42,21 @@ def local(shown: Shown, printed: str, repo: Path) -> None:
             text = pattern.sub(word, text)
         return text
 
-    compare(Shown(shown.page, shown.line, shown.command,
-                  tuple(plain(x) for x in shown.output)), plain(printed))  # fmt: skip
+    compare(
+        Shown(shown.page, shown.line, shown.command, tuple(plain(x) for x in shown.output)),
+        plain(printed),
+    )
 
 
 def test_a_block_shown_again_shows_what_the_page_that_runs_it_shows() -> None:
     ran = {s.command: s.output for page in RUN_ELSEWHERE for s in console_commands(page)}
-    same = ("wave diff tests", "wave diff mul --stat", "wave worktrees prune --branches",
-            "wave worktrees prune --branches --force", "wave stop --lane slow --agent store")  # fmt: skip
+    same = (
+        "wave diff tests",
+        "wave diff mul --stat",
+        "wave worktrees prune --branches",
+        "wave worktrees prune --branches --force",
+        "wave stop --lane slow --agent store",
+    )
     again = [s for s in console_commands("cli.md") if s.command in same]
     assert {s.command for s in again} == set(same)
     for shown in again:
@@ -58,8 +65,10 @@ def test_a_block_shown_again_shows_what_the_page_that_runs_it_shows() -> None:
 
 def test_attach_print_of_the_dashboard_and_the_launcher(tmux_repo: Repo) -> None:
     tmux_repo.lane("slow", local_lane(), {1: "agents:\n" + local_agent("A", "true")})
-    for command in ("wave attach --lane slow --dashboard --print",
-                    "wave attach --lane slow --launcher --print"):  # fmt: skip
+    for command in (
+        "wave attach --lane slow --dashboard --print",
+        "wave attach --lane slow --launcher --print",
+    ):
         shown = cli(command)
         done = tmux_repo.wave(*shlex.split(command)[1:])
         assert done.returncode == 0, done.stderr
@@ -67,8 +76,9 @@ def test_attach_print_of_the_dashboard_and_the_launcher(tmux_repo: Repo) -> None
 
 
 def test_doctor_after_wave_init_on_a_machine_without_codex(repo: Repo) -> None:
-    repo.env["PATH"] = ":".join(p for p in repo.env["PATH"].split(":")
-                                if not (Path(p) / "codex").exists())  # fmt: skip
+    repo.env["PATH"] = ":".join(
+        p for p in repo.env["PATH"].split(":") if not (Path(p) / "codex").exists()
+    )
     shutil.rmtree(repo.root / "lanes")
     assert repo.wave("init").returncode == 0
     done = repo.wave("doctor")
@@ -77,8 +87,12 @@ def test_doctor_after_wave_init_on_a_machine_without_codex(repo: Repo) -> None:
 
 
 def test_summary_of_an_agent_missing_a_proof_artifact(tmux_repo: Repo) -> None:
-    agent = local_agent("A", "echo '[wave-phase] coding'; echo ok > A.txt",
-                        deliverables=["A.txt"], proof_artifacts=["proof/A.log", "A.txt"])  # fmt: skip
+    agent = local_agent(
+        "A",
+        "echo '[wave-phase] coding'; echo ok > A.txt",
+        deliverables=["A.txt"],
+        proof_artifacts=["proof/A.log", "A.txt"],
+    )
     tmux_repo.lane("main", local_lane(), {1: "agents:\n" + agent})
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode != 0
     done = tmux_repo.wave("summary", "A")
@@ -99,8 +113,9 @@ def test_ps_while_a_launcher_runs_three_agents_and_two_are_done(
 
         def two_done() -> str | None:
             argv = [sys.executable, "-m", "wave_orchestrator", "ps"]  # it takes no --repo
-            shown = subprocess.run(argv, env=tmux_repo.env, cwd=tmp_path, capture_output=True,
-                                   text=True, check=True).stdout  # fmt: skip
+            shown = subprocess.run(
+                argv, env=tmux_repo.env, cwd=tmp_path, capture_output=True, text=True, check=True
+            ).stdout
             return shown if "3 run, 2 done" in shown else None
 
         local(cli("wave ps"), wait_for(two_done, 30, what="two agents done"), tmux_repo.root)
@@ -115,11 +130,16 @@ def test_lanes_md_s_broken_demo_lane_is_refused_as_shown(repo: Repo) -> None:
     lane = repo.root / "lanes" / "demo"
     edits = {
         "lane.yaml": [("max_delay_seconds: 4", "max_delay_seconds: 0.5")],
-        "waves/wave-1.yaml": [("local: {command: [wave-demo-agent, --file, "
-                               "demo-scratch/wave-1/api.md]}", "id: codx")],
-        "waves/wave-2.yaml": [("deliverables: [demo-scratch/wave-2/docs.md]\n",
-                               "deliverables: [README.md]\n    timeout: 5\n")],
-    }  # fmt: skip
+        "waves/wave-1.yaml": [
+            ("local: {command: [wave-demo-agent, --file, demo-scratch/wave-1/api.md]}", "id: codx")
+        ],
+        "waves/wave-2.yaml": [
+            (
+                "deliverables: [demo-scratch/wave-2/docs.md]\n",
+                "deliverables: [README.md]\n    timeout: 5\n",
+            )
+        ],
+    }
     for name, pairs in edits.items():
         text = (lane / name).read_text()
         for old, new in pairs:

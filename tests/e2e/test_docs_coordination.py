@@ -26,8 +26,12 @@ def talk_lane(repo: Repo) -> None:
 
 
 def without_ids(shown: Shown) -> Shown:
-    return Shown(shown.page, shown.line, ID.sub(r"\1-ID", shown.command),
-                 tuple(ID.sub(r"\1-ID", line) for line in shown.output))  # fmt: skip
+    return Shown(
+        shown.page,
+        shown.line,
+        ID.sub(r"\1-ID", shown.command),
+        tuple(ID.sub(r"\1-ID", line) for line in shown.output),
+    )
 
 
 def check(shown: Shown, printed: str, any_order: bool = False) -> None:
@@ -38,9 +42,11 @@ def blocks() -> tuple[list[Shown], list[tuple[str, ...]]]:
     """The page's console commands, and the output of its console blocks that show no
     command (what a running launcher goes on to print)."""
     text = (DOCS / PAGE).read_text()
-    bare = [tuple(x for x in body.splitlines() if x)
-            for body in re.findall(r"```console\n(.*?)```", text, re.S)
-            if not body.startswith("$ ")]  # fmt: skip
+    bare = [
+        tuple(x for x in body.splitlines() if x)
+        for body in re.findall(r"```console\n(.*?)```", text, re.S)
+        if not body.startswith("$ ")
+    ]
     return list(console_commands(PAGE)), bare
 
 

@@ -67,8 +67,11 @@ def test_a_detached_run_watched_and_stopped(tmux_repo: Repo) -> None:
     try:
         wait_for(lambda: events(tmux_repo, "agent_finished") >= {"api"}, 30, what="api done")
         wait_for(lambda: "ui" in events(tmux_repo, "agent_launched"), 30, what="ui launched")
-        wait_for(lambda: tmux_repo.wave("status", "--lane", "slow").stdout.count(" coding ") == 2,
-                 20, what="store and ui coding")  # fmt: skip
+        wait_for(
+            lambda: tmux_repo.wave("status", "--lane", "slow").stdout.count(" coding ") == 2,
+            20,
+            what="store and ui coding",
+        )
         running, after = shown["wave status --lane slow"][:2]
         run(tmux_repo, running)
         run(tmux_repo, shown["wave stop --lane slow --agent store"][0])
@@ -127,15 +130,19 @@ def test_ctrl_c_on_a_foreground_json_launch(tmux_repo: Repo) -> None:
     block = shown["wave launch --lane slow --json"][0]
     launch = tmux_repo.spawn("launch", "--lane", "slow", "--json")
     try:
-        wait_for(lambda: events(tmux_repo, "agent_launched") >= {"api", "store", "ui"}, 30,
-                 what="three agents launched")  # fmt: skip
+        wait_for(
+            lambda: events(tmux_repo, "agent_launched") >= {"api", "store", "ui"},
+            30,
+            what="three agents launched",
+        )
         launch.send_signal(signal.SIGINT)
         out, err = launch.communicate(timeout=60)
     finally:
         if launch.poll() is None:
             launch.kill()
-    shown_lines = Shown(block.page, block.line, block.command,
-                        tuple(x.replace("^C", "", 1) for x in block.output))  # fmt: skip
+    shown_lines = Shown(
+        block.page, block.line, block.command, tuple(x.replace("^C", "", 1) for x in block.output)
+    )
     compare(shown_lines, err + out, any_order=True)
     assert [str(launch.returncode)] == list(shown["echo $?"][2].output)
     assert json.loads(out)["code"] == 130

@@ -40,8 +40,9 @@ def run(repo: Repo, shown: Shown, code: int) -> None:
 def test_every_console_block_of_the_page_prints_what_it_shows(slurm_repo: Repo) -> None:
     validate, refused, dry, attach = console_commands(PAGE)
     text = (DOCS / PAGE).read_text()
-    wrong = re.search(r"```yaml\n# lanes/big/lane.yaml, with an option wave sets itself\n(.*?)```",
-                      text, re.S)  # fmt: skip
+    wrong = re.search(
+        r"```yaml\n# lanes/big/lane.yaml, with an option wave sets itself\n(.*?)```", text, re.S
+    )
     assert wrong is not None
     big(slurm_repo, wrong.group(1))
     run(slurm_repo, validate, 2)
@@ -59,8 +60,11 @@ def test_every_console_block_of_the_page_prints_what_it_shows(slurm_repo: Repo) 
         launcher = slurm_repo.spawn("launch", "--lane", "big", "--no-dashboard")
         try:
             argv = shlex.split(shown.command)[1:]
-            wait_for(lambda: slurm_repo.wave(*argv).returncode == 0, 60,  # noqa: B023
-                     what="A1's job to run")  # fmt: skip
+            wait_for(
+                lambda: slurm_repo.wave(*argv).returncode == 0,  # noqa: B023
+                60,
+                what="A1's job to run",
+            )
             run(slurm_repo, shown, 0)
         finally:
             (slurm_repo.root / "release").touch()

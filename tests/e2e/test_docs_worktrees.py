@@ -31,8 +31,11 @@ def check(shown: Shown, printed: str) -> None:
 def calculator(root: Path, env: dict[str, str]) -> None:
     """The page's repository: `base` (calc/__init__.py, .gitignore), then the lane."""
     files = lane_files(PAGE, "main")
-    assert set(files) == {"lanes/main/lane.yaml", "lanes/main/waves/wave-1.yaml",
-                          "lanes/main/waves/wave-2.yaml"}  # fmt: skip
+    assert set(files) == {
+        "lanes/main/lane.yaml",
+        "lanes/main/waves/wave-1.yaml",
+        "lanes/main/waves/wave-2.yaml",
+    }
     git(root, "init", "-q", "-b", "main", env=env)
     git(root, "config", "user.email", "me@example.com", env=env)
     git(root, "config", "user.name", "Me", env=env)
@@ -50,8 +53,9 @@ def calculator(root: Path, env: dict[str, str]) -> None:
 
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                          check=True, env=env).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True, env=env
+    ).stdout
 
 
 def test_the_pages_story_prints_what_the_page_shows(tmux_repo: Repo) -> None:
@@ -75,10 +79,14 @@ def test_the_pages_story_prints_what_the_page_shows(tmux_repo: Repo) -> None:
 
     wave(by["wave launch --lane main --dry-run"])
     wave(by["wave launch --lane main"])
-    check(by["git show wave/main/w1-tests:tests/seen.txt"],
-          git(root, "show", "wave/main/w1-tests:tests/seen.txt"))  # fmt: skip
-    check(by["git log --oneline --graph wave/main/wave-1"],
-          git(root, "log", "--oneline", "--graph", "wave/main/wave-1"))  # fmt: skip
+    check(
+        by["git show wave/main/w1-tests:tests/seen.txt"],
+        git(root, "show", "wave/main/w1-tests:tests/seen.txt"),
+    )
+    check(
+        by["git log --oneline --graph wave/main/wave-1"],
+        git(root, "log", "--oneline", "--graph", "wave/main/wave-1"),
+    )
 
     # a commit by hand on the integration branch, one on main; the next run keeps worktrees
     fix = root.parent / "fix"

@@ -15,8 +15,9 @@ def evaluator(target_ids: str, benchmark_ids: str) -> str:
         "[wave-eval] state=satisfied targets=2 benchmarks=1 regressions=0 "
         f"target_ids={target_ids} benchmark_ids={benchmark_ids}"
     )
-    return local_agent("E", f"echo report > eval.md; echo '{said}'", role="cont-eval",
-                       owns=["eval.md"])  # fmt: skip
+    return local_agent(
+        "E", f"echo report > eval.md; echo '{said}'", role="cont-eval", owns=["eval.md"]
+    )
 
 
 def test_the_gate_holds_the_evaluator_to_the_declared_targets(tmux_repo: Repo) -> None:

@@ -97,8 +97,11 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
     claude_reset = minute_to_name(datetime.now(UTC))  # over at its minute's end
     local_reset = minute_to_name(datetime.now().astimezone())
     ampm = "am" if claude_reset.hour < 12 else "pm"
-    say(tmux_repo, "A1", "You've hit your session limit · resets "
-        f"{twelve_hour(claude_reset)}{ampm} (UTC)")  # fmt: skip
+    say(
+        tmux_repo,
+        "A1",
+        f"You've hit your session limit · resets {twelve_hour(claude_reset)}{ampm} (UTC)",
+    )
     # codex's text mode: each ERROR: line twice; opencode's: a coloured Error: line
     codex_said = (
         "ERROR: You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), "
@@ -114,14 +117,17 @@ def test_limited_agents_wait_for_their_reset_and_run_again_without_a_retry(
         "balance - https://opencode.ai/workspace/ws/go",
     )
     after = json.dumps(AFTER_PARKED)
-    setup(tmux_repo, [
-        "{id: A1, prompt: p, account: c1}",
-        f"{{id: B, prompt: p, executor: {{id: local, local: {{command: {after}}}}}}}",
-        "{id: A2, prompt: p, account: c1, depends_on: [B]}",
-        "{id: C, prompt: p, account: c2, depends_on: [B]}",
-        "{id: X, prompt: p, executor: {id: codex}}",
-        "{id: O, prompt: p, executor: {id: opencode}}",
-    ])  # fmt: skip
+    setup(
+        tmux_repo,
+        [
+            "{id: A1, prompt: p, account: c1}",
+            f"{{id: B, prompt: p, executor: {{id: local, local: {{command: {after}}}}}}}",
+            "{id: A2, prompt: p, account: c1, depends_on: [B]}",
+            "{id: C, prompt: p, account: c2, depends_on: [B]}",
+            "{id: X, prompt: p, executor: {id: codex}}",
+            "{id: O, prompt: p, executor: {id: opencode}}",
+        ],
+    )
     proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     wait_for(lambda: len(events(tmux_repo, "agent_limited")) == 3, 30, what="three parked")
 
@@ -162,11 +168,16 @@ def test_a_reset_too_far_away_ends_the_agent_and_holds_its_account_no_longer_tha
     """7 hours is past max_wait_minutes (here 9 s): A1 ends as usage-limit; its account's
     other agents wait for the maximum wait, not the 7 hours, nor end unstarted, then run."""
     say(tmux_repo, "A1", "Fast limit reached and temporarily disabled · resets in 7h")
-    setup(tmux_repo, [
-        "{id: A1, prompt: p, account: c1}",
-        "{id: A3, prompt: p, account: c1}",  # waits for A1 (the cap), then for the hold
-        "{id: C, prompt: p, account: c2}",
-    ], retries=1, caps=", max_running: {account: {c1: 1}}")  # fmt: skip
+    setup(
+        tmux_repo,
+        [
+            "{id: A1, prompt: p, account: c1}",
+            "{id: A3, prompt: p, account: c1}",  # waits for A1 (the cap), then for the hold
+            "{id: C, prompt: p, account: c2}",
+        ],
+        retries=1,
+        caps=", max_running: {account: {c1: 1}}",
+    )
     lane = tmux_repo.root / "lanes/main/lane.yaml"
     lane.write_text(
         lane.read_text().replace("margin_seconds: 1", "margin_seconds: 1, max_wait_minutes: 0.15")
@@ -185,12 +196,18 @@ def test_a_reset_too_far_away_ends_the_agent_and_holds_its_account_no_longer_tha
 
 def test_no_more_than_the_cap_of_codex_agents_run_at_once(tmux_repo: Repo) -> None:
     ids = [f"K{i}" for i in range(20)]
-    setup(tmux_repo, [f"{{id: {i}, prompt: p, executor: {{id: codex}}}}" for i in ids],
-          caps=", max_running: {codex: 3}")  # fmt: skip
+    setup(
+        tmux_repo,
+        [f"{{id: {i}, prompt: p, executor: {{id: codex}}}}" for i in ids],
+        caps=", max_running: {codex: 3}",
+    )
     # Each codex run records when it began and ended: the most that overlap is exact (a scan
     # of running processes is not: it can see one that ended and its successor in one pass).
-    tmux_repo.fake("codex", 'cat > /dev/null; b=$(date +%s.%N); sleep 0.4\n'
-                   'echo "$b $(date +%s.%N)" >> "$WAVE_REPO/spans"; echo done\n')  # fmt: skip
+    tmux_repo.fake(
+        "codex",
+        "cat > /dev/null; b=$(date +%s.%N); sleep 0.4\n"
+        'echo "$b $(date +%s.%N)" >> "$WAVE_REPO/spans"; echo done\n',
+    )
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=120)
     assert done.returncode == 0, done.stderr
     spans = [
@@ -211,10 +228,14 @@ def test_no_more_than_the_cap_of_codex_agents_run_at_once(tmux_repo: Repo) -> No
 
 def test_the_spend_limit_stops_new_agents_and_blocks_the_wave(tmux_repo: Repo) -> None:
     ids = ["S1", "S2", "S3", "S4"]
-    setup(tmux_repo, [f"{{id: {i}, prompt: p}}" for i in ids], retries=2,
-          caps=", max_running: {claude: 1}",
-          extra="executors: {claude: {output_format: json}}\nspend_limit_usd: 1\n"
-                "notify: {command: [sh, -c, 'cat >> told.jsonl; echo >> told.jsonl']}\n")  # fmt: skip
+    setup(
+        tmux_repo,
+        [f"{{id: {i}, prompt: p}}" for i in ids],
+        retries=2,
+        caps=", max_running: {claude: 1}",
+        extra="executors: {claude: {output_format: json}}\nspend_limit_usd: 1\n"
+        "notify: {command: [sh, -c, 'cat >> told.jsonl; echo >> told.jsonl']}\n",
+    )
     for agent in ids:
         (tmux_repo.root / "cost" / agent).write_text("0.45")
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
@@ -258,19 +279,29 @@ def test_kill_9_while_parked_then_resume_keeps_the_reset_and_launches_nothing_tw
 def test_a_rate_limit_one_agent_meets_is_waited_out_by_its_account_s_other_agents(
     tmux_repo: Repo,
 ) -> None:
-    say(tmux_repo, "R1", "API Error: Request rejected (429) · This request would exceed the "
-        "rate limit for your organization of 50,000 input tokens per minute.")  # fmt: skip
-    setup(tmux_repo, [
-        "{id: R1, prompt: p, account: c1}",
-        "{id: R3, prompt: p, account: c2}",
-        "{id: R2, prompt: p, account: c1}",
-    ], extra="")  # fmt: skip
+    say(
+        tmux_repo,
+        "R1",
+        "API Error: Request rejected (429) · This request would exceed the "
+        "rate limit for your organization of 50,000 input tokens per minute.",
+    )
+    setup(
+        tmux_repo,
+        [
+            "{id: R1, prompt: p, account: c1}",
+            "{id: R3, prompt: p, account: c2}",
+            "{id: R2, prompt: p, account: c1}",
+        ],
+        extra="",
+    )
     lane = tmux_repo.root / "lanes/main/lane.yaml"
-    lane.write_text(lane.read_text().replace(
-        "launch_stagger_ms: 0",
-        "launch_stagger_ms: 1500,\n           rate_limit: {retries: 1, base_delay_seconds: 8, "
-        "max_delay_seconds: 8, jitter_seconds: 0}",
-    ))  # fmt: skip
+    lane.write_text(
+        lane.read_text().replace(
+            "launch_stagger_ms: 0",
+            "launch_stagger_ms: 1500,\n           rate_limit: {retries: 1, base_delay_seconds: 8, "
+            "max_delay_seconds: 8, jitter_seconds: 0}",
+        )
+    )
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
     assert done.returncode == 0, done.stderr
     shared = list((tmux_repo.state("main") / "accounts").iterdir())
@@ -305,21 +336,27 @@ def test_a_limit_with_no_reset_near_runs_the_fallback_now_without_a_wave_retry(
     tmux_repo: Repo,
 ) -> None:
     say(tmux_repo, "F", "You've hit your weekly limit · resets in 4 days")
-    setup(tmux_repo, [
-        "{id: F, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
-        # waits for F (the cap), then its account is out of quota: it starts on codex at once
-        "{id: G, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
-    ], caps=", max_running: {account: {c1: 1}}")  # fmt: skip
+    setup(
+        tmux_repo,
+        [
+            "{id: F, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
+            # waits for F (the cap), then its account is out of quota: it starts on codex at once
+            "{id: G, prompt: p, account: c1, executor: {fallbacks: [codex]}}",
+        ],
+        caps=", max_running: {account: {c1: 1}}",
+    )
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
     assert done.returncode == 0, done.stderr
     fell = {e["agent"]: e for e in events(tmux_repo, "agent_fallback")}
     assert {a: (e["previous"], e["executor"]) for a, e in fell.items()} == {
-        "F": ("claude", "codex"), "G": ("claude", "codex")
-    }  # fmt: skip
+        "F": ("claude", "codex"),
+        "G": ("claude", "codex"),
+    }
     finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
     assert {a: (e["status"], e["executor"]) for a, e in finished.items()} == {
-        "F": ("success", "codex"), "G": ("success", "codex")
-    }  # fmt: skip
+        "F": ("success", "codex"),
+        "G": ("success", "codex"),
+    }
     began = starts(tmux_repo)
     assert (len(began["F"]), len(began["G"])) == (2, 1)  # G never ran on claude
     assert tmux_repo.run_state("main")["waves"]["1"]["attempts"] == 1

@@ -21,8 +21,14 @@ def told(hook: Hook) -> list[dict]:
 
 def test_a_completed_lane_tells_each_wave_and_the_lane_done(tmux_repo: Repo, hook: Hook) -> None:
     lane = local_lane() + f"notify: {{webhook: {{url: '{hook.url}'}}}}\n"
-    tmux_repo.lane("main", lane, {1: "agents:\n" + local_agent("A", "echo done"),
-                                  2: "agents:\n" + local_agent("B", "echo done")})  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        lane,
+        {
+            1: "agents:\n" + local_agent("A", "echo done"),
+            2: "agents:\n" + local_agent("B", "echo done"),
+        },
+    )
     done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert done.returncode == 0, done.stderr
     kinds = [(d["kind"], d.get("wave")) for d in told(hook)]

@@ -65,10 +65,16 @@ print(json.dumps({"seconds": time.monotonic() - started, "code": code}))
 def under_pid_1(repo: Repo, kind: str) -> dict[str, float]:
     """`wave launch` as the only child of a fresh PID 1 in its own PID namespace."""
     argv = [
-        "unshare", "--pid", "--fork", "--mount-proc",
-        sys.executable, "-c", "import json\n" + PID1, kind,
+        "unshare",
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        sys.executable,
+        "-c",
+        "import json\n" + PID1,
+        kind,
         *repo.command("launch", "--lane", "main", "--no-dashboard"),
-    ]  # fmt: skip
+    ]
     done = subprocess.run(
         argv, cwd=repo.root, env=repo.env, capture_output=True, text=True, timeout=120
     )
@@ -95,8 +101,9 @@ def test_a_wave_under_a_pid_1_that_never_reaps_does_not_wait_on_zombies(
     qa = f"mkdir -p r && echo qa > r/qa.md; echo '{QA_OK}'; echo '[wave-verdict] pass'"
     body = "agents:\n" + "".join(local_agent(a, "echo done") for a in ("A1", "A2", "A3"))
     body += local_agent("QA", qa, role="cont-qa", owns=["r/qa.md"])
-    repo.lane("main", local_lane().replace("required_roles: []", "required_roles: [cont-qa]"),
-              {1: body})  # fmt: skip
+    repo.lane(
+        "main", local_lane().replace("required_roles: []", "required_roles: [cont-qa]"), {1: body}
+    )
     try:
         reaping = [under_pid_1(repo, "reaping")["seconds"] for _ in range(2)]
         lazy = [under_pid_1(repo, "lazy")["seconds"] for _ in range(2)]

@@ -26,17 +26,26 @@ def test_follow_interleaves_the_agents_as_they_write_and_goes_on_to_the_next_wav
     # must show each line as it is written, not each log once it is done.
     a = f"echo a1; {gate('a2')}; echo a2"
     b = f"{gate('b1')}; echo b1; {gate('b2')}; echo b2"
-    tmux_repo.lane("main", local_lane(), {
-        1: "agents:\n" + local_agent("A", a) + local_agent("B", b),
-        2: "agents:\n" + local_agent("C", "echo c1"),
-    })  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {
+            1: "agents:\n" + local_agent("A", a) + local_agent("B", b),
+            2: "agents:\n" + local_agent("C", "echo c1"),
+        },
+    )
     launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     wait_for(lambda: (tmux_repo.state("main") / "run-state.json").exists(), 20, what="start")
-    view = subprocess.Popen(tmux_repo.command("logs", "--lane", "main", "--all", "-f"),
-                            env=tmux_repo.env, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    view = subprocess.Popen(
+        tmux_repo.command("logs", "--lane", "main", "--all", "-f"),
+        env=tmux_repo.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     lines: Queue[str] = Queue()
-    threading.Thread(target=lambda: [lines.put(x.rstrip("\n")) for x in view.stdout or []],
-                     daemon=True).start()  # fmt: skip
+    threading.Thread(
+        target=lambda: [lines.put(x.rstrip("\n")) for x in view.stdout or []], daemon=True
+    ).start()
     seen: list[str] = []
 
     def next_line(want: str) -> None:
@@ -67,10 +76,15 @@ def test_follow_interleaves_the_agents_as_they_write_and_goes_on_to_the_next_wav
 
 
 def test_without_follow_each_agent_s_lines_are_printed_prefixed(tmux_repo: Repo) -> None:
-    tmux_repo.lane("main", local_lane(), {
-        1: "agents:\n" + local_agent("api", "echo one; printf 'two'")
-        + local_agent("ui", "printf 'x\\033]0;title\\007y\\n'"),
-    })  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {
+            1: "agents:\n"
+            + local_agent("api", "echo one; printf 'two'")
+            + local_agent("ui", "printf 'x\\033]0;title\\007y\\n'"),
+        },
+    )
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     out = tmux_repo.wave("logs", "--lane", "main", "--all").stdout.splitlines()
     assert out[0] == "api | one" and out[1].startswith("api | two")  # `two` had no newline
@@ -85,10 +99,17 @@ def test_wave_diff_in_a_shared_checkout_shows_the_owned_paths_changes(tmux_repo:
     root.mkdir(parents=True, exist_ok=True)
     (root / "api.txt").write_text("v1\n")
     (root / "ui.txt").write_text("old\n")
-    tmux_repo.lane("main", local_lane(), {1: "agents:\n"
-        + local_agent("api", "echo v2 >> api.txt; echo new > api-new.txt",
-                      owns=["api.txt", "api-new.txt"])
-        + local_agent("ui", "echo changed > ui.txt", owns=["ui.txt"])})  # fmt: skip
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {
+            1: "agents:\n"
+            + local_agent(
+                "api", "echo v2 >> api.txt; echo new > api-new.txt", owns=["api.txt", "api-new.txt"]
+            )
+            + local_agent("ui", "echo changed > ui.txt", owns=["ui.txt"])
+        },
+    )
     git_init(root)
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     shown = tmux_repo.wave("diff", "api", "--lane", "main")
@@ -108,18 +129,30 @@ def test_wave_diff_in_a_shared_checkout_shows_the_owned_paths_changes(tmux_repo:
 def test_rerun_runs_the_agent_again_with_why_then_the_closure_and_reuses_the_rest(
     tmux_repo: Repo,
 ) -> None:
-    count = 'n=$(cat "$WAVE_REPO/n-$WAVE_AGENT_ID" 2>/dev/null || echo 0); ' \
-            'echo $((n + 1)) > "$WAVE_REPO/n-$WAVE_AGENT_ID"'  # fmt: skip
-    qa = (count + "; mkdir -p docs; echo ok > docs/qa.md; "
-          "echo '[wave-gate] architecture=pass integration=pass durability=pass live=pass "
-          "docs=pass'; echo '[wave-verdict] pass'")  # fmt: skip
-    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", count)
-                   + local_agent("B", count)
-                   + local_agent("Q", qa, role="cont-qa", owns=["docs/qa.md"])})  # fmt: skip
+    count = (
+        'n=$(cat "$WAVE_REPO/n-$WAVE_AGENT_ID" 2>/dev/null || echo 0); '
+        'echo $((n + 1)) > "$WAVE_REPO/n-$WAVE_AGENT_ID"'
+    )
+    qa = (
+        count + "; mkdir -p docs; echo ok > docs/qa.md; "
+        "echo '[wave-gate] architecture=pass integration=pass durability=pass live=pass "
+        "docs=pass'; echo '[wave-verdict] pass'"
+    )
+    tmux_repo.lane(
+        "main",
+        local_lane(),
+        {
+            1: "agents:\n"
+            + local_agent("A", count)
+            + local_agent("B", count)
+            + local_agent("Q", qa, role="cont-qa", owns=["docs/qa.md"])
+        },
+    )
     git_init(tmux_repo.root)
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
-    again = tmux_repo.wave("rerun", "A", "--lane", "main", "--reason", "flaky tests",
-                           "--no-dashboard")  # fmt: skip
+    again = tmux_repo.wave(
+        "rerun", "A", "--lane", "main", "--reason", "flaky tests", "--no-dashboard"
+    )
     assert again.returncode == 0, again.stderr
     runs = {a: int((tmux_repo.root / f"n-{a}").read_text()) for a in ("A", "B", "Q")}
     assert runs == {"A": 2, "B": 1, "Q": 2}  # A again, B reused, the closure sweep again
@@ -135,16 +168,25 @@ def test_rerun_in_a_running_wave_stops_the_agent_s_try_and_runs_it_again_now(
 ) -> None:
     """The first try of A waits for a minute; the rerun stops it and the second try reads
     the person's reason in its prompt and finishes: the wave completes within seconds."""
-    a = ("echo first-try-output; grep -q 'A person asked for it (`wave rerun`): flaky' "
-         '"$WAVE_PROMPT_FILE" && { echo again > A.txt; exit 0; }; sleep 60')  # fmt: skip
-    waves = {1: "agents:\n" + local_agent("A", a) + local_agent("B", "sleep 4")
-                + local_agent("C", "true", depends_on=["B"])}  # fmt: skip
+    a = (
+        "echo first-try-output; grep -q 'A person asked for it (`wave rerun`): flaky' "
+        '"$WAVE_PROMPT_FILE" && { echo again > A.txt; exit 0; }; sleep 60'
+    )
+    waves = {
+        1: "agents:\n"
+        + local_agent("A", a)
+        + local_agent("B", "sleep 4")
+        + local_agent("C", "true", depends_on=["B"])
+    }
     tmux_repo.lane("main", local_lane(), waves)
     launcher = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     folder = tmux_repo.agent_dir("main", 1, "A")
     try:
-        wait_for(lambda: "first-try-output" in _text(folder / "output.log"), 20,
-                 what="A's first try to run")  # fmt: skip
+        wait_for(
+            lambda: "first-try-output" in _text(folder / "output.log"),
+            20,
+            what="A's first try to run",
+        )
         # C waits on B (4 s): not started while the request is answered (within a second)
         pending = tmux_repo.wave("rerun", "C", "--lane", "main")
         assert pending.returncode == 2 and "C has not started yet" in pending.stderr
@@ -162,8 +204,9 @@ def test_rerun_in_a_running_wave_stops_the_agent_s_try_and_runs_it_again_now(
     assert "first-try-output" in (folder / "attempt-1.rerun1.log").read_text()
     reruns = [e for e in tmux_repo.events("main") if e["event"] == "agent_rerun"]
     assert [(e["agent"], e.get("reason")) for e in reruns] == [("A", "flaky")]
-    finished = [e for e in tmux_repo.events("main")
-                if e["event"] == "agent_finished" and e["agent"] == "A"]  # fmt: skip
+    finished = [
+        e for e in tmux_repo.events("main") if e["event"] == "agent_finished" and e["agent"] == "A"
+    ]
     assert [e["status"] for e in finished] == ["success"]  # the stopped try is no result
 
 
@@ -180,8 +223,9 @@ def test_all_logs_show_a_line_of_megabytes_in_parts_and_never_hold_it_whole(
     big = "yes x | tr -d '\\n' | head -c 5000000"  # 5 MB, no newline
     tmux_repo.lane("main", local_lane(), {1: "agents:\n" + local_agent("A", big)})
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
-    shown = subprocess.run(tmux_repo.command("logs", "--lane", "main", "--all"),
-                           env=tmux_repo.env, capture_output=True)  # fmt: skip
+    shown = subprocess.run(
+        tmux_repo.command("logs", "--lane", "main", "--all"), env=tmux_repo.env, capture_output=True
+    )
     assert shown.returncode == 0
     parts = [line for line in shown.stdout.split(b"\n") if line.startswith(b"A | x")]
     payload = b"".join(line[len(b"A | ") :] for line in parts)  # the line, then the footer

@@ -120,8 +120,11 @@ def test_an_agent_id_in_the_detail_names_it(tmux_repo: Repo) -> None:
     assert result.returncode == 0, result.stderr
     got = launches(tmux_repo)  # A1 and A2 run side by side: either may be launched first
     assert (sorted(got[:2]), got[2], sorted(got[3:5]), got[5:]) == (
-        ["A1", "A2"], "I", ["A1", "A2"], ["I"]
-    )  # fmt: skip
+        ["A1", "A2"],
+        "I",
+        ["A1", "A2"],
+        ["I"],
+    )
 
 
 def test_a_gate_that_names_no_agent_reruns_its_stage_alone(tmux_repo: Repo) -> None:

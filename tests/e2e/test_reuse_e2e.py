@@ -59,8 +59,13 @@ def test_a_relaunch_reuses_what_succeeded_and_reruns_the_rest(tmux_repo: Repo) -
         (tmux_repo.state("main") / "waves" / "wave-1" / "dashboard.json").read_text()
     )
     states = {a["id"]: a["state"] for a in board["agents"]}
-    assert states == {"A": "reused", "B": "completed", "C": "completed", "D": "reused",
-                      "QA": "completed"}  # fmt: skip
+    assert states == {
+        "A": "reused",
+        "B": "completed",
+        "C": "completed",
+        "D": "reused",
+        "QA": "completed",
+    }
     shown = tmux_repo.wave("status", "--lane", "main").stdout
     assert any(line.split()[:2] == ["A", "reused"] for line in shown.splitlines()), shown
     assert "did A" in (tmux_repo.agent_dir("main", 1, "A") / "output.log").read_text()
@@ -106,8 +111,14 @@ def test_resume_and_fresh_together_are_refused(tmux_repo: Repo) -> None:
 
 
 def test_in_worktrees_a_reused_agents_branch_stands_and_is_merged(tmux_repo: Repo) -> None:
-    git_repo(tmux_repo, "", [tree_agent("A", COUNT + "echo a > A.txt"),
-                             tree_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed" && echo b > B.txt')])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [
+            tree_agent("A", COUNT + "echo a > A.txt"),
+            tree_agent("B", COUNT + 'test -e "$WAVE_REPO/fixed" && echo b > B.txt'),
+        ],
+    )
     root = tmux_repo.root
     assert launch(tmux_repo) != 0
     (root / "fixed").touch()
@@ -139,16 +150,18 @@ def test_resume_mid_retry_runs_the_plans_targets_and_keeps_the_rest(tmux_repo: R
         + local_agent("I", integ, role="integration", owns=["integ.md"])
     )
     tmux_repo.lane("main", local_lane(retries=1), {1: body})
-    first = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard",
-                           "--max-retries-per-wave", "0")  # fmt: skip
+    first = tmux_repo.wave(
+        "launch", "--lane", "main", "--no-dashboard", "--max-retries-per-wave", "0"
+    )
     assert first.returncode == 1 and "integration-needs-more-work" in first.stderr
     # What a launcher killed right after planning attempt 2 leaves in run-state.json.
     path = tmux_repo.state("main") / "run-state.json"
     state = json.loads(path.read_text())
     state["waves"]["1"].update(
-        state="running", attempts=2,
+        state="running",
+        attempts=2,
         plan={"agents": [], "first_stage": 0, "reason": "integration gate failed", "notes": {}},
-    )  # fmt: skip
+    )
     path.write_text(json.dumps(state))
     (tmux_repo.root / "runs").unlink()
     resumed = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--resume")

@@ -31,8 +31,13 @@ def git_repo(repo: Repo, lane_extra: str, agents: list[dict[str, Any]], retries:
 
 
 def agent(agent_id: str, command: str, **extra: Any) -> dict[str, Any]:
-    return {"id": agent_id, "prompt": f"task {agent_id}", "owns": [f"{agent_id}.txt"],
-            "executor": {"local": {"command": command}}, **extra}  # fmt: skip
+    return {
+        "id": agent_id,
+        "prompt": f"task {agent_id}",
+        "owns": [f"{agent_id}.txt"],
+        "executor": {"local": {"command": command}},
+        **extra,
+    }
 
 
 def worktrees(repo: Repo) -> list[str]:
@@ -43,8 +48,11 @@ def worktrees(repo: Repo) -> list[str]:
 def test_two_agents_merge_into_the_integration_branch_and_your_branch_is_untouched(
     tmux_repo: Repo,
 ) -> None:
-    base = git_repo(tmux_repo, "", [agent("A", "echo a > A.txt; pwd > ../../../../A-cwd"),
-                                    agent("B", "echo b > B.txt")])  # fmt: skip
+    base = git_repo(
+        tmux_repo,
+        "",
+        [agent("A", "echo a > A.txt; pwd > ../../../../A-cwd"), agent("B", "echo b > B.txt")],
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr
     root = tmux_repo.root
@@ -77,11 +85,14 @@ def test_same_lines_changed_by_two_agents_fail_with_merge_conflict_and_the_retry
         "printf 'one\\nTWO by B\\nthree\\n' > shared.txt"
     )
     git_repo(
-        tmux_repo, "",
-        [agent("A", "printf 'one\\nTWO by A\\nthree\\n' > shared.txt", owns=["shared.txt"]),
-         agent("B", b_cmd, owns=["B.txt"])],
+        tmux_repo,
+        "",
+        [
+            agent("A", "printf 'one\\nTWO by A\\nthree\\n' > shared.txt", owns=["shared.txt"]),
+            agent("B", b_cmd, owns=["B.txt"]),
+        ],
         retries=1,
-    )  # fmt: skip
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 1
     failed = [e for e in tmux_repo.events("main") if e["event"] == "gate_failed"]
@@ -89,8 +100,11 @@ def test_same_lines_changed_by_two_agents_fail_with_merge_conflict_and_the_retry
     assert "B and A changed the same lines of shared.txt" in failed[0]["detail"]
     retry = (tmux_repo.root / "B-retry.md").read_text()
     assert "merge-conflict" in retry and "<<<<<<<" in retry and "TWO by B" in retry
-    relaunched = [e["agent"] for e in tmux_repo.events("main")
-                  if e["event"] == "agent_launched" and e["attempt"] == 2]  # fmt: skip
+    relaunched = [
+        e["agent"]
+        for e in tmux_repo.events("main")
+        if e["event"] == "agent_launched" and e["attempt"] == 2
+    ]
     assert relaunched == ["B"]  # A's work is kept, not rerun
     kept = sh(tmux_repo.root, "git", "show", "wave/main/wave-1:shared.txt")
     assert "TWO by A" in kept
@@ -108,8 +122,11 @@ def test_kill_9_and_resume_reuse_the_worktrees(tmux_repo: Repo) -> None:
         os.kill(launch.pid, signal.SIGKILL)
         launch.wait(10)
         resumed = tmux_repo.spawn("launch", "--lane", "main", "--resume", "--no-dashboard")
-        wait_for(lambda: any(e["event"] == "wave_resumed" for e in tmux_repo.events("main")),
-                 seconds=40, what="the resumed launcher")  # fmt: skip
+        wait_for(
+            lambda: any(e["event"] == "wave_resumed" for e in tmux_repo.events("main")),
+            seconds=40,
+            what="the resumed launcher",
+        )
         assert tree.stat().st_ino == inode  # the same folder: reused, never recreated
         (tree / "go").touch()
         _, err = resumed.communicate(timeout=90)
@@ -157,8 +174,7 @@ def test_closure_agents_run_on_the_integration_branch_and_their_work_is_kept(
         'pwd > "$WAVE_REPO/doc-cwd"; ls > "$WAVE_REPO/doc-sees"; echo notes > D.txt; '
         "echo '[wave-doc-closure] state=no-change paths='"
     )
-    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
-                             agent("D", doc, role="documentation")])  # fmt: skip
+    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"), agent("D", doc, role="documentation")])
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr
     root = tmux_repo.root
@@ -187,8 +203,15 @@ def events_of(repo: Repo, name: str) -> list[dict[str, Any]]:
 
 def test_a_dependent_starts_from_its_dependencies_work(tmux_repo: Repo) -> None:
     check = "ls > sees.txt; test -f mul.txt && test -f sub.txt && echo both > tests.txt"
-    git_repo(tmux_repo, "", [agent("mul", "echo m > mul.txt"), agent("sub", "echo s > sub.txt"),
-                             agent("tests", check, depends_on=["mul", "sub"])])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [
+            agent("mul", "echo m > mul.txt"),
+            agent("sub", "echo s > sub.txt"),
+            agent("tests", check, depends_on=["mul", "sub"]),
+        ],
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr
     root = tmux_repo.root
@@ -204,8 +227,15 @@ def test_a_dependent_starts_from_its_dependencies_work(tmux_repo: Repo) -> None:
 def test_dependencies_that_conflict_fail_the_dependent_with_merge_conflict(
     tmux_repo: Repo,
 ) -> None:
-    git_repo(tmux_repo, "", [agent("mul", "echo m > shared.txt"), agent("sub", "echo s > shared.txt"),
-                             agent("tests", "echo t > tests.txt", depends_on=["mul", "sub"])])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [
+            agent("mul", "echo m > shared.txt"),
+            agent("sub", "echo s > shared.txt"),
+            agent("tests", "echo t > tests.txt", depends_on=["mul", "sub"]),
+        ],
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 1
     (finished,) = [e for e in events_of(tmux_repo, "agent_finished") if e["agent"] == "tests"]
@@ -254,12 +284,18 @@ def test_hooks_and_fsmonitor_an_agent_plants_never_run_in_waves_git(tmux_repo: R
         + "".join(
             f"printf '#!/bin/sh\\necho {h} >> {marker}\\n' > \"$common/hooks/{h}\"; "
             f'chmod +x "$common/hooks/{h}"; '
-            for h in ("post-commit", "pre-commit", "prepare-commit-msg", "post-merge",
-                      "reference-transaction", "post-checkout")
+            for h in (
+                "post-commit",
+                "pre-commit",
+                "prepare-commit-msg",
+                "post-merge",
+                "reference-transaction",
+                "post-checkout",
+            )
         )
         + f"printf '#!/bin/sh\\necho fsmonitor >> {marker}\\n' > ../fsm; chmod +x ../fsm; "
-        + "git config core.fsmonitor \"$PWD/../fsm\"; echo a > A.txt"
-    )  # fmt: skip
+        + 'git config core.fsmonitor "$PWD/../fsm"; echo a > A.txt'
+    )
     git_repo(tmux_repo, "", [agent("A", plant), agent("B", "echo b > B.txt", depends_on=["A"])])
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 0, result.stderr
@@ -319,8 +355,11 @@ def test_a_slow_worktree_setup_does_not_hold_the_other_agents(tmux_repo: Repo) -
 
 def test_a_failed_gates_report_is_kept_where_wave_status_points(tmux_repo: Repo) -> None:
     qa = "mkdir -p r && echo 'QA found gaps' > r/qa.md; echo '[wave-verdict] pass'"
-    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
-                             agent("QA", qa, role="cont-qa", owns=["r/qa.md"])])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [agent("A", "echo a > A.txt"), agent("QA", qa, role="cont-qa", owns=["r/qa.md"])],
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 1
     assert worktrees(tmux_repo) == []  # the integration worktree is gone
@@ -332,8 +371,11 @@ def test_a_failed_gates_report_is_kept_where_wave_status_points(tmux_repo: Repo)
 
 
 def test_wave_diff_shows_an_agents_own_change_from_where_it_started(tmux_repo: Repo) -> None:
-    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
-                             agent("B", "echo b > B.txt", depends_on=["A"])])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [agent("A", "echo a > A.txt"), agent("B", "echo b > B.txt", depends_on=["A"])],
+    )
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     shown = tmux_repo.wave("diff", "B", "--lane", "main")
     assert shown.returncode == 0, shown.stderr
@@ -417,8 +459,11 @@ def test_a_report_behind_a_linked_folder_is_not_copied(tmux_repo: Repo) -> None:
     outside.mkdir()
     (outside / "qa.md").write_text("not the agent's to hand over\n")
     qa = f"ln -s {outside} r; echo '[wave-verdict] pass'"
-    git_repo(tmux_repo, "", [agent("A", "echo a > A.txt"),
-                             agent("QA", qa, role="cont-qa", owns=["r/qa.md"])])  # fmt: skip
+    git_repo(
+        tmux_repo,
+        "",
+        [agent("A", "echo a > A.txt"), agent("QA", qa, role="cont-qa", owns=["r/qa.md"])],
+    )
     result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert result.returncode == 1
     report = tmux_repo.run_state("main")["waves"]["1"]["gate_failure"]["report"]

@@ -36,10 +36,14 @@ def test_a_flood_of_questions_notifies_one_at_a_time_and_coalesces_the_rest(
             notifier.send({"id": f"q-{n:016x}", "question": "\udcff lone surrogate"})
         assert threading.active_count() <= threads + 1  # one worker, not one per question
         lines = wait_for(
-            lambda: [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
-            if out.exists() and '"coalesced"' in out.read_text() else None,
-            seconds=60, what="the coalesced notification",
-        )  # fmt: skip
+            lambda: (
+                [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
+                if out.exists() and '"coalesced"' in out.read_text()
+                else None
+            ),
+            seconds=60,
+            what="the coalesced notification",
+        )
     assert not (tmp_path / "overlaps").exists()
     coalesced = [x["coalesced"] for x in lines if "coalesced" in x]
     singles = [x for x in lines if "id" in x]
@@ -89,13 +93,27 @@ def test_a_reused_id_does_not_merge_two_posts(tmp_path: Path) -> None:
     log = CoordLog(tmp_path / "wave-1.jsonl", 1)
     rid = log.post(kind="decision", summary="use SQLite", agent="A")
     with (tmp_path / "wave-1.jsonl").open("a") as fh:  # another post that drew the same id
-        fh.write(json.dumps({"id": rid, "wave": 1, "kind": "blocker", "summary": "other",
-                             "agent": "B", "created_at": "2099-01-01T00:00:00.000Z"}) + "\n")  # fmt: skip
+        fh.write(
+            json.dumps(
+                {
+                    "id": rid,
+                    "wave": 1,
+                    "kind": "blocker",
+                    "summary": "other",
+                    "agent": "B",
+                    "created_at": "2099-01-01T00:00:00.000Z",
+                }
+            )
+            + "\n"
+        )
     log.update(rid, status="resolved")
     (item,) = log.records().values()
     assert (item.kind, item.summary, item.agent, item.status) == (
-        "decision", "use SQLite", "A", "resolved"
-    )  # fmt: skip
+        "decision",
+        "use SQLite",
+        "A",
+        "resolved",
+    )
 
 
 def test_the_feedback_lock_waits_a_bounded_time_and_names_its_holder(tmp_path: Path) -> None:
@@ -119,8 +137,19 @@ def test_a_question_without_its_mirror_item_does_not_stop_the_next_run(tmux_repo
     assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
     state = tmux_repo.state("main")
     with (state / "feedback.jsonl").open("a") as fh:  # `ask` killed between its two appends
-        fh.write(json.dumps({"id": "q-00000000000000aa", "lane": "main", "wave": 1, "agent": "A",
-                             "question": "left?", "status": "pending"}) + "\n")  # fmt: skip
+        fh.write(
+            json.dumps(
+                {
+                    "id": "q-00000000000000aa",
+                    "lane": "main",
+                    "wave": 1,
+                    "agent": "A",
+                    "question": "left?",
+                    "status": "pending",
+                }
+            )
+            + "\n"
+        )
     CoordLog(state / "coordination" / "wave-1.jsonl", 1).post(
         kind="blocker", summary="old run's blocker", agent="A", priority="high"
     )

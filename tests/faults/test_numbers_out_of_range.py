@@ -32,12 +32,24 @@ def problems(repo: Repo, lane_yaml: str, wave: str = f"agents:\n  - {AGENT}\n") 
 @pytest.mark.parametrize(
     ("block", "field", "line", "shown"),
     [
-        ("rate_limit: {base_delay_seconds: 1.0e+300}", "rate_limit.base_delay_seconds", 4,
-         "must be at most 86400, got 1e+300 (expected a number from 0 to 86400)"),
-        ("rate_limit: {max_delay_seconds: 1.0e+12}", "rate_limit.max_delay_seconds", 4,
-         "from 0 to 86400"),
-        ("rate_limit: {jitter_seconds: 99999999}", "rate_limit.jitter_seconds", 4,
-         "from 0 to 3600"),
+        (
+            "rate_limit: {base_delay_seconds: 1.0e+300}",
+            "rate_limit.base_delay_seconds",
+            4,
+            "must be at most 86400, got 1e+300 (expected a number from 0 to 86400)",
+        ),
+        (
+            "rate_limit: {max_delay_seconds: 1.0e+12}",
+            "rate_limit.max_delay_seconds",
+            4,
+            "from 0 to 86400",
+        ),
+        (
+            "rate_limit: {jitter_seconds: 99999999}",
+            "rate_limit.jitter_seconds",
+            4,
+            "from 0 to 3600",
+        ),
         ("rate_limit: {retries: 1000000}", "rate_limit.retries", 4, "an integer from 0 to 100"),
         ("timeout_minutes: 1.0e+300", "timeout_minutes", 4, "from 0 to 43200"),
         ("max_retries_per_wave: 9999999999", "max_retries_per_wave", 4, "from 0 to 100"),
@@ -46,7 +58,7 @@ def problems(repo: Repo, lane_yaml: str, wave: str = f"agents:\n  - {AGENT}\n") 
         ("max_running: 100000000", "max_running", 4, "from 1 to 10000"),
         ("launch_stagger_ms: -1", "launch_stagger_ms", 4, "must be at least 0, got -1"),
     ],
-)  # fmt: skip
+)
 def test_each_lane_default_has_a_range_named_in_the_message(
     repo: Repo, block: str, field: str, line: int, shown: str
 ) -> None:
@@ -60,14 +72,23 @@ def test_each_lane_default_has_a_range_named_in_the_message(
 @pytest.mark.parametrize(
     ("agent", "field", "shown"),
     [
-        ("{id: A1, prompt: w, executor: {id: local, local: {command: [x]}, budget: {minutes: 1.0e+300}}}",
-         "agents[0].executor.budget.minutes", "from 0 to 43200"),
-        ("{id: A1, prompt: w, executor: {id: local, local: {command: [x]}, budget: {turns: 10000000000}}}",
-         "agents[0].executor.budget.turns", "from 1 to 100000"),
-        ("{id: A1, prompt: w, executor: {id: claude, claude: {max_turns: 10000000000}}}",
-         "agents[0].executor.claude.max_turns", "from 1 to 100000"),
+        (
+            "{id: A1, prompt: w, executor: {id: local, local: {command: [x]}, budget: {minutes: 1.0e+300}}}",
+            "agents[0].executor.budget.minutes",
+            "from 0 to 43200",
+        ),
+        (
+            "{id: A1, prompt: w, executor: {id: local, local: {command: [x]}, budget: {turns: 10000000000}}}",
+            "agents[0].executor.budget.turns",
+            "from 1 to 100000",
+        ),
+        (
+            "{id: A1, prompt: w, executor: {id: claude, claude: {max_turns: 10000000000}}}",
+            "agents[0].executor.claude.max_turns",
+            "from 1 to 100000",
+        ),
     ],
-)  # fmt: skip
+)
 def test_agent_budgets_have_ranges(repo: Repo, agent: str, field: str, shown: str) -> None:
     found = problems(repo, local_lane(), f"agents:\n  - {agent}\n")
     assert any("wave-1.yaml:2:" in p and field in p and shown in p for p in found), found

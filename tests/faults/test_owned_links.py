@@ -51,10 +51,14 @@ def validate(repo: Repo, agent_fields: str, shared: str = "") -> list[dict[str, 
             "prompt: w, owns: [src/], deliverables: [docs/result.md]",
             "agents[0].deliverables[0]",
         ),
-        ({"p.md": "{outside}/prompt.md"}, "prompt_file: p.md, owns: [src/]", "agents[0].prompt_file"),
+        (
+            {"p.md": "{outside}/prompt.md"},
+            "prompt_file: p.md, owns: [src/]",
+            "agents[0].prompt_file",
+        ),
         ({"loop1": "loop2", "loop2": "loop1"}, "prompt: w, owns: [loop1/x]", "agents[0].owns[0]"),
     ],
-)  # fmt: skip
+)
 def test_a_path_through_a_link_out_of_the_repository_fails_validation(
     repo: Repo, outside: Path, links: dict[str, str], fields: str, field: str
 ) -> None:
@@ -81,7 +85,9 @@ def test_links_that_stay_inside_are_fine(repo: Repo) -> None:
     assert validate(repo, "prompt: w, owns: [docs/, abs/x.md], deliverables: [docs/a.md]") == []
 
 
-def agent(deliverables: tuple[str, ...] = (), owns: tuple[str, ...] = (), role: str = "implementation") -> AgentDef:  # fmt: skip
+def agent(
+    deliverables: tuple[str, ...] = (), owns: tuple[str, ...] = (), role: str = "implementation"
+) -> AgentDef:
     return AgentDef(
         id="A1",
         title="A1",

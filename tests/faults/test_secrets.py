@@ -62,8 +62,19 @@ def assert_redacted(text: str) -> None:
 
 
 def test_names_and_values_are_recognised() -> None:
-    for name in ("GITHUB_PAT", "DB_PASS", "X_PASSWD", "MY_PWD", "AWS_CREDENTIALS", "PRIVATE_KEY",
-                 "AUTH", "COOKIE_JAR", "SESSION_ID", "APIKEY", "NPM_TOKEN"):  # fmt: skip
+    for name in (
+        "GITHUB_PAT",
+        "DB_PASS",
+        "X_PASSWD",
+        "MY_PWD",
+        "AWS_CREDENTIALS",
+        "PRIVATE_KEY",
+        "AUTH",
+        "COOKIE_JAR",
+        "SESSION_ID",
+        "APIKEY",
+        "NPM_TOKEN",
+    ):
         assert secret_name(name), name
     for name in ("PATH", "PWD", "HOME", "LANG", "PATTERN", "TERM", "SSH_AUTH_SOCK"):
         assert not secret_name(name), name

@@ -93,7 +93,11 @@ def test_the_dashboard_renders_agent_text_inert_on_a_real_terminal(width: int) -
 
 def write_state(repo: Repo) -> None:
     """A lane whose state dir says, everywhere a person reads, what an agent chose to print."""
-    repo.lane("main", local_lane(), {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"})  # fmt: skip
+    repo.lane(
+        "main",
+        local_lane(),
+        {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"},
+    )
     state = repo.state("main")
     wave_dir = state / "waves" / "wave-1"
     wave_dir.mkdir(parents=True)
@@ -190,7 +194,11 @@ def test_logs_on_a_terminal_are_inert_and_piped_are_byte_for_byte(repo: Repo) ->
 def test_error_messages_quote_hostile_text_inert(repo: Repo) -> None:
     """YAML's double-quoted `\\e` and `\\a` put ESC and BEL in a key, which the problem names."""
     lane_yaml = local_lane() + '"\\e]52;c;eA==\\a\\ec\\x9b2J": 1\n'
-    repo.lane("main", lane_yaml, {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"})  # fmt: skip
+    repo.lane(
+        "main",
+        lane_yaml,
+        {1: "agents:\n  - {id: A1, prompt: w, executor: {local: {command: [true]}}}\n"},
+    )
     for args in (("validate",), ("launch", "--dry-run")):
         result = repo.wave(*args, "--lane", "main")
         assert result.returncode == 2 and "unknown key" in result.stderr, result.stderr

@@ -15,9 +15,13 @@ from wave_orchestrator.runtime.wave.retry import named_agents, unfinished_delive
 
 def agent(agent_id: str, role: str = "implementation", **extra: Any) -> AgentDef:
     return AgentDef(
-        id=agent_id, title=agent_id, role=role, executor=ExecutorSpec(id="local"), prompt="p",
+        id=agent_id,
+        title=agent_id,
+        role=role,
+        executor=ExecutorSpec(id="local"),
+        prompt="p",
         **extra,
-    )  # fmt: skip
+    )
 
 
 IMPL = [agent("A1"), agent("A2"), agent("docs")]
@@ -76,8 +80,9 @@ def test_words_wave_composed_never_name_agents(tmp_path: Path) -> None:
         "[wave-gate] architecture=pass integration=pass durability=pass live=blocked docs=pass\n"
         "[wave-verdict] blocked\n"
     )
-    qa = AgentResult(agent("QA", "cont-qa", owns=("qa.md",)), "success", 0, parse_markers(text),
-                     tmp_path)  # fmt: skip
+    qa = AgentResult(
+        agent("QA", "cont-qa", owns=("qa.md",)), "success", 0, parse_markers(text), tmp_path
+    )
     gate = judge_cont_qa([qa])
     assert {f.code for f in gate.failures} == {"gate-live-blocked", "cont-qa-blocked"}
     assert any("docs" in f.detail for f in gate.failures)  # wave's words hold the ids ...

@@ -18,21 +18,35 @@ from wave_orchestrator.state.run_state import RunState
 
 
 def agent(agent_id: str, **extra: Any) -> AgentDef:
-    fields: dict[str, Any] = {"id": agent_id, "title": agent_id, "role": "implementation",
-                              "executor": ExecutorSpec(id="codex", model="m1"), "prompt": "p"}  # fmt: skip
+    fields: dict[str, Any] = {
+        "id": agent_id,
+        "title": agent_id,
+        "role": "implementation",
+        "executor": ExecutorSpec(id="codex", model="m1"),
+        "prompt": "p",
+    }
     fields.update(extra)
     return AgentDef(**fields)
 
 
-def finished(folder: Path, a: AgentDef, state: str = "success", attempt: int = 1,
-             recorded_attempt: int | None = None, digest: str | None = None) -> AgentPaths:  # fmt: skip
+def finished(
+    folder: Path,
+    a: AgentDef,
+    state: str = "success",
+    attempt: int = 1,
+    recorded_attempt: int | None = None,
+    digest: str | None = None,
+) -> AgentPaths:
     """An earlier run's folder: a status of ``state`` and a launch record."""
     paths = AgentPaths(folder / a.id)
     paths.dir.mkdir(parents=True)
     code = 0 if state == "success" else 1
     paths.status.write_text(json.dumps({"status": state, "code": code, "attempt": attempt}))
-    record = {"attempt": recorded_attempt or attempt, "executor": "codex",
-              "fingerprint": digest if digest is not None else fingerprint(a, "codex")}  # fmt: skip
+    record = {
+        "attempt": recorded_attempt or attempt,
+        "executor": "codex",
+        "fingerprint": digest if digest is not None else fingerprint(a, "codex"),
+    }
     paths.launch_record.write_text(json.dumps(record))
     return paths
 
@@ -59,8 +73,7 @@ def test_only_a_success_of_the_same_fingerprint_and_attempt_counts(tmp_path: Pat
     a = agent("A")
     assert succeeded_with(finished(tmp_path / "1", a), fingerprint(a, "codex"))
     assert not succeeded_with(finished(tmp_path / "2", a, "failed"), fingerprint(a, "codex"))
-    assert not succeeded_with(finished(tmp_path / "3", a, digest="f" * 64),
-                              fingerprint(a, "codex"))  # fmt: skip
+    assert not succeeded_with(finished(tmp_path / "3", a, digest="f" * 64), fingerprint(a, "codex"))
     stale = finished(tmp_path / "4", a, attempt=2, recorded_attempt=1)  # record of attempt 1
     assert not succeeded_with(stale, fingerprint(a, "codex"))
     torn = finished(tmp_path / "5", a)
@@ -71,10 +84,19 @@ def test_only_a_success_of_the_same_fingerprint_and_attempt_counts(tmp_path: Pat
 
 
 def test_rejected_failed_and_their_dependents_run_again(tmp_path: Path) -> None:
-    agents = [agent("A"), agent("B"), agent("C", depends_on=("B",)), agent("D"),
-              agent("E", depends_on=("C",)), agent("F")]  # fmt: skip
-    earlier = {a.id: finished(tmp_path, a, "failed" if a.id == "B" else "success")
-               for a in agents if a.id != "F"}  # fmt: skip
+    agents = [
+        agent("A"),
+        agent("B"),
+        agent("C", depends_on=("B",)),
+        agent("D"),
+        agent("E", depends_on=("C",)),
+        agent("F"),
+    ]
+    earlier = {
+        a.id: finished(tmp_path, a, "failed" if a.id == "B" else "success")
+        for a in agents
+        if a.id != "F"
+    }
     prints = {a.id: fingerprint(a, "codex") for a in agents}
     ledger = seen({a: ("failed" if a == "B" else "completed", prints[a]) for a in "ABCDE"})
     assert choose_reused(agents, prints, earlier, ledger, 1) == ["A", "D"]  # F never ran
@@ -136,12 +158,17 @@ def test_the_retry_plan_survives_run_state_and_is_checked_on_the_way_back(
     again = RunState(tmp_path / "run-state.json", "main").wave(1)
     restored = RetryPlan.restored(again["plan"], wave)
     assert restored == plan
-    for odd in ({"agents": ["Z"], "first_stage": 0}, {"agents": ["A"], "first_stage": 9},
-                {"agents": "A", "first_stage": 0}, {"agents": ["A"], "first_stage": True},
-                "plan"):  # fmt: skip
+    for odd in (
+        {"agents": ["Z"], "first_stage": 0},
+        {"agents": ["A"], "first_stage": 9},
+        {"agents": "A", "first_stage": 0},
+        {"agents": ["A"], "first_stage": True},
+        "plan",
+    ):
         assert RetryPlan.restored(odd, wave) is None
-    kept = RetryPlan.restored({"agents": ["A"], "first_stage": 0, "notes": {"Z": "x", "A": 1}},
-                              wave)  # fmt: skip
+    kept = RetryPlan.restored(
+        {"agents": ["A"], "first_stage": 0, "notes": {"Z": "x", "A": 1}}, wave
+    )
     assert kept is not None and kept.notes == {}
 
 

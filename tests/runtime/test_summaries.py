@@ -35,8 +35,11 @@ def test_an_artifact_behind_a_link_out_of_the_repository_does_not_count(tmp_path
     (tmp_path / "link.txt").symlink_to("/etc/passwd")
     (tmp_path / "inside.txt").symlink_to("real.txt")
     assert artifact(tmp_path, "real.txt")["exists"] is True
-    assert artifact(tmp_path, "gone.txt") == {"path": "gone.txt", "exists": False,
-                                               "modified_at": None}  # fmt: skip
+    assert artifact(tmp_path, "gone.txt") == {
+        "path": "gone.txt",
+        "exists": False,
+        "modified_at": None,
+    }
     assert artifact(tmp_path, "link.txt")["exists"] is False  # as the gate sees it: not its file
     assert artifact(tmp_path, "inside.txt")["exists"] is True
 
@@ -48,8 +51,9 @@ def test_huge_marker_lines_are_cut_in_the_summary() -> None:
     from wave_orchestrator.runtime.wave.summaries import gaps_of, markers
     from wave_orchestrator.state.untrusted import TEXT_LIMIT
 
-    agent = AgentDef(id="A", title="A", role="implementation", executor=ExecutorSpec(id="local"),
-                     prompt="p")  # fmt: skip
+    agent = AgentDef(
+        id="A", title="A", role="implementation", executor=ExecutorSpec(id="local"), prompt="p"
+    )
     text = "[wave-gap] kind=big detail=" + "x" * 200_000 + "\n"
     result = AgentResult(agent, "success", 0, parse_markers(text), Path("/r"))
     assert len(gaps_of(result)[0]["detail"]) == TEXT_LIMIT

@@ -39,18 +39,33 @@ def test_every_key_a_snapshot_can_hold_round_trips() -> None:
 
 
 def test_hostile_values_become_none_or_are_dropped() -> None:
-    frame = clean_snapshot({
-        "wave": "1", "attempt": True, "launcher_pid": 2**40, "title": ["x"],
-        "agents": [{"id": "../../etc"}, {"id": "A1", "exit_code": 1e400, "tries": -1}, "row"],
-        "coordination": {"board": 7, "blockers": [{"id": "c-1", "summary": "x" * 5000}], "q": 1},
-        "gate_failure": ["not", "an", "object"], "extra": {"kept": False},
-    })  # fmt: skip
+    frame = clean_snapshot(
+        {
+            "wave": "1",
+            "attempt": True,
+            "launcher_pid": 2**40,
+            "title": ["x"],
+            "agents": [{"id": "../../etc"}, {"id": "A1", "exit_code": 1e400, "tries": -1}, "row"],
+            "coordination": {
+                "board": 7,
+                "blockers": [{"id": "c-1", "summary": "x" * 5000}],
+                "q": 1,
+            },
+            "gate_failure": ["not", "an", "object"],
+            "extra": {"kept": False},
+        }
+    )
     assert (frame["wave"], frame["attempt"], frame["launcher_pid"], frame["title"]) == (
-        None, None, None, None
-    )  # fmt: skip
+        None,
+        None,
+        None,
+        None,
+    )
     assert frame["agents"] == [{"id": "A1", "exit_code": None, "tries": None}]
-    assert frame["coordination"] == {"board": None, "blockers": [{"id": "c-1",
-                                                                  "summary": "x" * 300}]}  # fmt: skip
+    assert frame["coordination"] == {
+        "board": None,
+        "blockers": [{"id": "c-1", "summary": "x" * 300}],
+    }
     assert frame["gate_failure"] is None and "extra" not in frame
     assert frame["events"] == [] and frame["waiting_on"] == []
 
@@ -59,8 +74,13 @@ def test_the_writer_refuses_a_field_no_reader_would_keep(tmp_path: Path) -> None
     writer = SnapshotWriter(tmp_path / "dashboard.json", {"lane": "main", "wave": 1})
     with pytest.raises(ValueError, match=r"missing from snapshot_schema: \['surprise'\]"):
         writer.write([], [], force=True, surprise=1)
-    writer.write([], [{"at": "t", "event": "agent_finished", "agent": "A1", "secret": "x"}],
-                 force=True, status="running", coordination=sample(schema.SNAPSHOT["coordination"]))  # fmt: skip
+    writer.write(
+        [],
+        [{"at": "t", "event": "agent_finished", "agent": "A1", "secret": "x"}],
+        force=True,
+        status="running",
+        coordination=sample(schema.SNAPSHOT["coordination"]),
+    )
     frame = read_snapshot(tmp_path / "dashboard.json")
     assert frame is not None
     assert frame["events"] == [{"at": "t", "event": "agent_finished", "agent": "A1"}]
