@@ -112,3 +112,41 @@ def test_a_module_logger_is_seen_by_capture_logs() -> None:
     ]
     with __import__("pytest").raises(ValueError):
         Logger("x").at("loud", "nothing")
+
+
+WORKER_SCRIPT = textwrap.dedent(
+    """
+    import sys, threading
+    from pathlib import Path
+    import structlog
+    from wave_orchestrator.runtime.pool.git_jobs import GitJobs
+    from wave_orchestrator.state.logs import Logger, bind_wave, configure_logging, in_context
+    log = Logger("wave_orchestrator.runtime.wave.workspaces")
+    configure_logging(Path(sys.argv[1]), quiet=True)
+    structlog.contextvars.bind_contextvars(lane="main")
+    bind_wave(2)
+    bare = threading.Thread(target=lambda: log.info("bare thread"))
+    bare.start(); bare.join()
+    carried = threading.Thread(target=in_context(lambda: log.info("carried thread")))
+    carried.start(); carried.join()
+    jobs = GitJobs(order=lambda run: 0)
+    jobs.submit("A", lambda: log.info("committed A's work") or "sha", "commit").result(10)
+    for pool in jobs.executors.values():
+        pool.shutdown()
+    """
+)
+
+
+def test_worker_threads_log_with_the_lane_and_wave_of_who_gave_them_work(tmp_path: Path) -> None:
+    """A commit made on a git worker (and any work handed over with ``in_context``) logs a
+    line that names its lane and wave, as the launcher's own lines do; a thread started bare
+    would not, which is why the workers are given the context."""
+    log = tmp_path / "launcher.log"
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER_SCRIPT, str(log)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    lines = {r["event"]: r for r in map(json.loads, log.read_text().splitlines())}
+    assert "lane" not in lines["bare thread"] and "wave" not in lines["bare thread"]
+    for event in ("carried thread", "committed A's work"):
+        assert (lines[event]["lane"], lines[event]["wave"]) == ("main", 2), lines[event]

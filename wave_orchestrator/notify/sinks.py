@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from ..definitions.model import NotifySettings
 from ..state.fsutil import json_text
-from ..state.logs import Logger
+from ..state.logs import Logger, in_context
 from .documents import shaped, summary
 
 NOTIFY_TIMEOUT_SECONDS = 30  # the longest one run of notify.command may take
@@ -49,7 +49,7 @@ class _Queued:
                 self.overflow += 1
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(
-                    target=self._drain, name=self.thread_name, daemon=True
+                    target=in_context(self._drain), name=self.thread_name, daemon=True
                 )
                 try:
                     self._worker.start()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import importlib
 import json
 import os
 import sys
 import types
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ..sanitize import redact_value, strip_controls
 from .events import utc_now
@@ -177,6 +179,17 @@ class Logger:
         if level not in ("debug", "info", "warning", "error"):
             raise ValueError(f"unknown log level {level!r}")
         self._emit(level, event, fields)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def in_context(work: Callable[P, R]) -> Callable[P, R]:
+    """``work``, to run on a worker thread with this thread's log context (the lane, the
+    wave): a new thread starts with none of it, and its lines would name neither. Each call
+    takes its own copy, since one context cannot be entered by two threads at once."""
+    return functools.partial(contextvars.copy_context().run, work)
 
 
 def bind_wave(number: int) -> None:

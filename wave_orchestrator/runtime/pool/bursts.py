@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from ...placement.base import Placement
+from ...state.logs import in_context
 
 BURST_DONE = "<burst>"  # the wake-up in the pool's event queue: never the name of an agent's file
 T = TypeVar("T")
@@ -43,7 +44,7 @@ class Bursts(Generic[T]):
         else:
             if self._workers is None:
                 self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-burst")
-            future = self._workers.submit(work)
+            future = self._workers.submit(in_context(work))
             future.add_done_callback(lambda _: self.wake())
         self._flight = (items, future)
 

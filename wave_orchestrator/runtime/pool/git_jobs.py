@@ -10,6 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
 from ...state.lifecycle import AgentState
+from ...state.logs import in_context
 
 if TYPE_CHECKING:
     from ...definitions.model import AgentDef
@@ -44,7 +45,7 @@ class GitJobs:
     def submit(self, agent_id: str, work: Callable[[], str], queue: str) -> Future[str]:
         if queue not in self.executors:
             self.executors[queue] = ThreadPoolExecutor(WORKERS, f"wave-git-{queue}")
-        future = self.executors[queue].submit(work)
+        future = self.executors[queue].submit(in_context(work))
         future.add_done_callback(lambda _: self.wake(agent_id))
         return future
 

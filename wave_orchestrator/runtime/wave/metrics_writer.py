@@ -19,7 +19,7 @@ from ...metrics.records import metrics_record
 from ...state.events import utc_now, utc_stamp
 from ...state.jsonl import append_jsonl
 from ...state.layout import StateLayout
-from ...state.logs import Logger
+from ...state.logs import Logger, in_context
 from ..agent.run import AgentRun
 
 log = Logger(__name__)
@@ -77,7 +77,7 @@ class MetricsWriter:
             return
         if self._workers is None:
             self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-metrics")
-        self._pending.append(self._workers.submit(self._write_logged, *args))
+        self._pending.append(self._workers.submit(in_context(self._write_logged), *args))
 
     def _write(
         self,
