@@ -37,6 +37,7 @@ def run(agent: str, state: AgentState = AgentState.RUNNING, **fields: Any) -> An
         launch=launch,
         pid=fields.pop("pid", None),
         deadline=fields.pop("deadline", None),
+        settling=fields.pop("settling", None),
         last_sign_of_life=lambda: quiet_since,
         **fields,
     )
@@ -202,3 +203,11 @@ def test_the_spend_limit_starts_nothing_more_and_a_hard_one_stops_what_runs() ->
         ("B", True, True),
     ]
     assert hard[1].detail == "stopped: spend limit $5 reached"
+
+
+def test_an_agent_whose_end_is_being_committed_is_not_ended_again() -> None:
+    """A stop or the spend limit asked on every turn: an agent ended on an earlier turn,
+    whose work is being committed, is left to its commit (ending it twice raised)."""
+    committing = [run("A", AgentState.LIMITED, settling=object()), run("B", settling=object())]
+    assert list(cancelled(committing)) == []
+    assert list(spend_stopped(committing, "spend limit $5 reached", hard=True)) == []

@@ -151,3 +151,42 @@ def test_a_dependent_starts_when_its_dependency_succeeded_and_never_after_a_fail
     assert [r.state for r in runs] == [AgentState.COMPLETED, AgentState.FAILED, AgentState.FAILED]
     assert runs[2].detail == "not started: dependency A1 did not succeed"
     assert runs[2].launched_wall is None
+
+
+def test_a_stop_while_a_parked_agents_work_is_committed_ends_it_once(tmp_path: Path) -> None:
+    """The launcher stops with a parked agent under worktree isolation: its end begins a
+    commit off the loop; the stop, asked again on the next turn, leaves it to the commit,
+    whose return ends it once (it used to be ended twice, which raised)."""
+    import time
+    from concurrent.futures import Future
+
+    from wave_orchestrator.runtime.pool.liveness import cancelled
+
+    runs = plan_runs(tmp_path, 1)
+    run = runs[0]
+    run.state = AgentState.LIMITED  # as --resume adopts a parked agent, before the pool
+    run.launched_wall = time.time()
+    sim = make_pool(runs, FakeClock())
+    commit: Future[str] = Future()
+
+    class Worktrees:
+        enabled = True
+
+        def needs_prepare(self, agent: object) -> bool:
+            return False
+
+        def prepare(self, agent: object) -> str:
+            return ""
+
+        def settle(self, run: object) -> str:
+            return commit.result(10)
+
+    sim.pool.workspace = Worktrees()
+    sim.pool._apply_all(cancelled(sim.pool.runs))  # the commit begins
+    assert run.settling is not None and run.state is AgentState.LIMITED
+    sim.pool._apply_all(cancelled(sim.pool.runs))  # the next turn: still stopping
+    commit.set_result("")
+    run.settling.result(10)
+    sim.pool._collect_git()
+    assert run.state is AgentState.CANCELLED
+    assert [e["status"] for e in sim.emitted("agent_finished")] == ["cancelled"]

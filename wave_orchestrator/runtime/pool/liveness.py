@@ -124,8 +124,11 @@ class Liveness:
 
 
 def cancelled(runs: Iterable[AgentRun]) -> Iterator[Ending]:
-    """The launcher stops: nothing more starts, and what runs is stopped."""
+    """The launcher stops: nothing more starts, and what runs is stopped. An agent whose end
+    is being committed has been ended already: its commit's return says it."""
     for run in runs:
+        if run.settling is not None:
+            continue
         if run.state in (AgentState.PENDING, AgentState.LIMITED):
             yield Ending(run, AgentState.CANCELLED, detail="launcher stopped")
         elif run.active:
@@ -133,8 +136,11 @@ def cancelled(runs: Iterable[AgentRun]) -> Iterator[Ending]:
 
 
 def spend_stopped(runs: Iterable[AgentRun], reason: str, hard: bool) -> Iterator[Ending]:
-    """At the spend limit nothing more starts (``hard``: nothing runs on); no retry mends it."""
+    """At the spend limit nothing more starts (``hard``: nothing runs on); no retry mends it.
+    An agent whose end is being committed is left to its commit, as by a stop."""
     for run in runs:
+        if run.settling is not None:
+            continue
         if run.state in (AgentState.PENDING, AgentState.LIMITED):
             detail = f"not started: {reason}"
             yield Ending(run, AgentState.FAILED, detail=detail, unretryable=True)
