@@ -126,3 +126,18 @@ def test_a_park_is_said_only_when_asked(run: AgentRun, events: EventLog) -> None
     run.park(2_000_000_000.0)
     assert [e["event"] for e in said(events)] == ["agent_limited"]
     assert run.parked == 2
+
+
+def test_an_agent_waiting_on_a_person_that_hits_a_usage_limit_is_parked(
+    run: AgentRun, events: EventLog
+) -> None:
+    """Its CLI ended on a usage limit while its question was open: parked until the reset,
+    then pending again, as any limited agent (the move was missing and the loop raised)."""
+    run.to(AgentState.LAUNCHING)
+    run.begin(100.0, events, session="s", executor="local")
+    run.to(AgentState.WAITING_HUMAN)
+    run.park(5000.0, events, until="09:40")
+    assert run.state is AgentState.LIMITED and run.limited_until == 5000.0
+    assert said(events)[-1]["event"] == "agent_limited"
+    run.unpark()
+    assert run.state is AgentState.PENDING and run.parked == 1

@@ -63,7 +63,8 @@ _FORWARD: dict[AgentState, frozenset[AgentState]] = {
     AgentState.LIMITED: frozenset(
         {AgentState.FAILED, AgentState.USAGE_LIMIT, AgentState.CANCELLED}
     ),
-    AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING},
+    # Its process may end on a usage limit while its question is open: parked like any other.
+    AgentState.WAITING_HUMAN: _ENDS | {AgentState.RUNNING, AgentState.LIMITED},
 }
 # Renewal: pending again as a new try of the same attempt (a parked agent after its account's
 # reset or on its fallback executor, `wave rerun`), from any state but launching: a burst may
