@@ -17,7 +17,11 @@ from wave_orchestrator.state.lifecycle import TRANSITIONS, AgentState
 
 def recount(runs: list[AgentRun]) -> tuple[int, int, list[str], float | None]:
     """What the tally stands for, counted the slow way."""
-    budgets = [r.deadline for r in runs if r.active and r.deadline is not None]
+    budgets = [
+        r.deadline
+        for r in runs
+        if r.active and r.state is not AgentState.WAITING_HUMAN and r.deadline is not None
+    ]
     return (
         sum(1 for r in runs if not r.state.terminal),
         sum(1 for r in runs if r.active),
@@ -98,3 +102,21 @@ def test_a_budget_that_moved_on_is_not_the_earliest_any_more(tmp_path: Path) -> 
     assert tally.earliest_budget() == first.deadline
     first.to(AgentState.TIMEOUT)
     assert (tally.earliest_budget(), tally.active, tally.unfinished) == (None, 0, 0)
+
+
+def test_a_budget_paused_for_a_person_wakes_no_turn_until_the_answer(tmp_path: Path) -> None:
+    """An agent past its budget's old end while it waits on a person: the loop is not woken
+    by it (it spun at once on every turn); answered, its budget counts again, moved on by
+    the wait."""
+    runs = plan_runs(tmp_path, 2)
+    tally = Tally(runs)
+    waiting, other = runs
+    for run, deadline in ((waiting, 100.0), (other, 500.0)):
+        run.to(AgentState.LAUNCHING)
+        run.begin(deadline - run.launch.deadline_minutes * 60)
+    assert tally.earliest_budget() == 100.0
+    waiting.to(AgentState.WAITING_HUMAN)
+    waiting.paused_at = 90.0
+    assert tally.earliest_budget() == 500.0
+    waiting.answered(now=300.0)
+    assert waiting.deadline == 310.0 and tally.earliest_budget() == 310.0

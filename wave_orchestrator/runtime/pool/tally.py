@@ -58,12 +58,20 @@ class Tally:
             yield self.runs[i]
 
     def earliest_budget(self) -> float | None:
-        """When the first budget of a run that may run ends (monotonic), if any has one."""
+        """When the first budget of a run that may run ends (monotonic), if any has one. A
+        run waiting on a person has its budget paused: its old end would wake the loop at
+        once on every turn until the answer, which moves the budget and notes it again."""
         heap = self._budgets
-        while heap and not (heap[0][2].active and heap[0][2].deadline == heap[0][0]):
-            heapq.heappop(heap)  # that run ended, or its budget moved on since
+        while heap and not _counts(heap[0][2], heap[0][0]):
+            heapq.heappop(heap)  # that run ended, waits on a person, or its budget moved on
         return heap[0][0] if heap else None
 
     def _note_budget(self, run: AgentRun) -> None:
         if run.active and run.deadline is not None:
             heapq.heappush(self._budgets, (run.deadline, next(self._order), run))
+
+
+def _counts(run: AgentRun, deadline: float) -> bool:
+    """Whether a budget noted at ``deadline`` still ends the run's time there."""
+    waiting = run.state is AgentState.WAITING_HUMAN
+    return run.active and not waiting and run.deadline == deadline
