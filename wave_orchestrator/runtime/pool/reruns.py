@@ -40,7 +40,9 @@ def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
             continue
         request = take_request(folder / name)
         if not AGENT_ID_RE.fullmatch(agent) or request is None:
-            log.warning("rerun request ignored: not one `wave rerun` wrote", file=name)
+            log.warning(
+                "rerun request ignored: not one `wave rerun` wrote", file=str(folder / name)
+            )
             continue
         rid, reason = request
         run = by_id.get(agent)
