@@ -687,3 +687,31 @@ def test_a_key_typo_does_not_hide_rules_across_agents(tmp_path: Path) -> None:
     )
     fields = {p.field for p in problems_of(tmp_path, "typo")}
     assert {"agents[0].promt", "agents[0].depends_on[0]", "agents[1].id"} <= fields
+
+
+def test_an_id_or_role_that_is_a_list_or_mapping_is_a_problem_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """An agent's ``id:`` or ``role:`` given as a list or a mapping is reported at its place;
+    the rules across agents (dependencies, closure roles) read it as naming nothing."""
+    write_lane(
+        tmp_path,
+        "x",
+        {
+            "lane.yaml": "closure: {required_roles: []}\n",
+            "waves/wave-1.yaml": (
+                "wave: 1\n"
+                "agents:\n"
+                "  - id: [A1]\n"
+                "    prompt: One.\n"
+                "  - id: A2\n"
+                "    role: {implementation: yes}\n"
+                "    prompt: Two.\n"
+                "    depends_on: [A1]\n"
+            ),
+        },
+    )
+    problems = [str(p) for p in problems_of(tmp_path, "x")]
+    assert any("agents[0].id" in p for p in problems), problems
+    assert any("agents[1].role" in p for p in problems), problems
+    assert any("agents[1].depends_on" in p and "A1" in p for p in problems), problems

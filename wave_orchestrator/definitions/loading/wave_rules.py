@@ -21,8 +21,8 @@ def check_wave_rules(
 ) -> None:
     """Rules across agents. ``loaded`` keeps each agent's index in the file; ids and roles of
     agents that failed to load still count, so their absence is not reported twice."""
-    raw_ids = {item.get("id") for item in raw_items if isinstance(item, dict)}
-    raw_roles = {item.get("role") for item in raw_items if isinstance(item, dict)}
+    raw_ids = _raw_strings(raw_items, "id")
+    raw_roles = _raw_strings(raw_items, "role")
     closure_ids = {a.id for _, a in loaded if a.is_closure}
     index: dict[str, int] = {}
     for i, a in loaded:
@@ -125,3 +125,10 @@ def check_ownership(ck: Checker, loaded: list[tuple[int, AgentDef]], shared: lis
                     "or the path listed in the wave's shared:",
                 )
             claimed.add(path, i, a.id)
+
+
+def _raw_strings(raw_items: list[Any], key: str) -> set[str]:
+    """The ``key`` of each raw agent entry that gave a string (a list or a mapping there is
+    its own problem, reported by the agent's loader: here it names nothing)."""
+    found = (item.get(key) for item in raw_items if isinstance(item, dict))
+    return {value for value in found if isinstance(value, str)}
