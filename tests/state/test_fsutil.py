@@ -112,3 +112,15 @@ def test_write_if_changed_never_writes_through_a_link_nor_waits_on_a_fifo(
         with pytest.raises(UnsafePath):
             write_if_changed(path, "same\n", mode=0o600)
     assert victim.read_text() == "same\n" and link.is_symlink()
+
+
+def test_a_new_file_whose_text_cannot_be_written_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Text that cannot be encoded fails before anything is made: no file, no folder."""
+    from wave_orchestrator.state.fsutil import write_new
+
+    path = tmp_path / "preview" / "A.json"
+    with pytest.raises(UnicodeEncodeError):
+        write_new(path, "a lone surrogate \ud800")
+    assert not path.parent.exists()
+    assert write_new(path, "fine\n") and path.read_text() == "fine\n"
+    assert not write_new(path, "again\n") and path.read_text() == "fine\n"

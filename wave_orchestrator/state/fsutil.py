@@ -304,6 +304,7 @@ def write_new(path: Path, text: str, mode: int = 0o644) -> bool:
     a file system under load makes costly. False, with nothing written, when anything is
     already there (a file, a link, a FIFO): the caller decides. Only for files nobody reads
     while they are written (a dry run's, under its lock): a reader could see half of one."""
+    data = memoryview(text.encode("utf-8", "surrogateescape"))  # before anything is made
     ensure_dir(path.parent)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     with writing(path):
@@ -312,13 +313,13 @@ def write_new(path: Path, text: str, mode: int = 0o644) -> bool:
         except FileExistsError:
             return False
         try:
-            data = memoryview(text.encode("utf-8", "surrogateescape"))
             while data:
                 data = data[os.write(fd, data) :]
             if stat.S_IMODE(os.fstat(fd).st_mode) != mode:  # the umask took bits away
                 os.fchmod(fd, mode)
         except BaseException:
-            os.unlink(path)  # a failed write leaves no half of a file
+            with contextlib.suppress(OSError):  # the write's own error is the one to see
+                os.unlink(path)  # a failed write leaves no half of a file
             raise
         finally:
             os.close(fd)
