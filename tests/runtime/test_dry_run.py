@@ -120,6 +120,7 @@ def test_a_preview_is_written_as_the_json_module_writes_it_with_indentation(repo
         {"n": None, "t": True, "f": False, "i": 0, "neg": -7, "big": 2**70, "x": 1.5},
         {"floats": [240.0, 0.1, -0.0, 1e300, 5e-324, float("nan"), float("inf"), -float("inf")]},
         ("a", 1),
+        {7: "int", 2.5: "float", True: "bool", None: "null"},
     ]
     for value in values:
         assert indented(value) == json_text(value, indent=2), value

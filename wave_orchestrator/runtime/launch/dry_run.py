@@ -163,7 +163,7 @@ def _indented(value: Any, indent: str) -> str:
         return encode_basestring(value)
     inner = indent + "  "
     if isinstance(value, dict):
-        items = [f"{inner}{encode_basestring(k)}: {_indented(v, inner)}" for k, v in value.items()]
+        items = [f"{inner}{_key(k)}: {_indented(v, inner)}" for k, v in value.items()]
         return "{" + ",".join(items) + indent + "}" if items else "{}"
     if isinstance(value, list | tuple):
         items = [inner + _indented(v, inner) for v in value]
@@ -175,6 +175,11 @@ def _indented(value: Any, indent: str) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return float.__repr__(value)
     return json.dumps(value)  # NaN and the infinities as json writes them; else a TypeError
+
+
+def _key(key: Any) -> str:
+    """A mapping's key as json writes it: a number, a bool or null in words, quoted."""
+    return encode_basestring(key if isinstance(key, str) else _indented(key, ""))
 
 
 def json_list(items: list[str]) -> str:
