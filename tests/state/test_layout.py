@@ -48,3 +48,14 @@ def test_state_dir_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert resolve_state_dir(tmp_path, "main", "state") == (tmp_path / "state").resolve()
     monkeypatch.setenv("WAVE_STATE_DIR", str(tmp_path / "elsewhere"))
     assert resolve_state_dir(tmp_path, "main", "state") == (tmp_path / "elsewhere").resolve()
+
+
+def test_a_changed_copy_of_a_layout_is_checked_as_a_new_one(tmp_path: Path) -> None:
+    """The tuple's own copy would skip the lane name's check."""
+    from wave_orchestrator.state.layout import StateLayout
+
+    layout = StateLayout(tmp_path, "main")
+    assert layout._replace(dry_run=True) == StateLayout(tmp_path, "main", True)
+    assert isinstance(layout._replace(dry_run=True), StateLayout)
+    with pytest.raises(ValueError, match="invalid lane name"):
+        layout._replace(lane="../other")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE, LANE_NAME_RE
@@ -184,6 +184,10 @@ class StateLayout(_LayoutFields):
         if repo is not None:
             register_state_root(repo / ".wave" / lane)
         return super().__new__(cls, root, lane, dry_run, repo)
+
+    def _replace(self, **changes: Any) -> StateLayout:
+        """A changed copy is checked as a new layout is (the tuple's own copy is not)."""
+        return StateLayout(**{**self._asdict(), **changes})
 
     @property
     def base(self) -> Path:
