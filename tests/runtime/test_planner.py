@@ -144,7 +144,7 @@ def test_a_worktree_agents_program_must_be_committed_at_base_or_copied(repo: Rep
     # the shared checkout: exactly today's check, which finds the scripts where they are
     shared = planner.missing_at_start(lane, [lane.wave(2)], path_env)
     assert shared == missing_programs(
-        planner.required_programs(lane, [lane.wave(2)]), path_env, repo.root
+        planner.required_programs([lane.wave(2)]), path_env, repo.root
     )
     assert shared == [f"agent w2/E: {absent}"]
 

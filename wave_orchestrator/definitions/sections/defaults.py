@@ -53,12 +53,12 @@ def check_defaults(ck: Checker, value: Any) -> LaneDefaults:
         ),
         launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
         stall_minutes=num("stall_minutes", base.stall_minutes),
-        max_running=_max_running(ck, raw, num),
+        max_running=_max_running(raw, num),
         rate_limit=_rate_limit(ck, raw.get("rate_limit")),
     )
 
 
-def _max_running(ck: Checker, raw: dict[str, Any], num: Any) -> int:
+def _max_running(raw: dict[str, Any], num: Any) -> int:
     """The lane-wide cap: the number given, or the mapping's ``total`` (checked with the
     rest of the mapping by ``governance``)."""
     value, base = raw.get("max_running"), LaneDefaults.max_running

@@ -103,7 +103,7 @@ def missing_programs(
     return missing
 
 
-def required_programs(lane: LaneDef, waves: Iterable[WaveDef]) -> list[tuple[str, str, str]]:
+def required_programs(waves: Iterable[WaveDef]) -> list[tuple[str, str, str]]:
     """(agent, executor, program) for every executor a wave may need, fallbacks included."""
     out = []
     for wave in waves:
@@ -120,7 +120,7 @@ def missing_at_start(lane: LaneDef, waves: Sequence[WaveDef], path_env: str) -> 
     return list(
         dict.fromkeys(
             [
-                *missing_programs(required_programs(lane, waves), path_env, lane.repo),
+                *missing_programs(required_programs(waves), path_env, lane.repo),
                 *uncommitted_programs(lane, waves, path_env),
             ]
         )

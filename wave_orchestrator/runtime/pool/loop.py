@@ -98,7 +98,7 @@ class AgentPool:
                 self._collect_git()
                 self._collect_burst()
                 now = time.monotonic()
-                self._launch_ready(now)
+                self._launch_ready()
                 watching = watching or self._watch(watcher)
                 for agent_id, name in watcher.drain():
                     self._on_file(agent_id, name)
@@ -176,7 +176,7 @@ class AgentPool:
     def _deps_state(self, run: AgentRun) -> tuple[bool, str | None]:
         return dependency_state(run, self.by_id, self.succeeded_before)
 
-    def _launch_ready(self, now: float) -> None:
+    def _launch_ready(self) -> None:
         """Launch the ready agents: one per turn with a stagger, else up to LAUNCH_BATCH in one
         burst (one tmux call), so that finish events are still noticed between bursts."""
         if self.bursts.busy:  # one burst in flight at a time
