@@ -139,6 +139,28 @@ class Governance:
     spend_hard: bool = False  # at the limit, running agents are stopped too
 
 
+SANDBOX_MODES = ("none", "bubblewrap", "auto")
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """``sandbox:`` of lane defaults, a wave or an agent: whether its agents run in bubblewrap
+    (``auto``: where it works here, else unsandboxed with a warning), with the network or
+    without, and the paths opened (``writable``, ``readable``) or closed (``hidden``) beyond
+    wave's own choice. Paths are kept as written (``/abs``, ``~/x``, repository-relative) and
+    resolved at launch, against the person's real HOME and the repository."""
+
+    mode: str = "none"
+    network: bool = True
+    writable: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "none"
+
+
 @dataclass(frozen=True)
 class LaneDefaults:
     """``defaults:`` of lane.yaml: what every agent gets unless its wave or itself says."""
@@ -150,6 +172,7 @@ class LaneDefaults:
     stall_minutes: float = 0
     max_running: int = 500  # agents running at once; the others wait for a free place
     rate_limit: RateLimitPolicy = field(default_factory=RateLimitPolicy)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
 
 @dataclass(frozen=True)
@@ -229,10 +252,17 @@ class AgentDef:
     placement: PlacementSettings = field(default_factory=PlacementSettings)
     proof_artifacts: tuple[ProofArtifact, ...] = ()
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
+    # None when it runs unsandboxed (mode none): a lane without sandboxes digests as before
+    sandbox: SandboxSettings | None = None
 
     @property
     def is_closure(self) -> bool:
         return is_closure_role(self.role)
+
+    @property
+    def sandbox_settings(self) -> SandboxSettings:
+        """Its sandbox, ``none`` spelled out when it has none."""
+        return self.sandbox or SandboxSettings()
 
 
 @dataclass(frozen=True)
@@ -275,6 +305,7 @@ class WaveDef:
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
     caps: Caps | None = None  # its max_running, over the lane's
     spend_limit_usd: float | None = None  # what this wave's agents may spend
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:

@@ -1,5 +1,5 @@
 """One entry of a wave file's ``agents:`` list, validated into an AgentDef: its id and role,
-prompt, owned paths and deliverables, exit contract, executor, placement and proofs."""
+prompt, owned paths and deliverables, exit contract, executor, placement, sandbox and proofs."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..model import (
     IsolationSettings,
     PlacementSettings,
     ProofArtifact,
+    SandboxSettings,
 )
 from ..repository.paths import normalise_repo_path
 from ..sections.components import check_owned_components
@@ -22,6 +23,7 @@ from ..sections.executor_settings import resolve_executor
 from ..sections.isolation import check_agent_id
 from ..sections.ownership import paths_overlap
 from ..sections.placement import check_placement_override
+from ..sections.sandbox import agent_sandbox, check_sandbox
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .lane_context import LaneContext, read_inside
@@ -42,6 +44,7 @@ AGENT_KEYS = (
     "placement",
     "proof_artifacts",
     "components",
+    "sandbox",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -62,6 +65,7 @@ class AgentLoader:
         isolation: IsolationSettings,
         placement: PlacementSettings,
         components: Mapping[str, str],
+        sandbox: SandboxSettings | None = None,
     ) -> None:
         self.lane = lane
         self.ck = ck
@@ -69,6 +73,7 @@ class AgentLoader:
         self.isolation = isolation
         self.placement = placement  # the wave's, which an agent's own overrides
         self.components = components  # what the wave promotes, for the agents that own them
+        self.sandbox = sandbox or SandboxSettings()  # the wave's, which an agent's own overrides
 
     def load(self, item: Any, i: int) -> AgentDef | None:
         """``agents[i]``, or None when it cannot be built; its problems are recorded."""
@@ -115,6 +120,7 @@ class AgentLoader:
         )
         spec = resolve_executor(ck, raw, p, self.lane.settings)
         placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
+        sandbox = check_sandbox(ck, raw.get("sandbox"), self.sandbox, p)
         proofs = self._proof_artifacts(raw.get("proof_artifacts"), (*p, "proof_artifacts"), role)
         owned = check_owned_components(
             ck, raw.get("components"), (*p, "components"), self.components, role
@@ -137,6 +143,7 @@ class AgentLoader:
             placement=placement,
             proof_artifacts=proofs,
             components=owned,
+            sandbox=agent_sandbox(sandbox),
         )
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:

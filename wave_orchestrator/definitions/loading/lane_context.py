@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import LaneProblem
-from ..model import IsolationSettings, PlacementSettings
+from ..model import IsolationSettings, PlacementSettings, SandboxSettings
 from ..repository.paths import inside_repository, normalise_repo_path
 from ..sections.executor_settings import LaneSettings
 from ..sections.isolation import BaseRefs
@@ -50,6 +50,7 @@ class LaneContext:
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # the lane defaults'
     lane_checker: Checker | None = None  # lane.yaml's, for the base a wave inherits
     benchmarks: tuple[str, ...] = ()  # lane.yaml's catalog: what eval_targets may pin
     name: str = ""  # the lane's own name (a wave may not wait on its own lane)

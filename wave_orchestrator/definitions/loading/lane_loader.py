@@ -116,6 +116,7 @@ class LaneLoader:
             shared_files=shared_files,
             isolation=isolation,
             placement=placement,
+            sandbox=defaults.sandbox,
             lane_checker=ck,
             benchmarks=catalog,
             name=self.name,

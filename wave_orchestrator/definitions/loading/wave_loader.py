@@ -1,6 +1,7 @@
 """Where one wave file is validated: its own keys (title, shared paths, isolation, placement,
-components, eval targets, other lanes' waves, caps), then each agent (``agent_loader``), then
-the rules across agents (``wave_rules``); every problem located in the file."""
+sandbox, components, eval targets, other lanes' waves, caps), then each agent
+(``agent_loader``), then the rules across agents (``wave_rules``); every problem located in the
+file."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ..sections.eval_targets import check_eval_targets
 from ..sections.governance import check_wave_governance
 from ..sections.isolation import check_isolation
 from ..sections.placement import check_placement_override
+from ..sections.sandbox import check_sandbox
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .agent_loader import AgentLoader
@@ -36,6 +38,7 @@ WAVE_KEYS = (
     "components",
     "max_running",
     "spend_limit_usd",
+    "sandbox",
 )
 
 
@@ -74,6 +77,7 @@ class WaveLoader:
         ]
         self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
         self.isolation = check_isolation(ck, raw, self.lane.isolation)  # agent ids depend on it
+        self.sandbox = check_sandbox(ck, raw.get("sandbox"), self.lane.sandbox)
         self.components = check_components(ck, raw.get("components"))  # agents own them
         self._check_base(raw)
         agents_raw = raw.get("agents")
@@ -84,7 +88,13 @@ class WaveLoader:
                 ck.wrong_type(("agents",), agents_raw, "a list of agents")
             return None
         agent = AgentLoader(
-            self.lane, ck, self.number, self.isolation, self.placement, self.components
+            self.lane,
+            ck,
+            self.number,
+            self.isolation,
+            self.placement,
+            self.components,
+            self.sandbox,
         )
         loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := agent.load(item, i))]
         # Wave-level rules run on the agents that loaded, so their errors show up now too.
@@ -111,6 +121,7 @@ class WaveLoader:
             components=tuple(self.components.items()),
             caps=caps,
             spend_limit_usd=spend,
+            sandbox=self.sandbox,
         )
 
     def _lane_dependencies(self, value: Any) -> tuple[tuple[str, int], ...]:

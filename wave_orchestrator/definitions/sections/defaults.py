@@ -1,13 +1,14 @@
 """lane.yaml's ``defaults:``: the executor, time limits, retries, launch pacing, the lane-wide
-cap on running agents and the rate-limit policy every wave starts from."""
+cap on running agents, the rate-limit policy and the sandbox every wave starts from."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..model import EXECUTOR_IDS, NUMBER_RANGES, LaneDefaults, RateLimitPolicy
+from ..model import EXECUTOR_IDS, NUMBER_RANGES, LaneDefaults, RateLimitPolicy, SandboxSettings
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
+from .sandbox import check_sandbox
 
 DEFAULTS_KEYS = (
     "executor",
@@ -17,6 +18,7 @@ DEFAULTS_KEYS = (
     "stall_minutes",
     "max_running",
     "rate_limit",
+    "sandbox",
 )
 RATE_LIMIT_KEYS = (
     "retries",
@@ -55,6 +57,7 @@ def check_defaults(ck: Checker, value: Any) -> LaneDefaults:
         stall_minutes=num("stall_minutes", base.stall_minutes),
         max_running=_max_running(raw, num),
         rate_limit=_rate_limit(ck, raw.get("rate_limit")),
+        sandbox=check_sandbox(ck, raw.get("sandbox"), SandboxSettings(), p),
     )
 
 
