@@ -9,7 +9,6 @@ and the samples under ``tests/fixtures/limits/`` were captured from claude 2.1.1
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ SONNET = "claude-sonnet-5"
 
 def core(usage: Usage) -> Usage:
     """Tokens, cost and model alone: what these tests pin (turns and tools have their own)."""
-    return dataclasses.replace(usage, turns=None, tool_calls=None)
+    return usage._replace(turns=None, tool_calls=None)
 
 
 def sample(name: str) -> str:

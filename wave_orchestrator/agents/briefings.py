@@ -7,15 +7,13 @@ in agreement), so the two cannot drift apart.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..definitions.model import AgentDef, EvalTarget
 
 
-@dataclass(frozen=True)
-class ClosureGuide:
+class ClosureGuide(NamedTuple):
     """One closure role: the lines of its passing form, a failing example and its gate code."""
 
     role: str
@@ -162,7 +160,7 @@ def eval_guide(targets: Sequence[EvalTarget], catalog: Sequence[str]) -> Closure
         + (f", including the pinned ones: {bench}" if bench else "")
         + (f"; only ids of the lane's catalog: {', '.join(catalog)}." if catalog else "."),
     )
-    return dataclasses.replace(guide, passing=(passing,), meanings=meanings, report_required=True)
+    return guide._replace(passing=(passing,), meanings=meanings, report_required=True)
 
 
 def closure_instructions(
@@ -210,8 +208,7 @@ def closure_instructions(
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class PreviousAttempt:
+class PreviousAttempt(NamedTuple):
     """How one agent's previous attempt ended, for the retry note in its next prompt."""
 
     agent: str

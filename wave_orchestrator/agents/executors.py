@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..definitions.model import ExecutorSpec
 
 
-@dataclass(frozen=True)
-class ExecutorCommand:
+class ExecutorCommand(NamedTuple):
     """What a wrapper runs for one agent: the argv, plus environment the executor needs."""
 
     executor: str

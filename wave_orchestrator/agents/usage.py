@@ -13,14 +13,12 @@ launcher's memory must not grow with it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from ..state.status import new_log_lines
 
@@ -30,8 +28,7 @@ READ_CHUNK = 1024 * 1024
 N = TypeVar("N", int, float)
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(NamedTuple):
     """Tokens in (cached ones included) and out, cost in USD, and the model the CLI says it
     used (``claude-sonnet-5`` where the agent asked for ``sonnet``); ``None`` when not reported."""
 
@@ -140,8 +137,8 @@ def _claude(events: Iterable[dict[str, Any]]) -> Usage:
             tools = (tools or 0) + _claude_tool_uses(event)
     if result is None:
         return Usage(model=init_model, tool_calls=tools)
-    return dataclasses.replace(
-        _claude_result(result, init_model), turns=_count(result.get("num_turns")), tool_calls=tools
+    return _claude_result(result, init_model)._replace(
+        turns=_count(result.get("num_turns")), tool_calls=tools
     )
 
 
@@ -306,8 +303,7 @@ def _add(total: N | None, value: N | None) -> N | None:
     return value if total is None else total + value
 
 
-@dataclass(frozen=True)
-class CliRetry:
+class CliRetry(NamedTuple):
     """A retry the CLI announced while it runs: claude ``stream-json``'s ``api_retry`` event,
     ``{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,
     "retry_delay_ms":1000,"error_status":429,"error":"rate_limit",...}``."""

@@ -16,7 +16,7 @@ import os
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..definitions.model import RateLimitPolicy
 
@@ -34,8 +34,7 @@ def quote_any(value: str) -> str:
     return q(value)
 
 
-@dataclass(frozen=True)
-class WrapperSpec:
+class WrapperSpec(NamedTuple):
     """Everything run.sh is written from; each value is shell-quoted when it is rendered."""
 
     lane: str

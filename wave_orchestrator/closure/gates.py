@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..definitions.model import AgentDef, EvalTarget
 from ..definitions.repository.paths import inside_repository
@@ -15,8 +16,7 @@ from .markers import GATE_DIMENSIONS, InvalidMarker, Marker, Markers
 from .report_verdict import VERDICTS, report_verdict
 
 
-@dataclass(frozen=True)
-class AgentResult:
+class AgentResult(NamedTuple):
     """What a gate needs to know about one finished agent."""
 
     agent: AgentDef
@@ -48,8 +48,7 @@ class AgentResult:
         return mtime is not None and (self.launched_at is None or mtime >= self.launched_at - 1)
 
 
-@dataclass(frozen=True)
-class GateFailure:
+class GateFailure(NamedTuple):
     code: str
     detail: str
     agent: str | None = None

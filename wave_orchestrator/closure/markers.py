@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..names import AGENT_ID_RE
 from .transcript import ANSI_RE, output_lines, readable_lines, spoken_messages
@@ -102,8 +103,7 @@ FENCE_RE = re.compile(r"(`{3,}|~{3,})(.*)")
 Value = str | int | tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(NamedTuple):
     kind: str
     values: dict[str, Value]
     detail: str
@@ -119,8 +119,7 @@ class Marker:
         return named if isinstance(named, tuple) else ()
 
 
-@dataclass(frozen=True)
-class InvalidMarker:
+class InvalidMarker(NamedTuple):
     """A line that starts like a marker but does not parse: reported, never ignored."""
 
     kind: str

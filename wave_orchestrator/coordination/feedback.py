@@ -17,9 +17,8 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
@@ -42,15 +41,13 @@ class FeedbackTimeout(WaveError):
     exit_code = 4
 
 
-@dataclass(frozen=True)
-class Response:
+class Response(NamedTuple):
     operator: str
     text: str
     answered_at: str
 
 
-@dataclass(frozen=True)
-class FeedbackRequest:
+class FeedbackRequest(NamedTuple):
     id: str
     lane: str
     wave: int

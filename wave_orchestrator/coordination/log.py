@@ -11,9 +11,8 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
@@ -50,8 +49,7 @@ LAUNCHER = "launcher"  # who a `gate-blocked` item is from (source "launcher")
 RECORD_ID_RE = re.compile(r"^[cq]-[0-9a-f]{8}(?:[0-9a-f]{8})?$")
 
 
-@dataclass(frozen=True, slots=True)  # slots: a launcher holds tens of thousands of them
-class CoordRecord:
+class CoordRecord(NamedTuple):  # a tuple: a launcher holds tens of thousands of them
     """One item of the log as it stands after every update to its id has been merged."""
 
     id: str
@@ -74,7 +72,7 @@ class CoordRecord:
         return self.status in OPEN_STATUSES
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self._asdict()
         for key in ("targets", "artifacts", "depends_on"):
             data[key] = list(data[key])
         return data

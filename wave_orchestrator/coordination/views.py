@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..sanitize import one_line as clean  # `wave status` reads it without this room
 from .log import PERSON, CoordRecord
@@ -128,8 +128,7 @@ def shared_summary(records: Records) -> str:
     return _bounded(lines, SUMMARY_LIMIT)
 
 
-@dataclass(frozen=True)
-class InboxOwner:
+class InboxOwner(NamedTuple):
     """Whose inbox: an agent id and the paths it owns (items touching them reach it)."""
 
     agent: str

@@ -15,10 +15,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..definitions.model import Caps, Governance, WaveDef
 from ..state.events import iso_time as iso
@@ -32,8 +31,7 @@ WARN_AT = 0.8  # of a spend limit: warned once
 Slot = tuple[str, str | None, str | None]  # (executor, account, model) of a running agent
 
 
-@dataclass(frozen=True)
-class Limited:
+class Limited(NamedTuple):
     """An account that hit its usage limit: nothing of it starts before ``until`` (epoch)."""
 
     until: float

@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..errors import PlacementError
 from ..state.lifecycle import AgentState
 
 
-@dataclass(frozen=True)
-class PaneInfo:
+class PaneInfo(NamedTuple):
     """One agent as its placement sees it (a tmux pane, or a Slurm job)."""
 
     session: str

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..names import AGENT_ID_RE, LANE_NAME_RE
 from .fsutil import ensure_dir, json_text, write_atomic
@@ -73,8 +73,7 @@ def ledger_path(repo: Path, lane: str) -> Path:
     return ledger_home() / f"{slug}-{digest}" / f"{lane}.jsonl"
 
 
-@dataclass(frozen=True)
-class AgentEntry:
+class AgentEntry(NamedTuple):
     """The last thing the launcher recorded of one agent of one wave."""
 
     attempt: int

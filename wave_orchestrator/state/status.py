@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .events import utc_now
 from .fsutil import open_read, read_json, write_json_atomic
@@ -14,8 +13,7 @@ from .lifecycle import TERMINAL, AgentState
 from .untrusted import count, epoch
 
 
-@dataclass(frozen=True)
-class StatusFile:
+class StatusFile(NamedTuple):
     """An agent's status.json after every field was checked (the agent could write it)."""
 
     code: int

@@ -15,9 +15,9 @@ import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import WaveError
 from ..names import INTEGRATION_WORKTREE
@@ -36,8 +36,7 @@ _UNFINISHED = {
 }
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(NamedTuple):
     """What runs in each new worktree before its agent: copies from the main checkout, then
     a command (a string for ``bash -c``, or an argv list)."""
 
@@ -45,8 +44,7 @@ class Setup:
     command: tuple[str, ...] | str | None = None
 
 
-@dataclass(frozen=True)
-class AgentTree:
+class AgentTree(NamedTuple):
     agent: str
     path: Path
     branch: str
@@ -54,8 +52,7 @@ class AgentTree:
     start: str = ""  # the commit it started from: the base, or its dependencies merged onto it
 
 
-@dataclass(frozen=True)
-class Leftover:
+class Leftover(NamedTuple):
     path: Path
     branch: str | None
     changes: int  # uncommitted changes in it
@@ -193,7 +190,7 @@ class Isolation:
         """Merge each dependency's branch not yet in the agent's (in order); a conflict
         aborts, and a branch made for this start is dropped so a retry starts clean."""
         if made and not deps:  # a new branch at the base: nothing to merge, nothing to ask
-            return replace(tree, start=tree.base)
+            return tree._replace(start=tree.base)
         g = self.tree(tree.path)
         changed: dict[str, set[str]] = {}
         for dep, dep_branch in deps:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .messages import Messages, NoMessages
 
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from .watcher import AgentFolderWatcher
 
 
-@dataclass(frozen=True)
-class PoolLimits:
+class PoolLimits(NamedTuple):
     """The lane's pacing: a pause between launches, when silence is a stall, how many run."""
 
     stagger_seconds: float = 0.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...errors import PlacementError, PlacementUnreachable
 from ...placement.base import PaneInfo, Placement, ended_state
@@ -21,8 +21,7 @@ from ..agent.run import AgentRun, describe_budget
 log = Logger(__name__)
 
 
-@dataclass(frozen=True)
-class Ending:
+class Ending(NamedTuple):
     """How an agent ended, as noticed; the loop makes it so."""
 
     run: AgentRun
@@ -36,8 +35,7 @@ class Ending:
     unseen: bool = False  # ended without its end seen (its cluster gone from view)
 
 
-@dataclass(frozen=True)
-class Started:
+class Started(NamedTuple):
     """A queued job the scheduler now runs: its budget counts from now."""
 
     run: AgentRun

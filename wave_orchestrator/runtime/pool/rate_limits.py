@@ -7,7 +7,6 @@ ended on a usage limit: the launcher's own verdict, not the status file's."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 
 from ...agents.limits import read_usage_limit
 from ...state.events import EventLog
@@ -47,7 +46,7 @@ def judge_usage_limit(run: AgentRun, status: StatusFile) -> StatusFile:
     with contextlib.suppress(OSError):  # the verdict stands in memory all the same
         write_json_atomic(launch.paths.status, raw)
     limited = detail is not None
-    return dataclasses.replace(status, usage_limit=limited, detail=detail, outcome=None, raw=raw)
+    return status._replace(usage_limit=limited, detail=detail, outcome=None, raw=raw)
 
 
 def settle_rate_limited(run: AgentRun) -> bool:

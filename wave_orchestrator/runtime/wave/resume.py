@@ -6,11 +6,10 @@ again. So no finished work is redone and no running agent is started twice.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
 from ...placement.base import PaneInfo
@@ -28,8 +27,7 @@ from ..pool.rate_limits import judge_usage_limit
 log = Logger(__name__)
 
 
-@dataclass(frozen=True)
-class Leftover:
+class Leftover(NamedTuple):
     """An agent's files as the dead launcher left them."""
 
     attempt: int
@@ -135,7 +133,7 @@ def adopt_leftover(
         history.append(executor)
     launch = planner.plan(wave, agent, left.attempt, executor)
     if left.status is not None and left.status.usage_limit:  # run.sh's guess: judged again
-        left = dataclasses.replace(left, status=judge_usage_limit(AgentRun(launch), left.status))
+        left = left._replace(status=judge_usage_limit(AgentRun(launch), left.status))
     run = adopt(launch, left, attempt, panes.get(launch.session), earlier)
     if run is not None and run.state.terminal:
         view = ledger.view if ledger is not None else None
