@@ -43,6 +43,7 @@ ROOMS = {
     "governor",
     "notify",
     "placement",
+    "sandbox",
 }
 # A citation of a document that is not in the repository: "(SPEC 3.8)", "SPEC 4, ...",
 # "issue 24 §5", "(issue 10)", "issues 20 and 21". Checked on every line, strings included.

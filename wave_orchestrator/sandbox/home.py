@@ -1,0 +1,160 @@
+"""What of the person's HOME a sandboxed agent gets: its CLI's login, settings and caches,
+git's settings (who its commits are by), and the folders of the programs it runs. Everything
+else of HOME (``~/.ssh``, ``~/.aws``, ``~/.kube``, ``~/.netrc``, shell startup files, other
+repositories) is not there: its HOME is private and empty but for these."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from .bwrap import Entry
+
+# Read by login and interactive shells: an agent's `bash -lc` finds them empty, and a write
+# to one is refused (it would be lost with the private HOME anyway; refused, it shows).
+STARTUP_FILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+)
+NPM_CLIS = ("claude", "codex", "opencode")  # installed with npm: its cache serves their helpers
+SHEBANG_BYTES = 256
+INTERPRETER_DEPTH = 3
+
+
+def cli_entries(executor: str, env: Mapping[str, str], home: Path, copies: Path) -> list[Entry]:
+    """The folders and files of ``executor``'s CLI in HOME (or where its variables say),
+    writable: it refreshes its login and writes its sessions there. ``copies`` is the agent's
+    own folder for a file that must not be shared (claude's ``~/.claude.json``)."""
+    xdg = _xdg(env, home)
+    out: list[Entry] = []
+    if executor == "codex":
+        folder = _given(env, "CODEX_HOME", home) or home / ".codex"
+        out.append(Entry(folder, folder, True, "codex's login, settings and sessions (CODEX_HOME)"))
+    elif executor == "claude":
+        given = _given(env, "CLAUDE_CONFIG_DIR", home)
+        if given is not None:
+            out.append(Entry(given, given, True, "claude's login and settings (CLAUDE_CONFIG_DIR)"))
+        else:
+            folder = home / ".claude"
+            out.append(Entry(folder, folder, True, "claude's login, settings and sessions"))
+            out.append(
+                Entry(
+                    home / ".claude.json",
+                    copies / "claude.json",
+                    True,
+                    "claude's settings file: a copy of yours for this agent (claude rewrites "
+                    "it often; many agents at once would garble a shared one)",
+                )
+            )
+    elif executor == "opencode":
+        for kind in ("data", "config", "cache", "state"):
+            folder = xdg[kind] / "opencode"
+            out.append(Entry(folder, folder, True, f"opencode's {kind} folder"))
+    if executor in NPM_CLIS:
+        npm = _given(env, "npm_config_cache", home) or _given(env, "NPM_CONFIG_CACHE", home)
+        npm = npm or home / ".npm"
+        out.append(Entry(npm, npm, True, "npm's cache: the CLI installs its helpers through it"))
+        pip = _given(env, "PIP_CACHE_DIR", home) or xdg["cache"] / "pip"
+        out.append(Entry(pip, pip, True, "pip's cache, for the installs an agent runs"))
+    why = "git's settings, read-only: who its commits are by"
+    out.append(Entry(home / ".gitconfig", home / ".gitconfig", False, why))
+    for name in ("config", "ignore", "attributes"):  # never `credentials`, beside them
+        path = xdg["config"] / "git" / name
+        out.append(Entry(path, path, False, why))
+    return out
+
+
+def _xdg(env: Mapping[str, str], home: Path) -> dict[str, Path]:
+    defaults = {
+        "data": home / ".local" / "share",
+        "config": home / ".config",
+        "cache": home / ".cache",
+        "state": home / ".local" / "state",
+    }
+    return {
+        kind: _given(env, f"XDG_{kind.upper()}_HOME", home) or default
+        for kind, default in defaults.items()
+    }
+
+
+def _given(env: Mapping[str, str], name: str, home: Path) -> Path | None:
+    """The absolute path a variable names (``~`` for the person's HOME), else None: a
+    relative one means nothing outside the folder its CLI happens to start in."""
+    value = env.get(name, "")
+    if value == "~" or value.startswith("~/"):
+        value = str(home) + value[1:]
+    return Path(os.path.normpath(value)) if value.startswith("/") else None
+
+
+def program_roots(names: Iterable[str], path: str, hidden: Sequence[Path]) -> list[Path]:
+    """The folders the programs ``names`` run from that a folder of ``hidden`` (the private
+    HOME, /tmp) would hide: each found on ``path``, its links followed, the interpreter its
+    ``#!`` line names too; for a file in a ``bin`` folder, the installation above it (a node
+    package, a virtual environment: their libraries are beside ``bin``). Outermost first."""
+    found: set[Path] = set()
+    for name in names:
+        program = shutil.which(name, path=path) if "/" not in name else name
+        if program is not None:
+            _collect(Path(program), path, hidden, found, INTERPRETER_DEPTH, "/" not in name)
+    roots = sorted(found, key=lambda p: (len(p.parts), str(p)))
+    return [p for i, p in enumerate(roots) if not any(p.is_relative_to(q) for q in roots[:i])]
+
+
+def _collect(
+    program: Path, path: str, hidden: Sequence[Path], found: set[Path], depth: int, on_path: bool
+) -> None:
+    """Add the folders ``program`` runs from (see ``program_roots``), then its interpreter's."""
+    if depth <= 0:
+        return
+    try:
+        real = program.resolve()
+    except (OSError, RuntimeError):
+        return
+    candidates = [program.parent] if on_path else [_install_root(program, hidden)]
+    if real != program:
+        candidates.append(_install_root(real, hidden))
+    for folder in candidates:
+        if any(folder == h or folder.is_relative_to(h) for h in hidden):
+            found.add(folder)
+    interpreter = _interpreter(real)
+    if interpreter is not None:
+        name, is_path = interpreter
+        target = name if is_path else shutil.which(name, path=path)
+        if target is not None:
+            _collect(Path(target), path, hidden, found, depth - 1, False)
+
+
+def _install_root(program: Path, hidden: Sequence[Path]) -> Path:
+    """``prefix`` for ``prefix/bin/tool``, else the tool's folder; never a hidden folder itself
+    (HOME) or one above it: ``~/bin/tool`` gives ``~/bin``, not all of HOME."""
+    folder = program.parent
+    if folder.name == "bin" and not any(h.is_relative_to(folder.parent) for h in hidden):
+        return folder.parent
+    return folder
+
+
+def _interpreter(program: Path) -> tuple[str, bool] | None:
+    """What ``#!`` names: (a path, True) or, through ``env``, (a program name, False)."""
+    try:
+        with open(program, "rb") as fh:
+            head = fh.read(SHEBANG_BYTES)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name != "env":
+        return words[0], True
+    rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return (rest[0], "/" in rest[0]) if rest else None

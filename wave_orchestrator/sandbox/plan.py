@@ -1,0 +1,276 @@
+"""One agent's sandbox, gathered at launch: which of wave's paths are its own, which are
+hidden, what of HOME its CLI needs, where its programs live, the lane's extra paths resolved;
+and ``prepare``, which makes the files the plan binds before the sandbox starts.
+
+What an agent writes of wave's state is what its own commands write for it: ``wave coord``
+appends to its wave's coordination log, ``wave feedback ask`` to the lane's questions (and
+takes their lock when one expires), ``wave desk`` (a wave that shares files) the lane's desk.
+Those files are bound one by one, as files: the folders around them (every agent's status
+and output, the run state, the events, the launcher's lock) stay hidden. Its own folder
+(prompt, output, status) it reads but never writes: its wrapper, outside, writes them, so
+an agent cannot forge its own status.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..definitions.model import SandboxSettings
+from ..definitions.repository.paths import inside_repository
+from ..errors import WaveError
+from ..state.fsutil import APPEND_FLAGS, ensure_dir, open_regular, write_atomic
+from ..state.layout import StateLayout
+from ..state.ledger import ledger_home
+from .bwrap import Entry, Extra, SandboxPlan, WorktreeGit
+from .home import STARTUP_FILES, cli_entries, program_roots
+
+# A container engine's socket is root on the machine for whoever may talk to it.
+ENGINE_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+)
+# Variables naming what the sandbox leaves out: a tool would try them and fail oddly.
+UNSET = ("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "TMUX", "TMUX_PANE")
+SANDBOX_FOLDER = "sandbox"  # in the lane's state dir: the empty file startup files show
+
+
+class SandboxConflict(WaveError):
+    """A sandbox the lane asks for that cannot be built as asked: a path of its
+    ``writable``/``readable``/``hidden`` lists inside what wave keeps hidden, or one that
+    leaves the repository through a link."""
+
+
+def plan_sandbox(
+    settings: SandboxSettings,
+    *,
+    layout: StateLayout,
+    repo: Path,
+    wave: int,
+    agent_id: str,
+    executor: str,
+    cwd: Path | None = None,
+    worktree: WorktreeGit | None = None,
+    git_dir: Path | None = None,
+    peer_logs: Sequence[Path] = (),
+    programs: Sequence[str] = (),
+    desk: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> SandboxPlan:
+    """The plan for one attempt of ``agent_id``; reads what exists, writes nothing.
+
+    ``worktree``: its worktree and git parts (``isolation: worktree``; the worktree's admin
+    folder should come from ``worktrees.git.trusted_worktree_dir``, not from a ``.git`` file
+    the agent could have rewritten); None works in ``repo`` itself. ``git_dir``: the main
+    repository's git directory (default ``repo/.git`` when that is a folder). ``peer_logs``:
+    output logs it is told to read (a closure agent's briefing). ``programs``: what it runs
+    (its CLI's argv[0]), found on ``env``'s PATH. ``desk``: its wave shares files.
+    ``env``: the environment it starts with (default the launcher's)."""
+    env = dict(os.environ if env is None else env)
+    home = Path(env.get("HOME") or os.path.expanduser("~")).resolve()
+    root = repo.resolve()
+    own_paths = layout.agent(wave, agent_id)
+    if worktree is not None:
+        worktree = WorktreeGit(
+            worktree.path.resolve(),
+            worktree.admin_dir.resolve(),
+            worktree.common_dir.resolve(),
+            worktree.branch,
+        )
+    if git_dir is None:
+        git_dir = worktree.common_dir if worktree else (root / ".git")
+    git_dir = git_dir.resolve() if git_dir.is_dir() else None
+    hooks = [git_dir / "hooks"] if git_dir is not None and (git_dir / "hooks").is_dir() else []
+    config = git_dir / "config" if git_dir is not None and (git_dir / "config").is_file() else None
+    hidden_state = _outermost(
+        p.resolve()
+        for p in (layout.root, root / ".wave", ledger_home().parent)
+        if p.is_dir() and not p.is_symlink()
+    )
+    own = [
+        _file(
+            own_paths.dir,
+            "its own folder, read-only: prompt, output, status (its wrapper writes them)",
+            writable=False,
+            optional=False,
+        ),
+        _file(layout.agent_bin, "wave's bin folder on its PATH: `wave` itself", writable=False),
+        *channel(layout, wave, desk),
+        _file(
+            layout.owners(wave), "what each agent owns: `wave coord inbox` reads it", writable=False
+        ),
+        *(
+            _file(p, "an output log its briefing tells it to read", writable=False)
+            for p in peer_logs
+        ),
+    ]
+    protected = [*hidden_state, *hooks]
+    extras = [
+        _extra(kind, given, root, home, protected)
+        for kind in ("writable", "readable", "hidden")
+        for given in getattr(settings, kind)
+    ]
+    private = [home, Path("/tmp")]
+    found = [*programs, "wave", sys.executable]  # wave runs inside too: `wave coord`
+    roots = program_roots(found, env.get("PATH", os.defpath), private)
+    code = Path(__file__).resolve().parents[2]  # wave's package: in site-packages, or a checkout
+    if _inside_any(code, private) and not _inside_any(code, roots):
+        roots.append(code)
+    return SandboxPlan(
+        repo=root,
+        cwd=(cwd.resolve() if cwd else worktree.path if worktree else root),
+        home=home,
+        network=settings.network,
+        git_dir=git_dir,
+        git_hooks=tuple(hooks),
+        git_config=config,
+        worktree=worktree,
+        hidden_state=tuple(hidden_state),
+        own=tuple(own),
+        home_entries=tuple(cli_entries(executor, env, home, own_paths.dir)),
+        startup_files=tuple(home / name for name in STARTUP_FILES),
+        empty_file=layout.base / SANDBOX_FOLDER / "empty",
+        programs=tuple(roots),
+        read_only=tuple(_not_its_own(root, worktree is None)),
+        private_dirs=tuple(_private_dirs(env)),
+        sockets=tuple(_sockets()),
+        extras=tuple(e for e in extras if e is not None),
+        setenv=(("TMPDIR", "/tmp"), ("WAVE_SANDBOX", "bubblewrap")),
+        unsetenv=tuple(name for name in UNSET if name in env),
+    )
+
+
+def channel(layout: StateLayout, wave: int, desk: bool) -> list[Entry]:
+    """The files of wave's state the agent's own commands write (each must exist before the
+    sandbox starts: ``prepare`` makes them)."""
+    feedback, lock, log = (
+        layout.feedback,
+        _beside(layout.feedback, ".lock"),
+        layout.coordination_log(wave),
+    )
+    out = [
+        _file(log, "its wave's coordination log: `wave coord` appends its posts"),
+        _file(
+            feedback, "the lane's questions to a person: `wave feedback ask` appends its question"
+        ),
+        _file(
+            lock,
+            "the questions' lock: `wave feedback ask --wait` takes it when its question expires",
+        ),
+    ]
+    if desk:
+        out += [
+            _file(
+                layout.desk, "the lane's file desk: `wave desk` claims and hands over files here"
+            ),
+            _file(
+                _beside(layout.desk, "-journal"),
+                "the desk's journal (kept, truncated: a file bound in cannot be removed)",
+            ),
+        ]
+    return out
+
+
+def _file(path: Path, why: str, *, writable: bool = True, optional: bool | None = None) -> Entry:
+    """A path of wave's state bound back in at its own place; a writable one must exist
+    (``prepare`` makes it), a read-only one is bound when it does."""
+    path = path.resolve()  # as bwrap would: the hidden folders are resolved too
+    return Entry(path, path, writable, why, (not writable) if optional is None else optional)
+
+
+def _inside_any(path: Path, folders: Iterable[Path]) -> bool:
+    return any(path == f or path.is_relative_to(f) for f in folders)
+
+
+def _beside(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def _outermost(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without those inside another of them, the outermost first."""
+    found = sorted(set(paths), key=lambda p: (len(p.parts), str(p)))
+    return [p for i, p in enumerate(found) if not any(p.is_relative_to(q) for q in found[:i])]
+
+
+def _not_its_own(repo: Path, shared: bool) -> list[tuple[Path, str]]:
+    """In a writable checkout (isolation: shared), what stays read-only: the lane files (what
+    the launcher runs next is not the agent's to change) and wave's own installation."""
+    if not shared:
+        return []
+    out = []
+    lanes = repo / "lanes"
+    if lanes.is_dir():
+        out.append((lanes, "the lane files, read-only: what wave runs next is not its to change"))
+    prefix = Path(sys.prefix).resolve()
+    if prefix.is_relative_to(repo) and prefix != repo:
+        out.append((prefix, "wave's own installation, read-only: it runs outside the sandbox too"))
+    return out
+
+
+def _private_dirs(env: Mapping[str, str]) -> list[tuple[Path, str]]:
+    out = []
+    for name, why in (
+        ("XDG_RUNTIME_DIR", "your session's runtime folder (D-Bus, agents' sockets): an empty one"),
+        ("TMUX_TMPDIR", "where tmux keeps its sockets: an empty one"),
+    ):
+        value = env.get(name, "")
+        if value.startswith("/") and Path(value).is_dir():
+            path = Path(value).resolve()
+            if not path.is_relative_to("/tmp"):
+                out.append((path, why))
+    return out
+
+
+def _sockets() -> list[tuple[Path, str]]:
+    found = {Path(p).resolve() for p in ENGINE_SOCKETS if os.path.exists(p)}
+    why = "a container engine's socket, closed: it would give root on this machine"
+    return [(p, why) for p in sorted(found)]
+
+
+def _extra(
+    kind: str, given: str, repo: Path, home: Path, protected: Sequence[Path]
+) -> Extra | None:
+    """One path of the lane's lists, resolved (links followed, as bwrap follows them); None
+    for a hidden path that does not exist (nothing to hide)."""
+    if given == "~" or given.startswith("~/"):
+        path = (home / given[2:]).resolve()
+    elif given.startswith("/"):
+        path = Path(given).resolve()
+    else:
+        inside = inside_repository(repo, given)
+        if inside is None:
+            raise SandboxConflict(
+                f"sandbox {kind} path {given!r} leads out of the repository through a link"
+            )
+        path = inside
+    if _inside_any(path, protected):
+        raise SandboxConflict(
+            f"sandbox {kind} path {given!r} is inside what wave keeps hidden from every agent "
+            "(its state, the launcher's records, git hooks): name another path"
+        )
+    if kind == "hidden" and not path.exists():
+        return None
+    return Extra(kind, path, given, folder=path.is_dir() if kind == "hidden" else True)
+
+
+def prepare(plan: SandboxPlan) -> None:
+    """Make what ``plan`` binds from wave's state before the sandbox starts: the channel files
+    (never through a link: ``open_regular`` refuses one), the empty file shown for startup
+    files (made anew: nothing written into it reaches a sandbox), a fresh copy of a file of
+    HOME an agent gets its own copy of, and its branch's ref folder."""
+    for entry in plan.own:
+        if entry.writable and not entry.optional:
+            ensure_dir(entry.source.parent)
+            os.close(open_regular(entry.source, APPEND_FLAGS))
+    if plan.empty_file is not None:
+        write_atomic(plan.empty_file, "", 0o444)
+    for entry in plan.home_entries:
+        if entry.source != entry.target and entry.target.is_file():
+            text = entry.target.read_text(encoding="utf-8", errors="surrogateescape")
+            write_atomic(entry.source, text, 0o600)
+    if plan.worktree is not None:
+        plan.worktree.ref_folder.mkdir(parents=True, exist_ok=True)  # a branch only packed
