@@ -72,8 +72,9 @@ def plan_sandbox(
     ``env``: the environment it starts with (default the launcher's)."""
     env = dict(os.environ if env is None else env)
     home = Path(env.get("HOME") or os.path.expanduser("~")).resolve()
+    if home == Path("/"):
+        raise SandboxConflict("HOME is /: a sandbox hides HOME, and would hide everything")
     root = repo.resolve()
-    own_paths = layout.agent(wave, agent_id)
     if worktree is not None:
         worktree = WorktreeGit(
             worktree.path.resolve(),
@@ -81,23 +82,59 @@ def plan_sandbox(
             worktree.common_dir.resolve(),
             worktree.branch,
         )
-    if git_dir is None:
-        git_dir = worktree.common_dir if worktree else (root / ".git")
-    git_dir = git_dir.resolve() if git_dir.is_dir() else None
-    hooks = [git_dir / "hooks"] if git_dir is not None and (git_dir / "hooks").is_dir() else []
-    config = git_dir / "config" if git_dir is not None and (git_dir / "config").is_file() else None
+    git = _git_parts(git_dir or (worktree.common_dir if worktree else root / ".git"))
     hidden_state = _outermost(
         p.resolve()
         for p in (layout.root, root / ".wave", ledger_home().parent)
         if p.is_dir() and not p.is_symlink()
     )
-    own = [
-        _file(
-            own_paths.dir,
-            "its own folder, read-only: prompt, output, status (its wrapper writes them)",
-            writable=False,
-            optional=False,
-        ),
+    protected = [*hidden_state, *git[1]]
+    extras = [
+        _extra(kind, given, root, home, protected)
+        for kind in ("writable", "readable", "hidden")
+        for given in getattr(settings, kind)
+    ]
+    return SandboxPlan(
+        repo=root,
+        cwd=(cwd.resolve() if cwd else worktree.path if worktree else root),
+        home=home,
+        network=settings.network,
+        git_dir=git[0],
+        git_hooks=git[1],
+        git_config=git[2],
+        worktree=worktree,
+        hidden_state=tuple(hidden_state),
+        own=tuple(own_entries(layout, wave, agent_id, desk, peer_logs)),
+        home_entries=tuple(cli_entries(executor, env, home, layout.agent(wave, agent_id).dir)),
+        startup_files=tuple(home / name for name in STARTUP_FILES),
+        empty_file=layout.base / SANDBOX_FOLDER / "empty",
+        programs=tuple(_programs(programs, env, [home, Path("/tmp")])),
+        read_only=tuple(_not_its_own(root, worktree is None)),
+        private_dirs=tuple(_private_dirs(env)),
+        sockets=tuple(_sockets()),
+        extras=tuple(e for e in extras if e is not None),
+        setenv=(("TMPDIR", "/tmp"), ("WAVE_SANDBOX", "bubblewrap")),
+        unsetenv=tuple(name for name in UNSET if name in env),
+    )
+
+
+def _git_parts(git_dir: Path) -> tuple[Path | None, tuple[Path, ...], Path | None]:
+    """The repository's git directory, its hooks folder and its config, those that exist."""
+    if not git_dir.is_dir():
+        return None, (), None
+    git_dir = git_dir.resolve()
+    hooks = (git_dir / "hooks",) if (git_dir / "hooks").is_dir() else ()
+    config = git_dir / "config" if (git_dir / "config").is_file() else None
+    return git_dir, hooks, config
+
+
+def own_entries(
+    layout: StateLayout, wave: int, agent_id: str, desk: bool, peer_logs: Sequence[Path]
+) -> list[Entry]:
+    """The agent's bits of wave's state, bound back in over the hidden state dir."""
+    why = "its own folder, read-only: prompt, output, status (its wrapper writes them)"
+    return [
+        _file(layout.agent(wave, agent_id).dir, why, writable=False, optional=False),
         _file(layout.agent_bin, "wave's bin folder on its PATH: `wave` itself", writable=False),
         *channel(layout, wave, desk),
         _file(
@@ -108,40 +145,17 @@ def plan_sandbox(
             for p in peer_logs
         ),
     ]
-    protected = [*hidden_state, *hooks]
-    extras = [
-        _extra(kind, given, root, home, protected)
-        for kind in ("writable", "readable", "hidden")
-        for given in getattr(settings, kind)
-    ]
-    private = [home, Path("/tmp")]
-    found = [*programs, "wave", sys.executable]  # wave runs inside too: `wave coord`
+
+
+def _programs(programs: Sequence[str], env: Mapping[str, str], private: list[Path]) -> list[Path]:
+    """The folders of what it runs that its private HOME or /tmp would hide: its CLI, and
+    wave itself (`wave coord` and the rest run inside), with their interpreters."""
+    found = [*programs, "wave", sys.executable]
     roots = program_roots(found, env.get("PATH", os.defpath), private)
     code = Path(__file__).resolve().parents[2]  # wave's package: in site-packages, or a checkout
     if _inside_any(code, private) and not _inside_any(code, roots):
         roots.append(code)
-    return SandboxPlan(
-        repo=root,
-        cwd=(cwd.resolve() if cwd else worktree.path if worktree else root),
-        home=home,
-        network=settings.network,
-        git_dir=git_dir,
-        git_hooks=tuple(hooks),
-        git_config=config,
-        worktree=worktree,
-        hidden_state=tuple(hidden_state),
-        own=tuple(own),
-        home_entries=tuple(cli_entries(executor, env, home, own_paths.dir)),
-        startup_files=tuple(home / name for name in STARTUP_FILES),
-        empty_file=layout.base / SANDBOX_FOLDER / "empty",
-        programs=tuple(roots),
-        read_only=tuple(_not_its_own(root, worktree is None)),
-        private_dirs=tuple(_private_dirs(env)),
-        sockets=tuple(_sockets()),
-        extras=tuple(e for e in extras if e is not None),
-        setenv=(("TMPDIR", "/tmp"), ("WAVE_SANDBOX", "bubblewrap")),
-        unsetenv=tuple(name for name in UNSET if name in env),
-    )
+    return roots
 
 
 def channel(layout: StateLayout, wave: int, desk: bool) -> list[Entry]:
