@@ -9,6 +9,7 @@ anywhere else."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -26,6 +27,7 @@ import pytest
 from helpers import alive, committed_repo, sh, wait_for
 
 from wave_orchestrator.definitions.model import SandboxSettings
+from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
 from wave_orchestrator.sandbox.bwrap import WorktreeGit, build_binds, shell_line, to_argv
 from wave_orchestrator.sandbox.plan import SandboxPlan, plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
@@ -206,16 +208,23 @@ def test_it_cannot_reach_processes_outside_nor_remount(world: World) -> None:
 
 
 def test_wave_commands_write_its_channel_inside(world: World) -> None:
+    """`wave`, from the private bin folder first on its PATH as every agent has it."""
     w = world
-    wave = [sys.executable, "-P", "-m", "wave_orchestrator"]
+    ensure_agent_bin(w.layout.agent_bin)
+    env = {**w.env, "PATH": f"{w.layout.agent_bin}{os.pathsep}{w.env['PATH']}"}
     script = " && ".join(
         [
-            shell_line([*wave, "coord", "post", "--kind", "request", "--summary", "from the box"]),
-            shell_line([*wave, "coord", "show"]),
-            shell_line([*wave, "feedback", "ask", "--question", "which port?"]),
+            'test "$(command -v wave)" = ' + shlex.quote(str(w.layout.agent_bin / "wave")),
+            shell_line(["wave", "coord", "post", "--kind", "request", "--summary", "from the box"]),
+            shell_line(["wave", "coord", "show"]),
+            shell_line(["wave", "feedback", "ask", "--question", "which port?"]),
         ]
     )
-    done = run_boxed(plan_for(w), script, w.env)
+    plan = plan_sandbox(
+        BOXED, layout=w.layout, repo=w.repo, wave=1, agent_id="A1", executor="local", env=env
+    )
+    prepare(plan)
+    done = run_boxed(plan, script, env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "from the box" in done.stdout
     assert "from the box" in w.layout.coordination_log(1).read_text()
