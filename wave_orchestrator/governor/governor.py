@@ -25,7 +25,6 @@ from ..state.events import short_clock as clock
 from ..state.fsutil import write_json_atomic
 from ..state.ledger import MAX_USD, Ledger
 from ..state.untrusted import MAX_COUNT
-from .resets import reset_time
 
 WARN_AT = 0.8  # of a spend limit: warned once
 Slot = tuple[str, str | None, str | None]  # (executor, account, model) of a running agent
@@ -77,6 +76,8 @@ class Governor:
             return None
         policy = self.rules.usage_limit
         horizon = said_at + policy.max_wait_minutes * 60
+        from .resets import reset_time  # only once an agent is limited
+
         reset = reset_time(detail, datetime.fromtimestamp(said_at, UTC))
         at = reset.timestamp() if reset is not None else math.inf
         if policy.wait and at <= horizon:

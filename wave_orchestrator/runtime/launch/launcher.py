@@ -35,7 +35,6 @@ from ...state.run_state import RunState
 from ..agent.plan import Planner
 from ..wave.context import WaveContext, WaveOutcome
 from ..wave.runner import WaveRunner
-from .lane_deps import wait_for_lanes
 from .outcome import LaunchResult, lane_done, wave_ended
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
 
@@ -310,8 +309,11 @@ class Launcher:
             governor=self.governor,
             ledger=self.ledger,
         )
-        if wave.depends_on_lanes and not wait_for_lanes(wave, self.lane.repo, run_state, self.stop):
-            return WaveOutcome(wave.number, "cancelled", 0)
+        if wave.depends_on_lanes:
+            from .lane_deps import wait_for_lanes  # only for a wave that waits on lanes
+
+            if not wait_for_lanes(wave, self.lane.repo, run_state, self.stop):
+                return WaveOutcome(wave.number, "cancelled", 0)
         return WaveRunner(ctx, wave).run(run_state)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 
-from ...agents.limits import read_usage_limit
 from ...state.events import EventLog
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
@@ -30,6 +29,8 @@ def judge_usage_limit(run: AgentRun, status: StatusFile) -> StatusFile:
         return status  # decided by the launcher or Slurm (a timeout, a cancel): not a limit
     launch, detail = run.launch, None
     if status.code != 0:
+        from ...agents.limits import read_usage_limit  # only once run.sh says limited
+
         detail = read_usage_limit(
             launch.executor,
             launch.agent.executor.settings_for(launch.executor),

@@ -16,7 +16,6 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ...closure.actions import failure_summary
 from ...closure.gates import AgentResult, GateResult, judge_stage
 from ...closure.implementation_gate import judge_implementation, judge_proof_artifacts
 from ...closure.markers import Marker, parse_markers
@@ -144,6 +143,8 @@ class Judging:
     ) -> None:
         """Every view and every agent of the wave learn what failed and what to do."""
         logs = {a.id: self.latest[a.id].launch.paths.output_log for a in agents}
+        from ...closure.actions import failure_summary  # only once a gate failed
+
         failure = self.failure = failure_summary(gate, results, logs)
         self.ctx.coordinator.gate_failed(failure)
         self.ctx.events.emit(

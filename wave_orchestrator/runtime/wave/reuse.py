@@ -30,7 +30,6 @@ from ...state.ledger import LedgerView, success_doubt
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
 from ...state.status import StatusUnreadable, read_status
-from ...state.trees import copy_plain_tree
 from ...state.untrusted import read_launch_record, read_object
 
 if TYPE_CHECKING:
@@ -182,6 +181,8 @@ def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str
     for agent_id in agents:
         target = layout.agent(wave, agent_id)
         try:
+            from ...state.trees import copy_plain_tree  # only once work is reused
+
             copy_plain_tree(
                 earlier.agent(agent_id).dir,
                 target.dir,
