@@ -232,12 +232,6 @@ def test_wave_commands_write_its_channel_inside(world: World) -> None:
     assert "which port?" in w.layout.coordination_log(1).read_text()  # the mirror item
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the desk's SQLite deletes its journal after each change (journal_mode DELETE); a "
-    "file bound into the sandbox cannot be deleted: desk/claims.py must open the desk with "
-    "PRAGMA journal_mode=TRUNCATE (the sandbox binds the journal file, made beforehand)",
-)
 def test_wave_desk_works_inside(world: World) -> None:
     w = world
     plan = plan_sandbox(

@@ -3,6 +3,12 @@
 State lives in SQLite (``desk.sqlite3`` in the state dir). Every change runs in one
 ``BEGIN IMMEDIATE`` transaction, so claims from many processes at once are serialised: exactly
 one agent is granted a free file and the others queue in a single, gap-free order.
+
+Every connection, the launcher's included, keeps the rollback journal (``desk.sqlite3-journal``)
+and truncates it after a change instead of deleting it: a sandboxed agent reaches the desk
+through the two files bound into its sandbox, and a file bound in cannot be removed (nor made
+anew beside a hidden state dir). One connection that deleted the journal would cut every
+sandboxed agent off the desk.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ CREATE TABLE IF NOT EXISTS handovers (
     from_agent TEXT NOT NULL, to_agent TEXT, note TEXT NOT NULL, at TEXT NOT NULL,
     delivered INTEGER NOT NULL DEFAULT 0);
 """
+# Kept and truncated, never deleted: see the module's docstring.
+JOURNAL_MODE = "truncate"
 
 
 class DeskRefused(WaveError):
@@ -92,8 +100,16 @@ class Desk:
         try:
             db = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 60000")
+            mode = db.execute(f"PRAGMA journal_mode = {JOURNAL_MODE}").fetchone()
         except sqlite3.Error as exc:
             raise DeskBroken(f"the desk {self.db_path} cannot be opened: {exc}") from exc
+        if mode is None or str(mode[0]).lower() != JOURNAL_MODE:
+            db.close()
+            said = "none" if mode is None else str(mode[0])[:20]
+            raise DeskBroken(
+                f"the desk {self.db_path} keeps journal mode {said!r} and cannot be given "
+                f"{JOURNAL_MODE!r}: another process holds it open in that mode"
+            )
         return db
 
     @contextlib.contextmanager
