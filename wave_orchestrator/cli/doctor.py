@@ -1,7 +1,8 @@
 """`wave doctor`: one health check before a real run. Every lane validates, the
 executors its agents use are installed (with their versions) and logged in (a key variable
 or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
-places there, and every state dir is writable. Exit 1 with each blocking problem.
+places there, bubblewrap starts a trial sandbox that keeps its promise (blocking only when a
+lane's agents need one), and every state dir is writable. Exit 1 with each blocking problem.
 
 Its lines quote lane settings (a problem's value) and the environment (a login folder's
 path): every line is printed with the credentials in it hidden by value, JSON too."""
@@ -14,11 +15,15 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LaneInvalid, WaveError
 from ._common import add_json, add_repo, emit_json
 from ._help import add_command
+
+if TYPE_CHECKING:
+    from ..sandbox.probe import Probe
+    from ..sandbox.trial import Runner
 
 # Where each CLI keeps its login, and the variables that stand in for one (never printed).
 AUTH_VARIABLES = {
@@ -39,9 +44,12 @@ class Check:
     ok: bool
     detail: str
     blocking: bool = True  # a failure that would stop (or fail) a live launch
+    fix: str = ""  # the one command or setting that fixes a failure, when wave knows it
+    informational: bool = False  # a failure nothing of the lanes needs fixed: told, not warned
 
     def line(self) -> str:
         word = "ok" if self.ok else ("FAIL" if self.blocking else "warn")
+        word = "info" if not self.ok and self.informational else word
         return f"  {word:<5} {self.name}: {self.detail}"
 
 
@@ -53,8 +61,11 @@ def register(sub: Any) -> None:
         "One health check before a real run: every lane validates; each executor a lane's "
         "agents use (fallbacks included) is on PATH, with its version, and logged in (an API "
         "key variable or its login file; values are never printed); tmux and git answer; the "
-        "Slurm cluster answers when a lane places agents there; every lane's state dir is "
-        "writable. Prints one line per check and exits 1 when any blocking check failed.",
+        "Slurm cluster answers when a lane places agents there; bubblewrap starts a trial "
+        "sandbox that writes its workspace and is refused a write outside it (when it cannot, "
+        "the line gives the fix: a blocking problem only when a lane sets sandbox: "
+        "bubblewrap); every lane's state dir is writable. Prints one line per check and exits "
+        "1 when any blocking check failed.",
         [
             ("wave doctor", "every check, one line each"),
             ("wave doctor --json", "the checks as JSON, for a script or CI"),
@@ -110,6 +121,7 @@ def diagnose(repo: Path) -> list[Check]:
     checks += _executors(lanes)
     if any(lane.placement.slurm for lane in lanes):
         checks.append(_slurm())
+    checks.append(_sandbox(lanes))
     checks += [_writable(lane.name, lane.state_dir) for lane in lanes]
     return checks
 
@@ -189,6 +201,35 @@ def _slurm() -> Check:
             "a lane places agents on Slurm; its controller does not answer (scontrol ping)",
         )
     return Check("slurm", True, "the controller answers")
+
+
+def _sandbox(lanes: list[Any], found: Probe | None = None, run: Runner | None = None) -> Check:
+    """Bubblewrap, end to end: a trial sandbox. A failure blocks only when an agent asks for
+    ``sandbox: bubblewrap`` (it would fail); under ``auto`` its agents run unsandboxed (a
+    warning); with no lane sandboxed it is information. ``found``, ``run``: for tests."""
+    from ..sandbox.trial import try_sandbox
+
+    users: dict[str, set[str]] = {}
+    for lane in lanes:
+        modes = {lane.defaults.sandbox.mode}
+        modes |= {a.sandbox_settings.mode for w in lane.waves for a in w.agents}
+        for mode in modes:
+            users.setdefault(mode, set()).add(lane.name)
+    trial = try_sandbox(found, run)
+    used = sorted(users.get("bubblewrap", set()) | users.get("auto", set()))
+    if trial.ok:
+        said = f"lanes that sandbox agents: {', '.join(used)}" if used else "no lane sets sandbox"
+        return Check("bubblewrap", True, f"{trial.message} ({said})")
+    if "bubblewrap" in users:
+        lanes_of = ", ".join(sorted(users["bubblewrap"]))
+        said = f"sandbox: bubblewrap in lanes {lanes_of}: their agents fail until it is fixed"
+        return Check("bubblewrap", False, f"{trial.message} ({said})", True, trial.fix)
+    if "auto" in users:
+        lanes_of = ", ".join(sorted(users["auto"]))
+        said = f"sandbox: auto in lanes {lanes_of}: their agents run unsandboxed"
+        return Check("bubblewrap", False, f"{trial.message} ({said})", False, trial.fix)
+    said = "no lane sets sandbox: nothing needs it yet"
+    return Check("bubblewrap", False, f"{trial.message} ({said})", False, trial.fix, True)
 
 
 def _writable(lane: str, state_dir: Path) -> Check:
