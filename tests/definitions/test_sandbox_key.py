@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from helpers import Repo
 
@@ -74,14 +72,14 @@ def test_agent_over_wave_over_lane_defaults_key_by_key(repo: Repo) -> None:
     base = SandboxSettings(mode="bubblewrap", writable=("out",), hidden=("private",))
     assert lane.defaults.sandbox == base
     one = lane.wave(1)
-    assert one.sandbox == dataclasses.replace(base, network=False)
+    assert one.sandbox == base._replace(network=False)
     a, b, c, d = one.agents
     assert a.sandbox == one.sandbox  # the wave's, as it is
-    assert b.sandbox == dataclasses.replace(one.sandbox, writable=("other",))  # list replaced
+    assert b.sandbox == one.sandbox._replace(writable=("other",))  # list replaced
     assert c.sandbox is None  # none: no sandbox, whatever the rest says
-    assert d.sandbox == dataclasses.replace(one.sandbox, mode="auto")  # the word: mode only
+    assert d.sandbox == one.sandbox._replace(mode="auto")  # the word: mode only
     two = lane.wave(2)
-    assert two.sandbox == dataclasses.replace(base, mode="none")
+    assert two.sandbox == base._replace(mode="none")
     assert two.agents[0].sandbox is None
     assert two.agents[1].sandbox == base  # the lists lane.yaml gave come back with a mode
 
@@ -228,9 +226,9 @@ def test_a_lane_without_sandbox_digests_as_before() -> None:
     agent = AgentDef(
         id="A", title="A", role="implementation", executor=ExecutorSpec("local"), prompt="p"
     )
-    shape = reuse._plain(dataclasses.asdict(agent))
+    shape = reuse._plain(agent)
     assert "sandbox" not in shape
-    boxed = dataclasses.replace(agent, sandbox=SandboxSettings(mode="bubblewrap"))
+    boxed = agent._replace(sandbox=SandboxSettings(mode="bubblewrap"))
     assert fingerprint(boxed, "local") != fingerprint(agent, "local")
     # the fields such an agent digested before sandboxes existed, and no other
     assert set(shape) == {"id", "title", "role", "executor", "prompt", "placement"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -166,7 +165,5 @@ def test_a_program_committed_after_the_base_is_not_in_the_worktree(repo: Repo) -
         f"agent w1/A: executor local needs `./agent.sh`, which is not committed at base "
         f"{base[:12]} (isolation: worktree starts from it): commit it, or list it in setup.copy"
     ]
-    with_head = dataclasses.replace(
-        lane.wave(1), isolation=dataclasses.replace(lane.wave(1).isolation, base=None)
-    )
+    with_head = lane.wave(1)._replace(isolation=lane.wave(1).isolation._replace(base=None))
     assert planner.missing_at_start(lane, [with_head], "/usr/bin:/bin") == []  # HEAD has it

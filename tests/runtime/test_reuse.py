@@ -9,7 +9,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from wave_orchestrator.definitions.model import AgentDef, ExecutorSpec
+from wave_orchestrator.definitions.model import (
+    AgentDef,
+    ExecutorSpec,
+    ExitContract,
+    PlacementSettings,
+    ProofArtifact,
+)
 from wave_orchestrator.runtime.wave.retry import RetryPlan
 from wave_orchestrator.runtime.wave.reuse import choose_reused, fingerprint, succeeded_with
 from wave_orchestrator.state.layout import AgentPaths
@@ -49,6 +55,29 @@ def finished(
     }
     paths.launch_record.write_text(json.dumps(record))
     return paths
+
+
+def test_a_fingerprint_an_earlier_release_recorded_still_matches() -> None:
+    """Work finished before an upgrade is reused after it: the digest of a definition does not
+    depend on how the records holding it are built (the literal was recorded by an earlier release)."""
+    executor = ExecutorSpec(
+        id="codex",
+        model="m1",
+        env={"K": "v"},
+        settings={"codex": {"sandbox": "workspace-write"}},
+        fallbacks=("claude",),
+    )
+    a = agent(
+        "A",
+        owns=("src/a.py",),
+        depends_on=("B",),
+        exit_contract=ExitContract(),
+        proof_artifacts=(ProofArtifact("docs/a.md", "cont-qa"),),
+        placement=PlacementSettings(cpus=2),
+        executor=executor,
+    )
+    recorded = "09dc8a711faa84882c0a7fa630cc0f4eae2f3ea88a61b62370f8c427693fbdaa"
+    assert fingerprint(a, "codex", base="0" * 40) == recorded
 
 
 def test_a_fingerprint_changes_with_what_shapes_the_work_only() -> None:

@@ -4,7 +4,6 @@ wave hides), and ``prepare``, which makes the channel files without following a 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import tempfile
@@ -112,8 +111,7 @@ def test_an_extra_path_may_not_open_what_wave_hides(
 ) -> None:
     (repo / ".wave" / "main").mkdir(parents=True)
     xdg = str(tmp_path / "xdg")
-    settings = dataclasses.replace(
-        settings,
+    settings = settings._replace(
         readable=tuple(p.format(xdg=xdg) for p in settings.readable),
     )
     with pytest.raises(SandboxConflict, match="wave keeps hidden from every agent"):

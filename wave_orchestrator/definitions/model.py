@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+# The default of every mapping field: read-only, so one instance serves every record.
+EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 IMPLEMENTATION_ROLES = ("implementation", "infra", "deploy", "research")
 # The closure sweep runs these stages in exactly this order.
@@ -68,8 +71,7 @@ def is_closure_role(role: str) -> bool:
     return role in CLOSURE_ORDER
 
 
-@dataclass(frozen=True)
-class RateLimitPolicy:
+class RateLimitPolicy(NamedTuple):
     """How run.sh retries an agent a provider turned away: tries, backoff, texts."""
 
     retries: int = 2
@@ -84,8 +86,7 @@ class RateLimitPolicy:
         return self.retries + 1
 
 
-@dataclass(frozen=True)
-class UsageLimitPolicy:
+class UsageLimitPolicy(NamedTuple):
     """``usage_limit`` of lane.yaml: an agent that hits one waits for its reset (``wait``) when
     the CLI names one within ``max_wait_minutes``, then runs again ``margin_seconds`` after it."""
 
@@ -94,24 +95,22 @@ class UsageLimitPolicy:
     margin_seconds: float = 60
 
 
-@dataclass(frozen=True)
-class AccountDef:
+class AccountDef(NamedTuple):
     """One of lane.yaml's ``accounts``: a login of one executor, and the env that selects it."""
 
     name: str
     executor: str
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = EMPTY
 
 
-@dataclass(frozen=True)
-class Caps:
+class Caps(NamedTuple):
     """``max_running`` as a mapping: agents running at once per executor, account and model
     (``total`` is the lane-wide one). None or missing: no cap of that kind."""
 
     total: int | None = None
-    executor: Mapping[str, int] = field(default_factory=dict)
-    account: Mapping[str, int] = field(default_factory=dict)
-    model: Mapping[str, int] = field(default_factory=dict)
+    executor: Mapping[str, int] = EMPTY
+    account: Mapping[str, int] = EMPTY
+    model: Mapping[str, int] = EMPTY
 
     def over(self, wave: Caps | None) -> Caps:
         """These caps with a wave's own on top (per key)."""
@@ -128,13 +127,12 @@ class Caps:
         return bool(self.total or self.executor or self.account or self.model)
 
 
-@dataclass(frozen=True)
-class Governance:
+class Governance(NamedTuple):
     """The lane's part of the governor's rules (a wave adds its caps and spend limit)."""
 
-    usage_limit: UsageLimitPolicy = field(default_factory=UsageLimitPolicy)
-    accounts: Mapping[str, AccountDef] = field(default_factory=dict)
-    caps: Caps = field(default_factory=Caps)
+    usage_limit: UsageLimitPolicy = UsageLimitPolicy()
+    accounts: Mapping[str, AccountDef] = EMPTY
+    caps: Caps = Caps()
     spend_limit_usd: float | None = None
     spend_hard: bool = False  # at the limit, running agents are stopped too
 
@@ -142,8 +140,7 @@ class Governance:
 SANDBOX_MODES = ("none", "bubblewrap", "auto")
 
 
-@dataclass(frozen=True)
-class SandboxSettings:
+class SandboxSettings(NamedTuple):
     """``sandbox:`` of lane defaults, a wave or an agent: whether its agents run in bubblewrap
     (``auto``: where it works here, else unsandboxed with a warning), with the network or
     without, and the paths opened (``writable``, ``readable``) or closed (``hidden``) beyond
@@ -161,8 +158,7 @@ class SandboxSettings:
         return self.mode != "none"
 
 
-@dataclass(frozen=True)
-class LaneDefaults:
+class LaneDefaults(NamedTuple):
     """``defaults:`` of lane.yaml: what every agent gets unless its wave or itself says."""
 
     executor: str = "codex"
@@ -171,12 +167,11 @@ class LaneDefaults:
     launch_stagger_ms: float = 1200
     stall_minutes: float = 0
     max_running: int = 500  # agents running at once; the others wait for a free place
-    rate_limit: RateLimitPolicy = field(default_factory=RateLimitPolicy)
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    rate_limit: RateLimitPolicy = RateLimitPolicy()
+    sandbox: SandboxSettings = SandboxSettings()
 
 
-@dataclass(frozen=True)
-class ExitContract:
+class ExitContract(NamedTuple):
     """What an agent promises to leave behind; the QA gates check the wave against it."""
 
     completion: str = "integrated"
@@ -185,8 +180,7 @@ class ExitContract:
     doc_impact: str = "owned"
 
 
-@dataclass(frozen=True)
-class ProofArtifact:
+class ProofArtifact(NamedTuple):
     """A file an agent promises to leave as proof of its work, and the gate that needs it
     (``missing-proof-artifact`` there when it does not exist)."""
 
@@ -194,8 +188,7 @@ class ProofArtifact:
     gate: str  # implementation, or a closure stage: cont-eval, security, ...
 
 
-@dataclass(frozen=True)
-class ExecutorSpec:
+class ExecutorSpec(NamedTuple):
     """An agent's executor after merging built-ins → lane → profile → agent.
 
     ``settings`` holds the merged per-executor blocks for every executor id, so a fallback
@@ -208,16 +201,15 @@ class ExecutorSpec:
     budget_minutes: float | None = None
     budget_turns: int | None = None
     fallbacks: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    env: Mapping[str, str] = EMPTY
+    settings: Mapping[str, Mapping[str, Any]] = EMPTY
     account: str | None = None  # one of the lane's accounts (its env is in ``env``)
 
     def settings_for(self, executor_id: str) -> Mapping[str, Any]:
         return self.settings.get(executor_id, {})
 
 
-@dataclass(frozen=True)
-class PlacementSettings:
+class PlacementSettings(NamedTuple):
     """Where agents run (``placement:`` of a lane; a wave or agent overrides cpus and mem)."""
 
     kind: str = "local"  # local: tmux on this machine | slurm: one sbatch job per attempt
@@ -235,8 +227,7 @@ class PlacementSettings:
         return self.kind == "slurm"
 
 
-@dataclass(frozen=True)
-class AgentDef:
+class AgentDef(NamedTuple):
     """One agent of a wave, with its executor and placement already merged."""
 
     id: str
@@ -249,7 +240,7 @@ class AgentDef:
     depends_on: tuple[str, ...] = ()
     exit_contract: ExitContract | None = None
     prompt_file: str | None = None
-    placement: PlacementSettings = field(default_factory=PlacementSettings)
+    placement: PlacementSettings = PlacementSettings()
     proof_artifacts: tuple[ProofArtifact, ...] = ()
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
     # None when it runs unsandboxed (mode none): a lane without sandboxes digests as before
@@ -265,8 +256,7 @@ class AgentDef:
         return self.sandbox or SandboxSettings()
 
 
-@dataclass(frozen=True)
-class IsolationSettings:
+class IsolationSettings(NamedTuple):
     """``isolation``, ``base`` and ``setup`` of a lane, or of a wave (which overrides per key)."""
 
     mode: str = "shared"  # shared: one checkout for all | worktree: one git worktree per agent
@@ -279,8 +269,7 @@ class IsolationSettings:
         return self.mode == "worktree"
 
 
-@dataclass(frozen=True)
-class EvalTarget:
+class EvalTarget(NamedTuple):
     """One of a wave's ``eval_targets``: an id the cont-EVAL must report on, and the
     benchmarks it is pinned to (their ids must be among those it reports)."""
 
@@ -288,8 +277,7 @@ class EvalTarget:
     benchmarks: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class WaveDef:
+class WaveDef(NamedTuple):
     """One wave file, validated: its agents in file order and what the wave overrides."""
 
     number: int
@@ -298,14 +286,14 @@ class WaveDef:
     agents: tuple[AgentDef, ...]
     commit_message: str | None = None
     shared: tuple[str, ...] = ()
-    isolation: IsolationSettings = field(default_factory=IsolationSettings)
-    placement: PlacementSettings = field(default_factory=PlacementSettings)
+    isolation: IsolationSettings = IsolationSettings()
+    placement: PlacementSettings = PlacementSettings()
     eval_targets: tuple[EvalTarget, ...] = ()  # what the cont-EVAL gate holds its agent to
     depends_on_lanes: tuple[tuple[str, int], ...] = ()  # (lane, wave): completed before it runs
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
     caps: Caps | None = None  # its max_running, over the lane's
     spend_limit_usd: float | None = None  # what this wave's agents may spend
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox: SandboxSettings = SandboxSettings()
 
     @property
     def implementation_agents(self) -> tuple[AgentDef, ...]:
@@ -341,8 +329,7 @@ NOTIFY_KINDS = (
 WEBHOOK_FORMATS = ("json", "slack", "ntfy")
 
 
-@dataclass(frozen=True)
-class NotifySettings:
+class NotifySettings(NamedTuple):
     """``notify`` of lane.yaml: where a person is told of what needs them (docs/coordination.md,
     "Notifications"): a command, the desktop, a webhook, the terminal's bell."""
 
@@ -357,8 +344,7 @@ class NotifySettings:
         return bool(self.command or self.desktop or self.webhook_url or self.bell)
 
 
-@dataclass(frozen=True)
-class LaneDef:
+class LaneDef(NamedTuple):
     """A lane as `wave` runs it: lane.yaml merged with every wave file, all checked."""
 
     name: str
@@ -367,17 +353,17 @@ class LaneDef:
     state_dir: Path
     description: str = ""
     shared_files: bool = False
-    defaults: LaneDefaults = field(default_factory=LaneDefaults)
+    defaults: LaneDefaults = LaneDefaults()
     required_roles: tuple[str, ...] = ()
-    role_prompts: Mapping[str, str] = field(default_factory=dict)
+    role_prompts: Mapping[str, str] = EMPTY
     waves: tuple[WaveDef, ...] = ()
     merge: str = "none"  # ff: fast-forward your branch to a completed wave's integration branch
     notify_command: tuple[str, ...] = ()  # run with each question for a person on stdin
-    notify: NotifySettings = field(default_factory=NotifySettings)
+    notify: NotifySettings = NotifySettings()
     feedback_timeout_minutes: float = 60  # a wave with only a question left waits this long
-    placement: PlacementSettings = field(default_factory=PlacementSettings)
+    placement: PlacementSettings = PlacementSettings()
     benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report
-    governance: Governance = field(default_factory=Governance)
+    governance: Governance = Governance()
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

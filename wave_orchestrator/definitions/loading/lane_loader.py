@@ -18,7 +18,6 @@ from ..model import (
     ROLES,
     IsolationSettings,
     LaneDef,
-    LaneDefaults,
     WaveDef,
 )
 from ..repository.lanes import state_dir_problem
@@ -97,7 +96,7 @@ class LaneLoader:
         role_prompts = self._role_prompts(ck, raw.get("role_prompts"))
         lane_settings = check_lane_executors(ck, raw.get("executors"))
         if self.default_executor is not None:
-            defaults = LaneDefaults(**{**defaults.__dict__, "executor": self.default_executor})
+            defaults = defaults._replace(executor=self.default_executor)
         profiles = check_profiles(ck, raw.get("profiles"), defaults.executor)
         state_dir = self._state_dir(ck, raw.get("state_dir"))
         notify = check_notify(ck, raw.get("notify"))

@@ -64,7 +64,7 @@ def check_defaults(ck: Checker, value: Any) -> LaneDefaults:
 def _max_running(raw: dict[str, Any], num: Any) -> int:
     """The lane-wide cap: the number given, or the mapping's ``total`` (checked with the
     rest of the mapping by ``governance``)."""
-    value, base = raw.get("max_running"), LaneDefaults.max_running
+    value, base = raw.get("max_running"), LaneDefaults().max_running
     if isinstance(value, dict):
         total = value.get("total")
         return total if isinstance(total, int) and not isinstance(total, bool) else base
@@ -91,7 +91,7 @@ def _rate_limit(ck: Checker, value: Any) -> RateLimitPolicy:
             got_list = ck.regex_list(raw[key], (*p, key))
             if got_list is not None:
                 values[key] = tuple(got_list)
-    policy = RateLimitPolicy(**{**base.__dict__, **values})
+    policy = base._replace(**values)
     if policy.max_delay_seconds < policy.base_delay_seconds:
         ck.error(
             (*p, "max_delay_seconds"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,13 @@ def check_isolation(
     out = inherited
     if "isolation" in raw:
         mode = ck.string(raw["isolation"], ("isolation",), choices=ISOLATION_MODES, noun="mode")
-        out = replace(out, mode=mode or out.mode)
+        out = out._replace(mode=mode or out.mode)
     if "base" in raw:
         base = ck.string(raw["base"], ("base",), what="a git ref (branch, tag or commit)")
         if base is not None and (not base.strip() or base.startswith("-")):
             ck.error(("base",), f"invalid ref {base!r}", "a branch, tag or commit")
             base = None
-        out = replace(out, base=base or out.base)
+        out = out._replace(base=base or out.base)
     if "setup" in raw:
         setup = ck.mapping(raw["setup"], ("setup",), SETUP_KEYS) or {}
         copies = []
@@ -62,7 +62,7 @@ def check_isolation(
             command = tuple(ck.string_list(value, ("setup", "command")) or ()) or None
         elif value is not None:
             command = ck.string(value, ("setup", "command"), what="a command string or list")
-        out = replace(out, setup_copy=tuple(copies), setup_command=command)
+        out = out._replace(setup_copy=tuple(copies), setup_command=command)
     return out
 
 

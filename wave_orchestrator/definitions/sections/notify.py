@@ -13,6 +13,7 @@ from .governance import check_webhook
 NOTIFY_KEYS = ("command", "desktop", "webhook", "bell", "on")
 FEEDBACK_KEYS = ("timeout_minutes",)
 MAX_FEEDBACK_MINUTES = 7 * 24 * 60
+DEFAULT_FEEDBACK_TIMEOUT: float = LaneDef._field_defaults["feedback_timeout_minutes"]
 
 
 def check_notify(ck: Checker, value: Any) -> NotifySettings:
@@ -37,10 +38,10 @@ def check_feedback_minutes(ck: Checker, value: Any) -> float:
     """How long a wave with nothing else to wait for waits on a question (then: blocked)."""
     raw = ck.mapping(value, ("feedback",), FEEDBACK_KEYS) or {}
     if "timeout_minutes" not in raw:
-        return LaneDef.feedback_timeout_minutes
+        return DEFAULT_FEEDBACK_TIMEOUT
     path: FieldPath = ("feedback", "timeout_minutes")
     got = ck.number(raw["timeout_minutes"], path, positive=True)
     if got is not None and got > MAX_FEEDBACK_MINUTES:
         ck.error(path, f"must be at most {MAX_FEEDBACK_MINUTES} (a week), got {got}")
-        return LaneDef.feedback_timeout_minutes
-    return LaneDef.feedback_timeout_minutes if got is None else got
+        return DEFAULT_FEEDBACK_TIMEOUT
+    return DEFAULT_FEEDBACK_TIMEOUT if got is None else got

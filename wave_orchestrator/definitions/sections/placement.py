@@ -4,7 +4,6 @@ agent may override: where each agent's ``run.sh`` runs."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from ..model import PlacementSettings
@@ -50,8 +49,8 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
                 ck.error(("placement", key), f"invalid {key} {name!r}", "a Slurm name")
                 name = None
             names[key] = name
-    out = replace(
-        out, partition=names.get("partition"), account=names.get("account"), qos=names.get("qos")
+    out = out._replace(
+        partition=names.get("partition"), account=names.get("account"), qos=names.get("qos")
     )
     if "extra" in raw:
         extra = ck.string_list(raw["extra"], ("placement", "extra")) or []
@@ -63,14 +62,14 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
                 given = arg.split("=", 1)[0]
                 said = f"{given}{f' ({option})' if given != option else ''} is set by wave itself"
                 ck.error(("placement", "extra", i), said, instead)
-        out = replace(out, extra=tuple(extra))
+        out = out._replace(extra=tuple(extra))
     if "tmux" in raw:
         # A tmux server inside each job: a person attaches to a pane, not to `tail -f`.
-        out = replace(out, tmux=bool(ck.boolean(raw["tmux"], ("placement", "tmux"))))
+        out = out._replace(tmux=bool(ck.boolean(raw["tmux"], ("placement", "tmux"))))
     if "unreachable_minutes" in raw:  # a controller that restarts is waited for this long
         path = ("placement", "unreachable_minutes")
         minutes = ck.number(raw["unreachable_minutes"], path, positive=True)
-        out = replace(out, unreachable_minutes=float(minutes or out.unreachable_minutes))
+        out = out._replace(unreachable_minutes=float(minutes or out.unreachable_minutes))
     if out.kind == "local":
         slurm_only = [k for k in raw if k not in ("kind", "cpus", "mem")]
         for key in slurm_only:
@@ -133,7 +132,7 @@ def check_overrides(
     out = inherited
     if "cpus" in raw:
         cpus = ck.number(raw["cpus"], (*where, "cpus"), integer=True, positive=True)
-        out = replace(out, cpus=int(cpus)) if cpus is not None else out
+        out = out._replace(cpus=int(cpus)) if cpus is not None else out
     if "mem" in raw:
         mem = raw["mem"]
         text = str(mem) if isinstance(mem, int) and not isinstance(mem, bool) else mem
@@ -141,7 +140,7 @@ def check_overrides(
         if got is not None and not MEM_RE.fullmatch(got):
             ck.error((*where, "mem"), f"invalid size {got!r}", "a size such as 2G or 500M")
             got = None
-        out = replace(out, mem=got or out.mem)
+        out = out._replace(mem=got or out.mem)
     return out
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
-from dataclasses import replace
 from typing import Any
 
 from ..model import SANDBOX_MODES, SandboxSettings
@@ -40,7 +39,7 @@ def check_sandbox(
         return inherited
     if isinstance(value, str):
         mode = ck.string(value, path, choices=SANDBOX_MODES, noun="sandbox mode")
-        return replace(inherited, mode=mode) if mode else inherited
+        return inherited._replace(mode=mode) if mode else inherited
     if not isinstance(value, dict):
         ck.wrong_type(path, value, EXPECTED)
         return inherited
@@ -48,18 +47,17 @@ def check_sandbox(
     out = inherited
     if "mode" in raw:
         mode = ck.string(raw["mode"], (*path, "mode"), choices=SANDBOX_MODES, noun="sandbox mode")
-        out = replace(out, mode=mode or out.mode)
+        out = out._replace(mode=mode or out.mode)
     if "network" in raw:
         network = ck.boolean(raw["network"], (*path, "network"))
-        out = replace(out, network=out.network if network is None else network)
+        out = out._replace(network=out.network if network is None else network)
     seen: dict[str, str] = {}  # a path -> the list that named it first
     lists = {
         key: got
         for key in PATH_LISTS
         if key in raw and (got := _paths(ck, raw[key], (*path, key), seen, key)) is not None
     }
-    return replace(
-        out,
+    return out._replace(
         writable=lists.get("writable", out.writable),
         readable=lists.get("readable", out.readable),
         hidden=lists.get("hidden", out.hidden),

@@ -3,7 +3,6 @@ Its own module so that a dry run loads it without the launcher's main loop (star
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +46,11 @@ def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
     plain = {
         k: v for k, v in overrides.items() if not k.startswith("rate_limit_") and v is not None
     }
-    policy = dataclasses.replace(lane.defaults.rate_limit, **rate)
+    policy = lane.defaults.rate_limit._replace(**rate)
     if policy.max_delay_seconds < policy.base_delay_seconds:
         raise UsageError("--rate-limit-max-delay-seconds must be >= the base delay")
-    defaults = dataclasses.replace(lane.defaults, rate_limit=policy, **plain)
-    return dataclasses.replace(lane, defaults=defaults)
+    defaults = lane.defaults._replace(rate_limit=policy, **plain)
+    return lane._replace(defaults=defaults)
 
 
 def select_waves(lane: LaneDef, opts: LaunchOptions, completed: Container[int]) -> list[WaveDef]:

@@ -13,7 +13,6 @@ agent it depends on is launched again (its input changed). ``--fresh`` reuses no
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import shutil
@@ -45,7 +44,7 @@ def fingerprint(agent: AgentDef, executor: str, base: str = "") -> str:
     hold secrets)."""
     shape = {
         "version": FINGERPRINT_VERSION,
-        "agent": _plain(dataclasses.asdict(agent)),
+        "agent": _plain(agent),
         "executor": executor,
         "base": base,
     }
@@ -57,6 +56,8 @@ def _plain(value: Any) -> Any:
     """Mappings, tuples and paths as JSON has them, so equal definitions digest equally; a
     key whose value is empty (None, "", False, an empty list or mapping) is left out, so that
     a newer wave with one more optional setting still reuses work the older one did."""
+    if hasattr(value, "_asdict"):  # a definition record: by its field names
+        return _plain(value._asdict())
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items() if not _empty(v)}
     if isinstance(value, list | tuple):
