@@ -94,11 +94,15 @@ def stages_line(data: dict[str, Any]) -> Text:
 
 def _table(agents: list[dict[str, Any]], width: int) -> Table:
     wide = width >= 120
+    # Shown once any agent is sandboxed: the column says which of them are, and how.
+    boxed = wide and any(a.get("sandbox") not in (None, "none") for a in agents)
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("agent", no_wrap=True, min_width=6)
     if wide:
         table.add_column("role", no_wrap=True)
         table.add_column("executor", no_wrap=True)
+    if boxed:
+        table.add_column("sandbox", no_wrap=True)
     table.add_column("state", no_wrap=True, min_width=9)
     table.add_column("att", justify="right", no_wrap=True)
     table.add_column("try", justify="right", no_wrap=True)
@@ -112,6 +116,8 @@ def _table(agents: list[dict[str, Any]], width: int) -> Table:
         cells: list[RenderableType] = [Text(str(a.get("id")))]
         if wide:
             cells += [Text(str(a.get("role", ""))), Text(str(a.get("executor", "")))]
+        if boxed:
+            cells.append(Text(str(a.get("sandbox") or "none")))
         cells += [
             Text(state_text(a), STATE_STYLES.get(state, "")),
             Text(str(a.get("attempt", ""))),

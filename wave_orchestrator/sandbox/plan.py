@@ -283,6 +283,10 @@ def prepare(plan: SandboxPlan) -> None:
     if plan.empty_file is not None:
         write_atomic(plan.empty_file, "", 0o444)
     for entry in plan.home_entries:
+        if entry.writable and entry.source == entry.target and not entry.source.exists():
+            # A CLI's own folder made now, as the CLI would make it: what it keeps there (its
+            # login, its sessions) outlives the sandbox instead of vanishing with its HOME.
+            entry.source.mkdir(mode=0o700, parents=True, exist_ok=True)
         if entry.source != entry.target and entry.target.is_file():
             text = entry.target.read_text(encoding="utf-8", errors="surrogateescape")
             write_atomic(entry.source, text, 0o600)

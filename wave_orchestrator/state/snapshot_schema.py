@@ -80,6 +80,7 @@ AGENT_ROW = {
     "detail": Text(),
     "deploy": Text(200),  # the agent's last [deploy-status]: `api healthy`
     "account": Text(200),  # what its usage counts against (governor.accounts)
+    "sandbox": Text(64),  # none | bubblewrap | bubblewrap, no network
     "limited_until": Text(40),  # parked on a usage limit until then (ISO time)
 }
 # The fleet governor: spend against the limits, and accounts that wait for a usage limit's reset.

@@ -180,7 +180,6 @@ def test_real_cli_tool_call_writes_in_its_workspace(
     assert provider_mock.tool_results(mode), "the tool's result never went back to the model"
 
 
-@pytest.mark.xfail(strict=True, reason="sandbox wiring not merged yet")
 @pytest.mark.parametrize("cli", CLIS)
 def test_real_cli_in_bubblewrap_writes_its_workspace_and_nothing_else(
     cli: str, tmux_repo: Repo, agent_clis: Path, provider_mock: ProviderMock
@@ -199,3 +198,6 @@ def test_real_cli_in_bubblewrap_writes_its_workspace_and_nothing_else(
     # the refusal as the agent's tool reported it, in its log
     refused = re.search(r"/\.bashrc: (Read-only file system|Permission denied)", output(tmux_repo))
     assert refused, output(tmux_repo)
+    # its CLI's own folder in the person's HOME, made for it: what it keeps there stays
+    kept = {"codex": ".codex", "claude": ".claude", "opencode": ".local/share/opencode"}[cli]
+    assert (folder / "home" / kept).is_dir()

@@ -21,10 +21,12 @@ from ...governor.accounts import account_of
 from ...sanitize import REDACTED, redact_value, secret_name
 from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ...state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
+from .confine import Confinement, Worktree, agent_env, confinement
 from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_executor
 
 if TYPE_CHECKING:
     from ...placement.base import AgentJob
+    from ...sandbox.bwrap import Bind
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,25 @@ class AgentLaunch:
     workdir: Path | None = None  # its own git worktree (isolation: worktree), else the repo
     fingerprint: str = ""  # what shapes its work, recorded in launch.json (runtime.reuse)
     accounts_dir: Path | None = None  # where each account's shared backoff file is
+    sandbox: Confinement | None = None  # None: it runs unsandboxed
+
+    @property
+    def sandbox_label(self) -> str:
+        """Its sandbox in a word or two, as status, the console and the records show it."""
+        if self.sandbox is None:
+            return "none"
+        if self.sandbox.refused:
+            return "bubblewrap (cannot run here)"
+        return "bubblewrap" if self.sandbox.settings.network else "bubblewrap, no network"
+
+    def confined(self, live: bool = True) -> tuple[list[str], list[Bind]]:
+        """The argv run.sh starts, and the sandbox's options (none when unsandboxed)."""
+        argv = list(self.command.argv)
+        if self.sandbox is None or (self.sandbox.refused and not live):
+            return argv, []  # a dry run shows a refused sandbox in the preview
+        env = agent_env(self.env)
+        binds = self.sandbox.binds(self.executor, argv[0], env, live)
+        return self.sandbox.command(binds, argv), binds
 
     @property
     def cwd(self) -> Path:
@@ -101,6 +122,7 @@ class AgentLaunch:
             "model": self.model,
             "account": self.account,
             "argv": [shown(arg) for arg in self.command.argv],
+            "sandbox": self.sandbox_preview(),
             # redact_env's rule, with each value looked through once for all the agents
             "env": {k: REDACTED if secret_name(k) else shown(v) for k, v in self.env.items()},
             "session": self.session,
@@ -115,6 +137,22 @@ class AgentLaunch:
                 "patterns": list(self.rate_limit.patterns),
                 "usage_limit_patterns": list(self.rate_limit.usage_limit_patterns),
             },
+        }
+
+    def sandbox_preview(self) -> dict[str, object]:
+        """The sandbox as a dry run shows it: the exact bwrap argv and each option's reason."""
+        if self.sandbox is None:
+            return {"mode": "none"}
+        if self.sandbox.refused:
+            return {"mode": "bubblewrap", "refused": self.sandbox.refused}
+        from ...sandbox.bwrap import describe
+
+        argv, binds = self.confined(live=False)
+        return {
+            "mode": "bubblewrap",
+            "network": self.sandbox.settings.network,
+            "argv": [shown(arg) for arg in argv],
+            "options": describe(binds),
         }
 
 
@@ -154,9 +192,12 @@ class Planner:
         retry_context: str = "",
         workdir: Path | None = None,
         fingerprint: str = "",
+        worktree: Worktree | None = None,
     ) -> AgentLaunch:
         """One attempt of ``agent`` on ``executor`` (default: its own); ``briefing`` and
-        ``retry_context`` go into its prompt, ``workdir`` is its worktree if it has one."""
+        ``retry_context`` go into its prompt, ``worktree`` (or a bare ``workdir``) is where
+        it works when it has a worktree of its own."""
+        workdir = worktree.path if worktree is not None else workdir
         lane, executor_id = self.lane, executor or agent.executor.id
         command = build_command(agent.executor, executor_id, agent.id)
         paths = self.layout.agent(wave.number, agent.id)
@@ -202,6 +243,7 @@ class Planner:
             workdir=workdir,
             fingerprint=fingerprint,
             accounts_dir=self._accounts,
+            sandbox=confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files),
         )
 
     def next_executor(self, agent: AgentDef, history: list[str]) -> str:
@@ -259,7 +301,7 @@ def materialize(
         agent_dir=str(launch.paths.dir),
         prompt_file=str(launch.paths.prompt),
         prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
-        argv=launch.command.argv,
+        argv=launch.confined(live)[0],
         env=launch.env,
         rate_limit=launch.rate_limit,
         env_file=str(launch.env_file) if launch.env_file else None,

@@ -216,6 +216,7 @@ class AgentRun:
             "session": launch.session,
             "launched_at": self.launched_wall,
             "fingerprint": launch.fingerprint or None,
+            "sandbox": launch.sandbox_label,
         }
 
     def launched_fields(self) -> dict[str, Any]:
@@ -227,6 +228,7 @@ class AgentRun:
             "attempt": launch.attempt,
             "model": launch.model,
             "account": launch.account,
+            "sandbox": launch.sandbox_label,
         }
 
     def finished_fields(self, state: AgentState) -> dict[str, Any]:

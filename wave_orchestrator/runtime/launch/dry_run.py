@@ -98,6 +98,8 @@ def preview(
     if command is not None:
         extra["sbatch"] = command
     warnings = [redact_value(w) for w in agent_warnings(launch.wave, launch.agent)]
+    if launch.sandbox is not None and launch.sandbox.refused:
+        warnings.append(redact_value(f"{launch.agent.id}: {launch.sandbox.refused}"))
     return {**launch.preview(), **extra, "warnings": warnings}
 
 
@@ -127,11 +129,28 @@ def worktree(
     wave = launch.wave
     if not wave.isolation.worktree:
         return None
+    return _spaces(lane, layout, wave, spaces).describe(launch.agent)
+
+
+def _spaces(
+    lane: LaneDef, layout: StateLayout, wave: WaveDef, spaces: dict[int, Workspaces]
+) -> Workspaces:
     from ..wave.workspaces import Workspaces
 
     if wave.number not in spaces:
         spaces[wave.number] = Workspaces(lane, layout, wave)
-    return spaces[wave.number].describe(launch.agent)
+    return spaces[wave.number]
+
+
+def _plan(
+    planner: Planner, wave: WaveDef, agent: AgentDef, spaces: dict[int, Workspaces]
+) -> AgentLaunch:
+    """The agent's plan; a sandboxed one in an isolated wave with its worktree, which its
+    sandbox binds (the others need no git to be planned)."""
+    tree = None
+    if wave.isolation.worktree and agent.sandbox_settings.enabled:
+        tree = _spaces(planner.lane, planner.layout, wave, spaces).worktree(agent)
+    return planner.plan(wave, agent, worktree=tree)
 
 
 def write_file(path: Path, text: str, mode: int = 0o644) -> None:
@@ -199,10 +218,11 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
     lock.acquire()
     try:
         planner = Planner(lane, layout)
+        spaces: dict[int, Workspaces] = {}  # per isolated wave
         result = DryRunResult(
-            [planner.plan(wave, agent) for wave in waves for agent in wave.agents]
+            [_plan(planner, wave, agent, spaces) for wave in waves for agent in wave.agents]
         )
-        write_tree(lane, layout, result)
+        write_tree(lane, layout, result, spaces)
         result.missing = [redact_value(m) for m in planner.missing_at_start(waves)]
         slots: dict[int, list[tuple[str, Slot]]] = {wave.number: [] for wave in waves}
         for lc in result.launches:  # per account, the agents and the caps that apply
@@ -221,13 +241,14 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         lock.release()
 
 
-def write_tree(lane: LaneDef, layout: StateLayout, result: DryRunResult) -> None:
+def write_tree(
+    lane: LaneDef, layout: StateLayout, result: DryRunResult, spaces: dict[int, Workspaces]
+) -> None:
     """Each agent's prompt, run.sh and preview, and the whole preview. In a tree an earlier
     dry run made, what this one writes the same is left alone, and what it does not write goes."""
     launches, previews = result.launches, []
     files = [p for lc in launches for p in (lc.paths.prompt, lc.paths.run_script)]
     prune_owned(layout.base, "waves", [*files, *(lc.paths.preview for lc in launches)])
-    spaces: dict[int, Workspaces] = {}  # per isolated wave
     # The folders are made and checked by this command, for this command: once each.
     with folders_checked_once():
         ensure_agent_bin(layout.agent_bin)  # once: nothing runs that could change it
@@ -243,6 +264,17 @@ def write_tree(lane: LaneDef, layout: StateLayout, result: DryRunResult) -> None
             write_preview(launch.paths.preview, previews[-1])
             result.warnings += data["warnings"]
         write_preview(layout.launch_preview, json_list(previews))
+
+
+def sandbox_line(launch: AgentLaunch) -> str:
+    """A sandboxed agent's line under the table; its every option, with why, is in the
+    preview."""
+    sandbox = launch.sandbox
+    assert sandbox is not None
+    if sandbox.refused:
+        return f"bubblewrap: a live launch would fail it: {sandbox.refused}"
+    network = "with the network" if sandbox.settings.network else "without network"
+    return f"{launch.sandbox_label} ({network}; each bwrap option and why: in the preview)"
 
 
 def format_table(result: DryRunResult) -> str:
@@ -280,6 +312,8 @@ def format_table(result: DryRunResult) -> str:
                 )
             if (number, lc.agent.id) in result.commands:
                 out.append(f"  {lc.agent.id}: {result.commands[(number, lc.agent.id)]}")
+            if lc.sandbox is not None:
+                out.append(f"  {lc.agent.id}: sandbox {sandbox_line(lc)}")
         out += [f"  {line}" for line in result.plans.get(number, [])]
         out.append("")
     if result.missing:

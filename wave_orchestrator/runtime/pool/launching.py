@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from ...errors import PlacementError
+from ...errors import WaveError
 from ...placement.base import Placement
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
@@ -64,7 +64,7 @@ def prepare_and_start(
             run.launched_wall, run.launched_mono = time.time(), time.monotonic()
             write_json_atomic(launch.paths.launch_record, run.launch_record())
             handles.append(None)
-        except (PlacementError, OSError) as exc:
+        except (WaveError, OSError) as exc:  # a placement or a sandbox that refused
             handles.append(exc)
     ready = [run.launch.job() for run, h in zip(runs, handles, strict=True) if h is None]
     started = iter(placement.start_many(ready))

@@ -129,6 +129,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "detail": run.detail or None,
         "deploy": deploy,  # its last [deploy-status], as `api healthy`
         "account": launch.account,
+        "sandbox": launch.sandbox_label,
         "limited_until": iso(run.limited_until) if run.limited_until else None,
     }
 

@@ -163,7 +163,7 @@ class StageLauncher:
             agent,
             attempt,
             executor,
-            workdir=self.workspaces.workdir_path(agent),
+            worktree=self.workspaces.worktree(agent),
             fingerprint=fingerprint(agent, executor, self.workspaces.base),
         )
         if self.workspaces.needs_prepare(agent) and (problem := self.workspaces.prepare(agent)):
@@ -185,7 +185,7 @@ class StageLauncher:
             executor,
             briefing=briefing,
             retry_context=self.attempt.notes.get(agent.id, ""),
-            workdir=self.workspaces.workdir_path(agent),
+            worktree=self.workspaces.worktree(agent),
             fingerprint=fingerprint(agent, executor, self.workspaces.base),
         )
 

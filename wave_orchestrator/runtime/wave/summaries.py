@@ -71,6 +71,7 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
         "attempt": run.launch.attempt,
         "role": agent.role,
         "executor": run.launch.executor,
+        "sandbox": run.launch.sandbox_label,
         "model": run.launch.model,
         "reused": run.reused,
         "status": run.state.outcome,

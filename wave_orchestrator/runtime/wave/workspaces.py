@@ -23,6 +23,7 @@ from ...state.fsutil import read_json, write_json_atomic
 from ...state.layout import StateLayout
 from ...state.logs import Logger
 from ...worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
+from ..agent.confine import Worktree
 
 log = Logger(__name__)
 
@@ -153,6 +154,18 @@ class Workspaces:
             return None
         name = INTEGRATION if agent.is_closure else agent.id
         return self.isolation.path(self.wave.number, name)
+
+    def worktree(self, agent: AgentDef) -> Worktree | None:
+        """Its worktree as the launcher names it (path, repository, branch), for its plan and
+        its sandbox; None in the shared checkout."""
+        path = self.workdir_path(agent)
+        if path is None:
+            return None
+        number = self.wave.number
+        closure = agent.is_closure
+        iso = self.isolation
+        branch = iso.integration_branch(number) if closure else iso.branch(number, agent.id)
+        return Worktree(path, iso.common, branch)
 
     def root_for(self, agent: AgentDef) -> Path:
         """Where the agent's deliverables and report are looked for."""

@@ -1,0 +1,144 @@
+"""End to end in real tmux, git and bubblewrap: `sandbox: bubblewrap` agents write their own
+work and nothing else, commit in their worktree, and go without network when told."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Repo, local_agent, local_lane, sh
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (setup.sh)"),
+]
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder beside the repository on a real disk (under /tmp a sandbox has its own)."""
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="wave-outside-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def launch(repo: Repo) -> Any:
+    return repo.wave("launch", "--lane", "main", "--no-dashboard")
+
+
+def agents_row(repo: Repo, agent_id: str) -> dict[str, Any]:
+    done = repo.wave("status", "--lane", "main", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["waves"][0]["agents"]
+    return next(r for r in rows if r["id"] == agent_id)
+
+
+def test_a_sandboxed_agent_writes_its_work_and_every_other_write_is_refused(
+    tmux_repo: Repo, outside: Path
+) -> None:
+    root, state = tmux_repo.root, tmux_repo.state("main")
+    ledger = Path(tmux_repo.env.get("XDG_STATE_HOME", "")) / "wave"
+    targets = {
+        "beside": outside / "planted",
+        "bashrc": Path(tmux_repo.env.get("HOME", str(Path.home()))) / ".bashrc",
+        "peer": state / "waves" / "wave-1" / "agents" / "B" / "planted",
+        "run_state": state / "run-state.json",
+        "hook": root / ".git" / "hooks" / "post-commit",
+        "ledger": ledger / "planted",
+    }
+    tries = "".join(
+        f"if echo x >> {json.dumps(str(p))}; then echo {name}=written; "
+        f"else echo {name}=refused; fi >> A.txt; "
+        for name, p in targets.items()
+    )
+    before = {name: p.read_bytes() if p.is_file() else None for name, p in targets.items()}
+    wave = "agents:\n" + local_agent("A", tries) + local_agent("B", "echo b > B.txt")
+    lane = local_lane() + "  sandbox: bubblewrap\n"
+    tmux_repo.lane("main", lane, {1: wave})
+    sh(root, "git", "init", "-q", "-b", "main")
+    result = launch(tmux_repo)
+    assert result.returncode == 0, result.stderr
+    said = dict(line.split("=") for line in (root / "A.txt").read_text().split())
+    assert said == dict.fromkeys(targets, "refused")
+    after = {name: p.read_bytes() if p.is_file() else None for name, p in targets.items()}
+    json.loads(after.pop("run_state") or b"")  # the launcher's, whole: no line of the agent's
+    before.pop("run_state")
+    assert after == before  # nothing written through, nothing made
+    assert not (outside / "planted").exists() and not targets["peer"].exists()
+    assert (root / "B.txt").read_text() == "b\n"
+    assert agents_row(tmux_repo, "A")["sandbox"] == "bubblewrap"
+    assert json.loads((state / "waves/wave-1/agents/A/launch.json").read_text())["sandbox"] == (
+        "bubblewrap"
+    )
+
+
+def test_a_sandboxed_agent_commits_in_its_worktree_and_the_commit_is_integrated(
+    tmux_repo: Repo,
+) -> None:
+    root = tmux_repo.root
+    commit = "echo a > A.txt && git add A.txt && git commit -qm 'A commits itself'"
+    wave = "agents:\n" + local_agent("A", commit)
+    lane = local_lane() + "  sandbox: bubblewrap\nisolation: worktree\n"
+    tmux_repo.lane("main", lane, {1: wave})
+    (root / ".gitignore").write_text(".wave/\nbin/\n")
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, "git", "config", "user.email", "me@example.com")
+    sh(root, "git", "config", "user.name", "Me")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-qm", "base")
+    result = launch(tmux_repo)
+    assert result.returncode == 0, result.stderr
+    log = sh(root, "git", "log", "--format=%s", "wave/main/wave-1")
+    assert "A commits itself" in log.splitlines()
+    assert sh(root, "git", "show", "wave/main/wave-1:A.txt") == "a"
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts and closes: its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    server.close()
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_network_false_leaves_an_agent_no_network(
+    tmux_repo: Repo, listener: int, network: bool
+) -> None:
+    probe = (
+        f"if (exec 3<>/dev/tcp/127.0.0.1/{listener}) 2>/dev/null; "
+        "then echo connected > A.txt; else echo refused > A.txt; fi"
+    )
+    wave = "agents:\n" + local_agent("A", probe)
+    sandbox = "{mode: bubblewrap, network: " + ("true" if network else "false") + "}"
+    tmux_repo.lane("main", local_lane() + f"  sandbox: {sandbox}\n", {1: wave})
+    sh(tmux_repo.root, "git", "init", "-q", "-b", "main")
+    result = launch(tmux_repo)
+    assert result.returncode == 0, result.stderr
+    assert (tmux_repo.root / "A.txt").read_text().strip() == (
+        "connected" if network else "refused"
+    )
+    label = "bubblewrap" if network else "bubblewrap, no network"
+    assert agents_row(tmux_repo, "A")["sandbox"] == label
