@@ -7,6 +7,13 @@ Every request is mirrored in the wave's coordination log as a ``human-feedback``
 board shows it and the asking agent's inbox receives the answer. The mirror is written first:
 a question is pending only once both lines are, so an `ask` that fails (exit 1) leaves no
 question waiting, and a mirror whose question could not be saved is cancelled.
+
+While `ask --wait` waits, the request says so, and the launcher stops the asker's clocks. Run
+as a process of this machine, it records its pid, which the launcher checks is alive. In a
+sandbox (``WAVE_SANDBOX``: its own process ids) its pid names nothing outside, so it records
+none and renews a mark instead while it waits; the launcher takes it as waiting while the
+mark is fresh, the agent's own process alive (the launcher knows that one) and the wait
+within its timeout. Neither is taken on the agent's word alone.
 """
 
 from __future__ import annotations
@@ -33,6 +40,11 @@ MAX_CONTEXT = 4000
 MAX_RESPONSE = 8000
 REQUEST_STATUSES = ("pending", "answered", "expired")
 LOCK_TIMEOUT_SECONDS = 10.0
+# A sandboxed waiter renews its mark this often; a mark older than the lease waits no more
+# (a killed waiter stops renewing). One later than now by more than the skew is not believed.
+WAIT_RENEW_SECONDS = 20.0
+WAIT_LEASE_SECONDS = 60.0
+CLOCK_SKEW_SECONDS = 30.0
 
 
 class FeedbackTimeout(WaveError):
@@ -58,19 +70,26 @@ class FeedbackRequest(NamedTuple):
     response: Response | None
     created_at: str
     # Set while `ask --wait` waits (its pid and host, and when its --timeout-seconds ends):
-    # only then does the launcher stop the asker's budget and stall clocks.
+    # only then does the launcher stop the asker's budget and stall clocks. A waiter in a
+    # sandbox records no pid and renews ``wait_seen`` (when it last said it waits) instead.
     wait_pid: int | None = None
     wait_host: str | None = None
     wait_until: float | None = None
+    wait_seen: float | None = None
 
     def waited_on(self, now: float, host: str) -> bool:
-        """Pending, and someone still waits for the answer: the `ask --wait` that recorded
-        itself is alive (asked when it runs on this host) and its timeout has not passed."""
-        if self.status != "pending" or self.wait_pid is None:
+        """Pending, and someone still waits for the answer, within its timeout: the `ask
+        --wait` that recorded its pid is alive (asked when it runs on this host), or a
+        sandboxed one renewed its mark within the lease. The launcher counts an agent as
+        waiting only while the agent's own process runs, too."""
+        if self.status != "pending":
             return False
         if self.wait_until is not None and now >= self.wait_until:
             return False
-        return self.wait_host != host or _alive(self.wait_pid)
+        if self.wait_pid is not None:
+            return self.wait_host != host or _alive(self.wait_pid)
+        seen = self.wait_seen
+        return seen is not None and now - WAIT_LEASE_SECONDS <= seen <= now + CLOCK_SKEW_SECONDS
 
     def to_json(self) -> dict[str, Any]:
         r = self.response
@@ -96,6 +115,12 @@ def _holder(fd: int) -> str:
     except OSError:
         return "unknown"
     return strip_controls(said).strip() or "unknown"
+
+
+def sandboxed() -> bool:
+    """This process runs in an agent's sandbox (its own process ids: its pid means nothing
+    to the launcher). The sandbox says so in ``WAVE_SANDBOX``."""
+    return os.environ.get("WAVE_SANDBOX", "none") not in ("", "none")
 
 
 def _alive(pid: int) -> bool:
@@ -150,6 +175,7 @@ def _request(values: dict[str, Any]) -> FeedbackRequest | None:
             wait_pid=count(values.get("wait_pid"), minimum=1, maximum=2**31),
             wait_host=host[:255] if isinstance(host, str) else None,
             wait_until=epoch(values.get("wait_until")),
+            wait_seen=epoch(values.get("wait_seen")),
             id=rid,
             lane=lane,
             wave=wave,
@@ -197,7 +223,9 @@ class FeedbackStore:
                         ) from None
                     time.sleep(0.05)
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} ({' '.join(sys.argv[:3])[:120]})".encode(), 0)
+            where = " in a sandbox" if sandboxed() else ""
+            said = f"pid {os.getpid()}{where} ({' '.join(sys.argv[:3])[:120]})"
+            os.pwrite(fd, said.encode(), 0)
             yield
         finally:
             os.close(fd)
@@ -302,23 +330,40 @@ class FeedbackStore:
 
     def wait(self, request_id: str, timeout: float | None, poll: float = 0.2) -> FeedbackRequest:
         """Block until answered; on timeout expire it and raise FeedbackTimeout (exit 4).
-        While it waits, the request says so (pid, host, until): the asking agent's clocks
-        stop only then, not for a question it asked and went on working past."""
-        until = None if timeout is None else time.time() + timeout
-        waiter = {"wait_pid": os.getpid(), "wait_host": os.uname().nodename, "wait_until": until}
+        While it waits, the request says so (pid or, sandboxed, a renewed mark; host, until):
+        the asking agent's clocks stop only then, not for a question it asked and went on
+        working past."""
+        now = time.time()
+        until = None if timeout is None else now + timeout
+        boxed = sandboxed()
+        waiter = {
+            "wait_pid": None if boxed else os.getpid(),
+            "wait_host": os.uname().nodename,
+            "wait_until": until,
+            "wait_seen": now if boxed else None,
+        }
         # Unsaid, the asker's clocks run on; failing here would leave its question pending.
-        with contextlib.suppress(OSError):
-            append_record(self.path, {"id": request_id, **waiter})
+        self._say_waiting(request_id, waiter)
         try:
-            return self._wait(request_id, timeout, poll)
+            return self._wait(request_id, timeout, poll, renew=boxed)
         finally:
-            with contextlib.suppress(OSError):  # the wait is over, however it ended
-                append_record(self.path, {"id": request_id, "wait_pid": None})
+            # the wait is over, however it ended
+            self._say_waiting(request_id, {"wait_pid": None, "wait_seen": None})
 
-    def _wait(self, request_id: str, timeout: float | None, poll: float) -> FeedbackRequest:
+    def _say_waiting(self, request_id: str, fields: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            append_record(self.path, {"id": request_id, **fields})
+
+    def _wait(
+        self, request_id: str, timeout: float | None, poll: float, renew: bool = False
+    ) -> FeedbackRequest:
         deadline = None if timeout is None else time.monotonic() + timeout
         last: tuple[int, int] | None = None
+        renewed = time.monotonic()
         while True:
+            if renew and time.monotonic() - renewed >= WAIT_RENEW_SECONDS:
+                self._say_waiting(request_id, {"wait_seen": time.time()})
+                renewed = time.monotonic()
             try:
                 st = self.path.stat()
                 seen = (st.st_size, st.st_mtime_ns)
