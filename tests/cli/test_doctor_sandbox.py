@@ -172,6 +172,7 @@ def test_the_trial_runs_outside_tmp_and_leaves_nothing_behind(
         return trial._runner(10)(argv, env)
 
     monkeypatch.setattr(trial, "BASES", (str(base),))
+    monkeypatch.setenv("TMPDIR", "/tmp")  # under /tmp: passed over
     try:
         assert try_sandbox(run=watching).ok
         assert len(seen) == 1 and seen[0].startswith("wave-doctor-sandbox-")

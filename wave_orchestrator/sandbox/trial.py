@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..definitions.model import SandboxSettings
+from ..errors import WaveError
 from ..state.layout import StateLayout
 from .bwrap import build_binds, to_argv
 from .plan import plan_sandbox, prepare
@@ -78,15 +79,25 @@ def try_sandbox(
     except OSError as exc:
         why = f"the trial sandbox could not be set up in {folder} ({exc.strerror or exc})"
         return Trial(False, found.bwrap, why, "free space there, or set TMPDIR to a writable one")
+    except WaveError as exc:
+        return Trial(False, found.bwrap, f"the trial sandbox could not be planned: {exc}", REPORT)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def _base() -> str:
-    for base in (*BASES, tempfile.gettempdir()):
+    """Your TMPDIR when it is outside /tmp, else /var/tmp, else wherever temporary files go."""
+    given = os.environ.get("TMPDIR", "")
+    outside = [given] if given.startswith("/") and not _under_tmp(given) else []
+    for base in (*outside, *BASES, tempfile.gettempdir()):
         if os.path.isdir(base) and os.access(base, os.W_OK | os.X_OK):
             return base
     return tempfile.gettempdir()
+
+
+def _under_tmp(path: str) -> bool:
+    real = Path(path).resolve()
+    return real == Path("/tmp") or real.is_relative_to("/tmp")
 
 
 def _trial(bwrap: str, folder: Path, run: Runner) -> Trial:
