@@ -52,6 +52,14 @@ def test_codex_minimal() -> None:
     ]
 
 
+@pytest.mark.parametrize("own", ["workspace-write", "read-only", "danger-full-access"])
+def test_codex_in_waves_sandbox_leaves_its_own_off(own: str) -> None:
+    """Its own sandbox cannot nest in bubblewrap and fails there silently: inside wave's, off."""
+    confined = build_command(spec("codex", codex={"sandbox": own}), "codex", "A1", confined=True)
+    assert list(confined.argv)[3:5] == ["--sandbox", "danger-full-access"]
+    assert argv(spec("codex", codex={"sandbox": own}))[3:5] == ["--sandbox", own]
+
+
 def test_codex_every_setting_in_order_and_search_before_exec() -> None:
     s = spec(
         "codex",

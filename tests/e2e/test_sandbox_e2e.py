@@ -137,8 +137,33 @@ def test_network_false_leaves_an_agent_no_network(
     sh(tmux_repo.root, "git", "init", "-q", "-b", "main")
     result = launch(tmux_repo)
     assert result.returncode == 0, result.stderr
-    assert (tmux_repo.root / "A.txt").read_text().strip() == (
-        "connected" if network else "refused"
-    )
+    assert (tmux_repo.root / "A.txt").read_text().strip() == ("connected" if network else "refused")
     label = "bubblewrap" if network else "bubblewrap, no network"
     assert agents_row(tmux_repo, "A")["sandbox"] == label
+
+
+def test_where_bubblewrap_cannot_run_bubblewrap_fails_the_agent_and_auto_runs_it_unsandboxed(
+    tmux_repo: Repo, tmp_path: Path
+) -> None:
+    """A container without the rights: said at launch with the fix; `bubblewrap` agents fail
+    with it and never run unconfined, `auto` agents run unsandboxed."""
+    refusing = tmp_path / "bwrap"
+    refusing.write_text(
+        "#!/bin/sh\necho 'bwrap: Creating new namespace failed: Operation not permitted' >&2\nexit 1\n"
+    )
+    refusing.chmod(0o755)
+    tmux_repo.env["WAVE_BWRAP"] = str(refusing)
+    strict = local_agent("A", "echo a > A.txt", sandbox="bubblewrap")
+    lenient = local_agent("B", "echo b > B.txt", sandbox="auto")
+    tmux_repo.lane("main", local_lane(), {1: "agents:\n" + strict + lenient})
+    sh(tmux_repo.root, "git", "init", "-q", "-b", "main")
+    result = launch(tmux_repo)
+    assert result.returncode == 1, result.stderr  # the wave failed: A could not run
+    fix = "--cap-add SYS_ADMIN"
+    assert "sandbox: bubblewrap agents will fail" in result.stderr and fix in result.stderr
+    assert "sandbox: auto runs its agents unsandboxed" in result.stderr
+    assert not (tmux_repo.root / "A.txt").exists()  # never ran unconfined
+    assert (tmux_repo.root / "B.txt").read_text() == "b\n"
+    a, b = agents_row(tmux_repo, "A"), agents_row(tmux_repo, "B")
+    assert a["state"] == "failed" and fix in (a["detail"] or ""), a
+    assert b["sandbox"] == "none" and b["state"] == "completed", b

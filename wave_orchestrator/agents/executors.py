@@ -43,12 +43,18 @@ def reasoning_for(spec: ExecutorSpec, executor_id: str) -> str | None:
     return str(own) if own else None
 
 
-def build_codex_argv(spec: ExecutorSpec) -> list[str]:
+# Codex's own sandbox cannot nest in wave's bubblewrap, and fails there silently: every shell
+# command it runs fails, and codex still exits 0. Inside wave's sandbox, wave's is the one.
+CONFINED_CODEX_SANDBOX = "danger-full-access"
+
+
+def build_codex_argv(spec: ExecutorSpec, confined: bool = False) -> list[str]:
     s = spec.settings_for("codex")
     argv = [s["command"]]
     if s.get("search"):
         argv.append("--search")  # accepted only before `exec`
-    argv += ["exec", "--skip-git-repo-check", "--sandbox", s["sandbox"]]
+    sandbox = CONFINED_CODEX_SANDBOX if confined else s["sandbox"]
+    argv += ["exec", "--skip-git-repo-check", "--sandbox", sandbox]
     model, reasoning = model_for(spec, "codex"), reasoning_for(spec, "codex")
     if model:
         argv += ["-m", model]
@@ -127,11 +133,14 @@ def build_local_argv(spec: ExecutorSpec) -> list[str]:
     raise ValueError("the local executor needs a command")
 
 
-def build_command(spec: ExecutorSpec, executor_id: str, agent_id: str) -> ExecutorCommand:
-    """The argv and extra environment for running ``spec`` on ``executor_id``."""
+def build_command(
+    spec: ExecutorSpec, executor_id: str, agent_id: str, confined: bool = False
+) -> ExecutorCommand:
+    """The argv and extra environment for running ``spec`` on ``executor_id``; ``confined``:
+    inside wave's sandbox, where the CLI's own sandbox is left off."""
     env: dict[str, str] = {}
     if executor_id == "codex":
-        argv = build_codex_argv(spec)
+        argv = build_codex_argv(spec, confined)
     elif executor_id == "claude":
         argv = build_claude_argv(spec)
         mode = spec.settings_for("claude").get("permission_mode")

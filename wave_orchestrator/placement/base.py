@@ -12,11 +12,11 @@ placement signals: the pane's process group locally, the job id on Slurm.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from ..definitions.model import EMPTY
 from ..errors import PlacementError
 from ..state.lifecycle import AgentState
 
@@ -33,8 +33,7 @@ class PaneInfo(NamedTuple):
     host: str | None = None  # where it runs (a Slurm node)
 
 
-@dataclass(frozen=True)
-class AgentJob:
+class AgentJob(NamedTuple):
     """What a placement needs to start one attempt of one agent."""
 
     session: str
@@ -45,7 +44,7 @@ class AgentJob:
     budget_minutes: float  # Slurm's --time is this plus a margin
     cpus: int = 1
     mem: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = EMPTY
 
 
 class Placement(Protocol):

@@ -76,11 +76,21 @@ _CACHE: dict[str | None, Probe] = {}
 
 
 def probe(bwrap: str | None = None, *, fresh: bool = False) -> Probe:
-    """Whether ``bwrap`` (default: the one on PATH) works here; asked once per process and
-    binary (``fresh``: ask again, as `wave doctor` does after a person fixed it)."""
+    """Whether ``bwrap`` (default: ``$WAVE_BWRAP``, else the one on PATH) works here; asked
+    once per process and binary (``fresh``: ask again, as `wave doctor` does after a person
+    fixed it)."""
     if fresh or bwrap not in _CACHE:
-        _CACHE[bwrap] = check(bwrap or shutil.which("bwrap"), run_probe, read_sysctl, os.geteuid())
+        _CACHE[bwrap] = check(bwrap or find_bwrap(), run_probe, read_sysctl, os.geteuid())
     return _CACHE[bwrap]
+
+
+def find_bwrap() -> str | None:
+    """``$WAVE_BWRAP`` (a bubblewrap built elsewhere, or none: a path that is not there), else
+    ``bwrap`` on PATH."""
+    given = os.environ.get("WAVE_BWRAP")
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    return shutil.which("bwrap")
 
 
 def run_probe(bwrap: str) -> tuple[int, str]:

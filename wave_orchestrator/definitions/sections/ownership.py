@@ -4,7 +4,7 @@ checked in n log n, not by comparing every pair."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def paths_overlap(a: str, b: str) -> bool:
@@ -14,8 +14,7 @@ def paths_overlap(a: str, b: str) -> bool:
     return (a.endswith("/") and b.startswith(a)) or (b.endswith("/") and a.startswith(b))
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     """A path an agent owns, in the order the wave file lists it (the earlier claim wins)."""
 
     order: int

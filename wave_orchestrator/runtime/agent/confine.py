@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ...definitions.model import AgentDef, SandboxSettings, WaveDef
 from ...state.layout import StateLayout
-from ...state.logs import Logger
 
 if TYPE_CHECKING:  # the sandbox's modules load with the first sandboxed agent, not before
     from ...sandbox.bwrap import Bind, WorktreeGit
-
-log = Logger(__name__)
 
 
 class Worktree(NamedTuple):
@@ -112,13 +109,11 @@ def confinement(
 
     found = probe()
     try:
-        mode, warning = effective_mode(settings.mode, found)
+        mode, _ = effective_mode(settings.mode, found)  # auto's fallback: said by warnings()
     except SandboxUnavailable as exc:
-        mode, warning, refused = "bubblewrap", None, str(exc)
+        mode, refused = "bubblewrap", str(exc)
     else:
         refused = ""
-    if warning is not None:
-        _warn_once(warning)
     if mode == "none":
         return None
     desk = shared_files or bool(wave.shared)
@@ -126,13 +121,23 @@ def confinement(
     return Confinement(settings, *where, refused=refused)
 
 
-_WARNED: set[str] = set()
+def warnings(waves: Sequence[WaveDef]) -> list[str]:
+    """What a person is told once at launch when a sandbox asked for cannot run here: with
+    ``auto`` its agents run unsandboxed, with ``bubblewrap`` they fail; each with the fix."""
+    modes = {a.sandbox_settings.mode for w in waves for a in w.agents}
+    if not modes & {"bubblewrap", "auto"}:
+        return []
+    from ...sandbox.probe import probe
 
-
-def _warn_once(warning: str) -> None:
-    if warning not in _WARNED:
-        _WARNED.add(warning)
-        log.warning("sandbox unavailable", detail=warning)
+    found = probe()
+    if found.ok:
+        return []
+    said = []
+    if "auto" in modes:
+        said.append(f"sandbox: auto runs its agents unsandboxed here: {found.message}")
+    if "bubblewrap" in modes:
+        said.append(f"sandbox: bubblewrap agents will fail: {found.message}")
+    return said
 
 
 def agent_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -199,7 +199,9 @@ class Planner:
         it works when it has a worktree of its own."""
         workdir = worktree.path if worktree is not None else workdir
         lane, executor_id = self.lane, executor or agent.executor.id
-        command = build_command(agent.executor, executor_id, agent.id)
+        sandbox = confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files)
+        confined = sandbox is not None and not sandbox.refused
+        command = build_command(agent.executor, executor_id, agent.id, confined)
         paths = self.layout.agent(wave.number, agent.id)
         session, socket = session_name(wave.number, agent.id), self.socket
         # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
@@ -243,7 +245,7 @@ class Planner:
             workdir=workdir,
             fingerprint=fingerprint,
             accounts_dir=self._accounts,
-            sandbox=confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files),
+            sandbox=sandbox,
         )
 
     def next_executor(self, agent: AgentDef, history: list[str]) -> str:

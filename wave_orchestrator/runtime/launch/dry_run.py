@@ -5,7 +5,6 @@ the sbatch line (``placement.extra`` is the lane's), warnings and the table."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import shlex
@@ -27,6 +26,7 @@ from ...state.fsutil import (
 from ...state.layout import StateLayout
 from ...state.lock import LaneLock
 from ...state.owned_trees import prune_owned
+from ..agent.confine import warnings as sandbox_warnings
 from ..agent.plan import AgentLaunch, Planner, materialize
 from ..agent.programs import ensure_agent_bin
 
@@ -111,8 +111,7 @@ def placement_command(lane: LaneDef, launch: AgentLaunch) -> str | None:
     from ...placement.slurm import SlurmPlacement  # loaded for Slurm lanes only
 
     live = StateLayout(lane.state_dir, lane.name).agent(launch.wave.number, launch.agent.id)
-    job = dataclasses.replace(
-        launch.job(),
+    job = launch.job()._replace(
         argv=["bash", str(live.run_script)],
         agent_dir=live.dir,
         output_log=live.output_log,
@@ -224,6 +223,7 @@ def dry_run(lane: LaneDef, waves: list[WaveDef]) -> DryRunResult:
         )
         write_tree(lane, layout, result, spaces)
         result.missing = [redact_value(m) for m in planner.missing_at_start(waves)]
+        result.warnings += [redact_value(w) for w in sandbox_warnings(waves)]
         slots: dict[int, list[tuple[str, Slot]]] = {wave.number: [] for wave in waves}
         for lc in result.launches:  # per account, the agents and the caps that apply
             slots[lc.wave.number].append((lc.agent.id, (lc.executor, lc.account, lc.model)))

@@ -32,6 +32,7 @@ from ...state.lock import LaneLock
 from ...state.logs import Logger, configure_logging
 from ...state.registry import process_started, register_launcher, unregister_launcher
 from ...state.run_state import RunState
+from ..agent.confine import warnings as sandbox_warnings
 from ..agent.plan import Planner
 from ..wave.context import WaveContext, WaveOutcome
 from ..wave.runner import WaveRunner
@@ -78,6 +79,8 @@ class Launcher:
         missing = self.planner.missing_at_start(waves)
         if missing:
             raise ExecutorMissing("cannot launch, executables missing:\n  " + "\n  ".join(missing))
+        for warning in sandbox_warnings(waves):
+            self.warn(warning)
 
     def run(self) -> LaunchResult:
         """Run the waves; a failed, blocked or interrupted wave is a result, not an exception.

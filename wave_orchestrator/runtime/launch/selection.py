@@ -3,13 +3,12 @@ Its own module so that a dry run loads it without the launcher's main loop (star
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-from dataclasses import dataclass, field
+from collections.abc import Callable, Container, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...definitions.loading.lane_loader import load_lane
-from ...definitions.model import LaneDef, WaveDef
+from ...definitions.model import EMPTY, LaneDef, WaveDef
 from ...errors import UsageError
 
 if TYPE_CHECKING:
@@ -17,8 +16,7 @@ if TYPE_CHECKING:
     from ...state.run_state import RunState
 
 
-@dataclass(frozen=True)
-class LaunchOptions:
+class LaunchOptions(NamedTuple):
     """`wave launch`'s choices: which waves, and what the flags override in lane.yaml."""
 
     lane: str
@@ -33,10 +31,10 @@ class LaunchOptions:
     fresh: bool = False  # a new run reuses no earlier run's finished work
     executor: str | None = None
     quiet: bool = False
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = EMPTY
 
 
-def apply_overrides(lane: LaneDef, overrides: dict[str, Any]) -> LaneDef:
+def apply_overrides(lane: LaneDef, overrides: Mapping[str, Any]) -> LaneDef:
     """Command-line flags override lane.yaml defaults."""
     rate = {
         k.removeprefix("rate_limit_"): v

@@ -67,8 +67,7 @@ def _ignore(run: AgentRun) -> None:
     return None
 
 
-@dataclass(frozen=True)
-class PoolHooks:
+class PoolHooks(NamedTuple):
     """What the wave is told of and asked by its pool."""
 
     # Something views show changed; True when the dashboard deferred its update.

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...agents.briefings import PreviousAttempt, report_path, retry_section
 from ...closure.gates import AgentResult, GateResult
 from ...closure.markers import Marker, readable_lines
-from ...definitions.model import AgentDef, WaveDef
+from ...definitions.model import EMPTY, AgentDef, WaveDef
 from ...state.events import EventLog
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
@@ -33,14 +32,13 @@ TAIL_LINES = 20
 NOTE_LIMIT = 50_000  # a restored "why you run again" longer than this is cut
 
 
-@dataclass(frozen=True)
-class RetryPlan:
+class RetryPlan(NamedTuple):
     """What one attempt launches: implementation agents, then closure stages from one on."""
 
     agents: list[AgentDef]
     first_stage: int
     reason: str = ""  # one line: why this attempt runs (status, dashboard, events)
-    notes: dict[str, str] = field(default_factory=dict)  # agent id -> "why you run again"
+    notes: Mapping[str, str] = EMPTY  # agent id -> "why you run again"
 
     def saved(self) -> dict[str, Any]:
         """The plan as run-state.json keeps it, so that `--resume` after a launcher died

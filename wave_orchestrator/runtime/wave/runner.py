@@ -103,7 +103,7 @@ class WaveRunner:
         for attempt in range(first, self.max_attempts + 1):
             self.attempt.number = outcome.attempts = attempt
             if attempt > first:  # a resumed attempt is not a retry
-                self.attempt.reason, self.attempt.notes = plan.reason, plan.notes
+                self.attempt.reason, self.attempt.notes = plan.reason, dict(plan.notes)
                 announce_retry(self.ctx.events, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt.reason, plan.saved())
             result = self._attempt(plan)
