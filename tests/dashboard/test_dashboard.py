@@ -86,6 +86,34 @@ def test_wide_terminals_show_role_and_executor() -> None:
         assert agent["id"] in wide and agent["state"] in wide and agent["id"] in narrow
 
 
+def test_a_wide_terminal_shows_each_agents_sandbox_once_any_is_sandboxed() -> None:
+    data = json.loads((FIXTURES / "wave-3.json").read_text())
+    assert "sandbox" not in frame(data, 200, 40).splitlines()[2]  # none is: no column
+    data["agents"][0]["sandbox"] = "bubblewrap, no network"
+    data["agents"][1]["sandbox"] = "none"
+    wide = frame(data, 200, 40)
+    assert "sandbox" in wide.splitlines()[2]
+    rows = {line.split()[0]: line for line in wide.splitlines()[3:] if line.strip()}
+    assert "bubblewrap, no network" in rows[data["agents"][0]["id"]]
+    assert "bubblewrap" not in rows[data["agents"][1]["id"]]
+
+
+def test_the_consoles_rows_name_each_agents_sandbox_in_a_few_letters() -> None:
+    from wave_orchestrator.dashboard.agent_rows import COLUMNS, agent_cells
+
+    column = COLUMNS.index("sandbox")
+    cells = {
+        said: agent_cells({"id": "A", "state": "running", "sandbox": said}, {})[column].plain
+        for said in ("none", "bubblewrap", "bubblewrap, no network", None)
+    }
+    assert cells == {
+        "none": "-",
+        "bubblewrap": "bwrap",
+        "bubblewrap, no network": "bwrap no-net",
+        None: "-",
+    }
+
+
 @pytest.mark.parametrize(
     ("ms", "text"),
     [

@@ -10,7 +10,7 @@ from rich.text import Text
 from ..state.shown import state_text
 from .render import STATE_STYLES, elapsed
 
-COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "last output")
+COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "sandbox", "last output")
 Usage = dict[str, tuple[int | None, float | None]]  # agent id -> tokens, cost
 
 
@@ -26,6 +26,7 @@ def agent_cells(agent: dict[str, Any], usage: Usage) -> list[Text]:
         Text(elapsed(agent.get("elapsed_ms")), justify="right"),
         Text(tokens_text(tokens), justify="right"),
         Text("-" if cost is None else f"${cost:.2f}", justify="right"),
+        Text(sandbox_text(agent.get("sandbox"))),
         Text(last, "dim"),
     ]
 
@@ -38,6 +39,13 @@ def fit_last_column(rows: dict[str, list[Text]], width: int) -> None:
     room = max(10, width - sum(widths) - 2 * len(COLUMNS) - 2)  # padding, a scrollbar
     for cells in rows.values():
         cells[-1].truncate(room, overflow="ellipsis")
+
+
+def sandbox_text(sandbox: object) -> str:
+    """An agent's sandbox in a few letters: ``-`` when it runs as you."""
+    if not isinstance(sandbox, str) or sandbox in ("", "none"):
+        return "-"
+    return sandbox.replace("bubblewrap", "bwrap").replace(", no network", " no-net")[:16]
 
 
 def tokens_text(count: int | None) -> str:
