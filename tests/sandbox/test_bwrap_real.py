@@ -408,3 +408,43 @@ def test_a_plan_leaves_the_person_files_alone(world: World) -> None:
     assert w.layout.coordination_log(1).is_file() and w.layout.feedback.is_file()
     assert plan.empty_file is not None and plan.empty_file.read_bytes() == b""
     assert time.time() - plan.empty_file.stat().st_mtime < 60
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="root starts it")
+def test_as_a_normal_user_it_writes_its_own_work_and_nothing_else(world: World) -> None:
+    """Unprivileged, where user namespaces are allowed: the same sandbox, started by a user
+    who owns the repository and HOME (nobody, here), refuses the same writes."""
+    w = world
+    for path in [w.site, *w.site.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    plan = plan_for(w)
+    user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    targets = {"BASHRC": w.home / ".bashrc", "RUNSTATE": w.layout.run_state, "LEDGER": w.ledger}
+    script = TRY + "\n".join(
+        [
+            'try bashrc "echo evil >> $BASHRC"',
+            'try runstate "echo forged > $RUNSTATE"',
+            'try ledger "echo forged >> $LEDGER"',
+            'try beside "mkdir $BESIDE"',
+            'try ownwork "echo work > own.txt"',
+            "try who 'test \"$(id -u)\" != 0'",
+        ]
+    )
+    env = {**w.env, **{k: str(p) for k, p in targets.items()}, "BESIDE": str(w.site / "beside")}
+    before = {k: p.read_bytes() for k, p in targets.items()}
+    done = subprocess.run(
+        [*user, *boxed(plan, ["bash", "-c", script])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    refused = ["bashrc", "runstate", "ledger", "beside"]
+    assert done.stdout.splitlines() == [f"REFUSED {n}" for n in refused] + [
+        "WROTE ownwork",
+        "WROTE who",  # not root inside either
+    ]
+    assert {k: p.read_bytes() for k, p in targets.items()} == before
+    assert (w.repo / "own.txt").read_text() == "work\n" and not (w.site / "beside").exists()
