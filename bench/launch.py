@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/launch.py [--sizes 10 50 200] [--idle-seconds 30]
     .venv/bin/python bench/launch.py --slurm 50      # the same N agents as Slurm jobs, too
+    .venv/bin/python bench/launch.py --sandbox [--sizes 10 50 200] [--rounds 2]
 
 For N no-op agents (stagger 0): per-agent launch overhead and completion-detection latency (the
 agent's own exit → the `agent_finished` event), p50/p99, each followed by its floor (the same
@@ -17,6 +18,16 @@ With ``--slurm N``: N no-op agents placed as Slurm jobs (one sbatch each), next 
 locally. The cluster is the one SLURM_CONF names, else scripts/slurm-dev-cluster.sh starts one
 (as root) for the run. Launch overhead there is the submission (sbatch) per agent; detection is
 the agent's exit to the launcher's `agent_finished`.
+
+With ``--sandbox``: the same N no-op agents with ``sandbox: bubblewrap`` in the lane defaults
+and without, interleaved (none, bwrap, then bwrap, none: ``--rounds`` 2 is one ABBA), then
+the difference of the medians per agent; "start" is from an agent's `agent_launched` to its
+command's first act (bwrap's own start shows there, in the pane, not in the launcher). Then
+the floor: the same bwrap command line wave wrote into run.sh, started by hand (no wave, no
+tmux; one at a time, then in wave's bursts) against the bare command, so bwrap's own cost
+shows apart from wave's; and wave's planning of the sandbox, in-process on a lane of 200
+agents: the plan, ``plan_sandbox``, ``prepare`` and the command line per agent, and run.sh
+written with and without it.
 """
 
 from __future__ import annotations
@@ -25,7 +36,9 @@ import argparse
 import json
 import math
 import os
+import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +52,8 @@ closure: {required_roles: []}
 defaults: {executor: local, timeout_minutes: 5, max_retries_per_wave: 0, launch_stagger_ms: 0}
 """
 NOOP = 'date +%s.%N > "$WAVE_REPO/exit/$WAVE_AGENT_ID"'
+# The same, its first act stamped too (a builtin: no process more than NOOP's)
+STAMPED = 'echo "$EPOCHREALTIME" > "$WAVE_REPO/exit/$WAVE_AGENT_ID.start"; ' + NOOP
 
 
 def at(stamp: str) -> float:
@@ -53,14 +68,23 @@ def pct(values: list[float], f: float) -> float:
 
 
 def make_repo(
-    root: Path, waves: int, agents: int, command: str, worktree: bool = False, slurm: bool = False
+    root: Path,
+    waves: int,
+    agents: int,
+    command: str,
+    worktree: bool = False,
+    slurm: bool = False,
+    sandbox: bool = False,
 ) -> None:
     lane = root / "lanes" / "bench"
     (lane / "waves").mkdir(parents=True)
     extra = ("isolation: worktree\n" if worktree else "") + (
         "placement: {kind: slurm}\n" if slurm else ""
     )
-    (lane / "lane.yaml").write_text(LANE + extra)
+    text = (
+        LANE.replace("stagger_ms: 0}", "stagger_ms: 0, sandbox: bubblewrap}") if sandbox else LANE
+    )
+    (lane / "lane.yaml").write_text(text + extra)
     (root / "exit").mkdir()
     for w in range(1, waves + 1):
         cmd = json.dumps(command)
@@ -94,40 +118,69 @@ def events(root: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
-def bench_launch(n: int, worktree: bool = False, slurm: bool = False) -> None:
+def bench_launch(
+    n: int, worktree: bool = False, slurm: bool = False, sandbox: bool | None = None
+) -> dict[str, float]:
+    """One wave of ``n`` no-op agents; its figures printed and returned. ``sandbox`` (True or
+    False; None for the plain bench) runs the stamped command, with or without bubblewrap."""
     # Slurm jobs must see the repository: under the current folder, not a node-local /tmp.
     with tempfile.TemporaryDirectory(dir="." if slurm else None) as tmp:
         root = Path(tmp).resolve()
-        make_repo(root, 1, n, NOOP, worktree, slurm)
+        command = NOOP if sandbox is None else STAMPED
+        make_repo(root, 1, n, command, worktree, slurm, bool(sandbox))
         socket = f"wave-bench-{os.getpid()}-{n}"
         try:
-            subprocess.run(
+            done = subprocess.run(
                 wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
                 env=env_for(socket),
-                check=True,
                 capture_output=True,
+                text=True,
             )
         finally:
             kill_server(socket)
         evs = events(root)
+        failed = [e["agent"] for e in evs if e["event"] == "agent_finished" and e["code"] != 0]
+        if done.returncode != 0 and (sandbox is None or not failed):
+            raise SystemExit(f"the wave of {n} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
         started = at(next(e for e in evs if e["event"] == "wave_started")["at"])
-        launched = [at(e["at"]) for e in evs if e["event"] == "agent_launched"]
+        launches = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_launched"}
         finished = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_finished"}
         # In worktree mode an agent's end is noticed (agent_exited), then its work committed
         # (agent_finished): detection is the first, the commit step is shown on its own.
         noticed = {e["agent"]: at(e["at"]) for e in evs if e["event"] == "agent_exited"}
         noticed = {a: noticed.get(a, t) for a, t in finished.items()}
-        latency = [(noticed[a] - float((root / "exit" / a).read_text())) * 1000 for a in noticed]
+        exits = {a: root / "exit" / a for a in noticed if a not in failed}
+        latency = [(noticed[a] - float(path.read_text())) * 1000 for a, path in exits.items()]
         commit = [(finished[a] - noticed[a]) * 1000 for a in finished]
-        per_agent = (max(launched) - started) / n * 1000
+        per_agent = (max(launches.values()) - started) / n * 1000
         mode = "slurm   " if slurm else "worktree" if worktree else "shared  "
-        ended = at(next(e for e in evs if e["event"] == "wave_completed")["at"])
+        mode = {None: mode, False: "none    ", True: "bwrap   "}[sandbox]
+        ended = at(next(e for e in evs if e["event"] in ("wave_completed", "wave_failed"))["at"])
         committed = f"   commit p50 {pct(commit, 0.5):6.1f} ms" if worktree else ""
+        start = [  # agent_launched is written once tmux returned: a start can come before it
+            (float((root / "exit" / f"{a}.start").read_text()) - t) * 1000
+            for a, t in launches.items()
+            if sandbox is not None and a not in failed
+        ]
+        begun = f"   start p50 {pct(start, 0.5):6.1f} ms" if start else ""
         print(
             f"N={n:<4} {mode} launch overhead {per_agent:6.1f} ms/agent   "
             f"detection p50 {pct(latency, 0.5):6.1f} ms  p99 {pct(latency, 0.99):6.1f} ms   "
-            f"wave {ended - started:5.2f} s{committed}"
+            f"wave {ended - started:5.2f} s{committed}{begun}",
+            flush=True,
         )
+        if failed:  # figures above from the others; why the first failed, as its log says
+            log = root / ".wave/bench/waves/wave-1/agents" / failed[0] / "output.log"
+            said = (log.read_text().splitlines() or [""])[0] if log.exists() else ""
+            print(f"       {len(failed)} of {n} agents failed; {failed[0]}: {said[:150]}")
+        return {
+            "launch": per_agent,
+            "p50": pct(latency, 0.5),
+            "p99": pct(latency, 0.99),
+            "start": pct(start, 0.5),
+            "wave": ended - started,
+            "failed": len(failed),
+        }
 
 
 def bench_floor(n: int) -> None:
@@ -315,6 +368,175 @@ def bench_dry_run() -> None:
         )
 
 
+FIGURES = ("launch", "p50", "p99", "start")
+
+
+def ms(start: float, end: float) -> float:
+    return (end - start) * 1000
+
+
+def bench_sandbox(n: int, rounds: int) -> None:
+    """N no-op agents with ``sandbox: bubblewrap`` and without, in the order none, bwrap,
+    bwrap, none, ...; then the difference of the medians per agent."""
+    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    for r in range(rounds):
+        for sandbox in (False, True) if r % 2 == 0 else (True, False):
+            runs[sandbox].append(bench_launch(n, sandbox=sandbox))
+    med = {k: {f: statistics.median(run[f] for run in v) for f in FIGURES} for k, v in runs.items()}
+    d = {f: med[True][f] - med[False][f] for f in FIGURES}
+    lost = sum(int(run["failed"]) for run in runs[True])
+    print(
+        f"N={n:<4} bwrap - none, medians of {rounds}: launch overhead {d['launch']:+6.1f} ms/agent"
+        f"   detection p50 {d['p50']:+6.1f} ms  p99 {d['p99']:+6.1f} ms   "
+        f"start p50 {d['start']:+6.1f} ms"
+        + (f"   ({lost} sandboxed agents failed)" if lost else ""),
+        flush=True,
+    )
+
+
+def run_sh_argv(run_sh: Path) -> list[str]:
+    """The argv a run.sh starts (its ``argv=(...)`` line, every word quoted)."""
+    line = next(x for x in run_sh.read_text().splitlines() if x.startswith("argv=("))
+    return shlex.split(line[len("argv=(") : -1])
+
+
+def bench_bwrap_by_hand(starts: int) -> None:
+    """The sandbox's own cost apart from wave's: the bwrap command line wave wrote into an
+    agent's run.sh, started by hand (no wave, no tmux) against the bare command it wraps, and
+    against bwrap with only its namespaces (the probe's options, the repository bound back
+    in: none of wave's other binds); start to exit, one at a time and in bursts of as many
+    at once as wave starts (on two cores a burst shows what the starts cost the machine),
+    the three interleaved."""
+    from wave_orchestrator.runtime.pool.loop import LAUNCH_BATCH
+    from wave_orchestrator.sandbox.probe import PROBE_OPTIONS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        make_repo(root, 1, 1, NOOP, sandbox=True)
+        socket = f"wave-bench-hand-{os.getpid()}"
+        try:  # a live launch: what the command line binds exists, as wave made it
+            subprocess.run(
+                wave_cmd(root, "launch", "--lane", "bench", "--no-dashboard"),
+                env=env_for(socket),
+                check=True,
+                capture_output=True,
+            )
+        finally:
+            kill_server(socket)
+        argv = run_sh_argv(root / ".wave/bench/waves/wave-1/agents/A0/run.sh")
+        bare = argv[argv.index("--") + 1 :]
+        repo = ["--bind", str(root), str(root)]  # where the command writes: under /tmp
+        sides = {
+            "bare": bare,
+            "bwrap, namespaces only": [argv[0], *PROBE_OPTIONS, *repo, "--", *bare],
+            "bwrap, wave's command line": argv,
+        }
+        env = {**os.environ, "WAVE_REPO": str(root), "WAVE_AGENT_ID": "by-hand"}
+        order = list(sides)
+        for burst in (1, LAUNCH_BATCH):
+            took: dict[str, list[float]] = {name: [] for name in sides}  # per start
+            for i in range(starts // burst):
+                for name in order if i % 2 == 0 else order[::-1]:
+                    t0 = time.perf_counter()
+                    started = [
+                        subprocess.Popen(sides[name], env=env, cwd=root, stdin=subprocess.DEVNULL)
+                        for _ in range(burst)
+                    ]
+                    if any(proc.wait() != 0 for proc in started):
+                        raise SystemExit(f"by hand: {name} failed")
+                    took[name].append((time.perf_counter() - t0) * 1000 / burst)
+            base = statistics.median(took["bare"])
+            how = "one at a time" if burst == 1 else f"{burst} at once"
+            for name, values in took.items():
+                more = statistics.median(values) - base
+                print(
+                    f"by hand, {starts} starts, {how:<13}: {name:<27} per start p50 "
+                    f"{pct(values, 0.5):6.2f} ms  p99 {pct(values, 0.99):6.2f} ms"
+                    + (f"   {more:+5.2f} ms" if name != "bare" else ""),
+                    flush=True,
+                )
+        options = len(argv) - len(bare) - 2
+        print(f"(wave's command line: {options} words of options for a no-op local agent)")
+
+
+def bench_sandbox_planning(n: int) -> None:
+    """wave's planning of the sandbox, in-process, on a lane of ``n`` agents: each agent's
+    plan, its sandbox's parts (``plan_sandbox``, ``prepare``, the command line) and its
+    prompt and run.sh written, with ``sandbox: bubblewrap`` and without; and what a launch
+    pays once (the sandbox's modules, the probe's trial bwrap)."""
+    from wave_orchestrator.definitions.loading.lane_loader import load_lane
+    from wave_orchestrator.runtime.agent.confine import agent_env
+    from wave_orchestrator.runtime.agent.plan import Planner, materialize
+    from wave_orchestrator.state.layout import StateLayout
+
+    t0 = time.perf_counter()
+    from wave_orchestrator.sandbox.bwrap import build_binds, to_argv
+    from wave_orchestrator.sandbox.plan import plan_sandbox, prepare
+    from wave_orchestrator.sandbox.probe import probe
+
+    t1 = time.perf_counter()
+    found = probe()
+    t2 = time.perf_counter()
+    if not found.ok:
+        raise SystemExit(found.message)
+    for sandbox in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp).resolve()
+            make_repo(root, 1, n, NOOP, sandbox=sandbox)
+            lane = load_lane(root, "bench")
+            planner = Planner(lane, StateLayout(lane.state_dir, lane.name, repo=lane.repo))
+            wave = lane.waves[0]
+            planned, written, parts = [], [], []
+            for agent in wave.agents:
+                a = time.perf_counter()
+                launch = planner.plan(wave, agent)
+                b = time.perf_counter()
+                materialize(launch)
+                c = time.perf_counter()
+                planned.append(ms(a, b))
+                written.append(ms(b, c))
+                sb = launch.sandbox
+                if sb is None:
+                    continue
+                argv, env = list(launch.command.argv), agent_env(launch.env)
+                a = time.perf_counter()  # its parts again, as confine.Confinement.binds runs them
+                plan = plan_sandbox(
+                    sb.settings,
+                    layout=sb.layout,
+                    repo=sb.repo,
+                    wave=sb.wave,
+                    agent_id=sb.agent_id,
+                    executor=launch.executor,
+                    programs=[argv[0]],
+                    desk=sb.desk,
+                    env=env,
+                )
+                b = time.perf_counter()
+                prepare(plan)
+                c = time.perf_counter()
+                to_argv(build_binds(plan), argv, sb.bwrap)
+                parts.append((ms(a, b), ms(b, c), ms(c, time.perf_counter())))
+        mode = "bwrap" if sandbox else "none "
+        of_it = ""
+        if parts:
+            p50 = [statistics.median(x) for x in zip(*parts, strict=True)]
+            of_it = (
+                f"   of it: plan_sandbox {p50[0]:.3f}, prepare {p50[1]:.3f}, "
+                f"command line {p50[2]:.3f} ms"
+            )
+        print(
+            f"in-process, {n} agents, per agent p50 (mean): {mode} plan "
+            f"{statistics.median(planned):.3f} ({statistics.mean(planned):.3f}) ms   "
+            f"prompt + run.sh written {statistics.median(written):.3f} "
+            f"({statistics.mean(written):.3f}) ms{of_it}",
+            flush=True,
+        )
+    print(
+        f"once a launch: the sandbox's modules imported {ms(t0, t1):.1f} ms, "
+        f"the probe's trial bwrap {ms(t1, t2):.1f} ms"
+    )
+
+
 def dev_cluster(action: str, folder: str) -> str:
     """scripts/slurm-dev-cluster.sh ``action`` on ``folder``; returns what it printed."""
     script = Path(__file__).resolve().parent.parent / "scripts" / "slurm-dev-cluster.sh"
@@ -355,7 +577,23 @@ def main() -> None:
     p.add_argument(
         "--idle-only", action="store_true", help="only: idle cost with agents running, then parked"
     )
+    p.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="only: --sizes with sandbox: bubblewrap and without, bwrap by hand, the planning",
+    )
+    p.add_argument("--rounds", type=int, default=2, help="--sandbox: rounds of none, bwrap")
+    p.add_argument("--hand-starts", type=int, default=100, help="--sandbox: starts by hand")
+    p.add_argument("--plan-agents", type=int, default=200, help="--sandbox: the planned lane")
     args = p.parse_args()
+    if args.sandbox:
+        if args.rounds < 1:
+            p.error("--rounds: at least 1")
+        for n in args.sizes:
+            bench_sandbox(n, args.rounds)
+        bench_bwrap_by_hand(args.hand_starts)
+        bench_sandbox_planning(args.plan_agents)
+        return
     if args.idle_only:
         bench_idle(args.idle_agents, args.idle_seconds)
         bench_idle(args.idle_agents, args.idle_seconds, parked=True)
