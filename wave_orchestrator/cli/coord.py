@@ -1,7 +1,8 @@
 """`wave coord`: post to, read and resolve items of a wave's coordination log.
 
 Agents run it bare: lane, wave and agent come from their WAVE_* environment. A person passes
---lane, --wave and --agent (posts from a person are recorded with source "human").
+--lane, --wave and --agent (posts from a person are recorded with source "human"). In an
+agent's sandbox a post goes to the agent's own outbox, as itself (coordination/channel.py).
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def _post(args: argparse.Namespace) -> int:
         if values:
             fields[key] = values
     agent, source = _poster(args.agent)
-    if args.record_id and args.record_id in log.records():
+    if args.record_id and log.find(args.record_id) is not None:
         record = log.update(args.record_id, kind=args.kind, summary=args.summary, **fields)
         rid = record.id
     else:
@@ -125,8 +126,9 @@ def _post(args: argparse.Namespace) -> int:
             record_id=args.record_id,
             **fields,
         )
-    if args.json:
-        emit_json(log.records()[rid].to_json())
+    if args.json:  # in a sandbox, as its outbox has it: the launcher merges it within a second
+        found = log.find(rid)
+        emit_json(found.to_json() if found is not None else {"id": rid})
     else:
         print(rid)
     return 0

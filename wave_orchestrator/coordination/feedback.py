@@ -13,27 +13,27 @@ as a process of this machine, it records its pid, which the launcher checks is a
 sandbox (``WAVE_SANDBOX``: its own process ids) its pid names nothing outside, so it records
 none and renews a mark instead while it waits; the launcher takes it as waiting while the
 mark is fresh, the agent's own process alive (the launcher knows that one) and the wait
-within its timeout. Neither is taken on the agent's word alone.
+within its timeout. Neither is taken on the agent's word alone. There its question, its marks
+and its expiry go to its own outbox, which the launcher merges (``outbox.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import UsageError, WaveError
 from ..names import LANE_NAME_RE
-from ..sanitize import strip_controls
 from ..state.events import utc_now
 from ..state.jsonl import read_jsonl
+from ..state.layout import Outboxes
 from ..state.untrusted import count, epoch
-from .log import PERSON, RECORD_ID_RE, CoordLog, append_record, is_poster, new_id
+from .channel import append_record, append_to_outbox, outbox_owner, sandboxed
+from .log import PERSON, RECORD_ID_RE, CoordLog, is_poster, new_id
+from .processes import alive, held
 
 MAX_QUESTION = 2000
 MAX_CONTEXT = 4000
@@ -45,6 +45,9 @@ LOCK_TIMEOUT_SECONDS = 10.0
 WAIT_RENEW_SECONDS = 20.0
 WAIT_LEASE_SECONDS = 60.0
 CLOCK_SKEW_SECONDS = 30.0
+# A sandboxed `ask --wait` that times out asks the launcher to expire its question, and waits
+# this long for it (an answer may come first); the launcher looks twice a second.
+EXPIRY_GRACE_SECONDS = 5.0
 
 
 class FeedbackTimeout(WaveError):
@@ -87,7 +90,7 @@ class FeedbackRequest(NamedTuple):
         if self.wait_until is not None and now >= self.wait_until:
             return False
         if self.wait_pid is not None:
-            return self.wait_host != host or _alive(self.wait_pid)
+            return self.wait_host != host or alive(self.wait_pid)
         seen = self.wait_seen
         return seen is not None and now - WAIT_LEASE_SECONDS <= seen <= now + CLOCK_SKEW_SECONDS
 
@@ -106,38 +109,6 @@ class FeedbackRequest(NamedTuple):
             else {"operator": r.operator, "text": r.text, "answered_at": r.answered_at},
             "created_at": self.created_at,
         }
-
-
-def _holder(fd: int) -> str:
-    """What the holder wrote into the lock file when it took it (it says who it is)."""
-    try:
-        said = os.pread(fd, 200, 0).decode("utf-8", "replace")
-    except OSError:
-        return "unknown"
-    return strip_controls(said).strip() or "unknown"
-
-
-def sandboxed() -> bool:
-    """This process runs in an agent's sandbox (its own process ids: its pid means nothing
-    to the launcher). The sandbox says so in ``WAVE_SANDBOX``."""
-    return os.environ.get("WAVE_SANDBOX", "none") not in ("", "none")
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie: a killed `ask --wait` stays a zombie while the agent's shell
-    is busy in a foreground command, and a zombie waits for nobody."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except (OSError, IndexError):
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
 
 
 def answer_command(request_id: str, lane: str) -> str:
@@ -191,44 +162,35 @@ def _request(values: dict[str, Any]) -> FeedbackRequest | None:
 
 
 class FeedbackStore:
-    """The lane's human-feedback requests (``feedback.jsonl`` in the state dir)."""
+    """The lane's human-feedback requests (``feedback.jsonl`` in the state dir).
 
-    def __init__(self, path: Path, lane: str, coord_path: Any) -> None:
+    In an agent's sandbox (``channel.outbox_owner``) what the agent writes (its question, its
+    waiting marks, the expiry of its question) goes to its own questions outbox, and the
+    launcher asks the person for it; ``direct`` writes the lane's file whatever the
+    environment (the launcher's own writes)."""
+
+    def __init__(self, path: Path, lane: str, coord_path: Any, *, direct: bool = False) -> None:
         """``coord_path(wave)`` gives the coordination log file of a wave."""
         self.path = path
         self.lane = lane
         self._coord_path = coord_path
+        self.owner = None if direct else outbox_owner()
+        self._asked: dict[str, int] = {}  # in a sandbox: the wave of each question it asked
 
     def _coord(self, wave: int) -> CoordLog:
-        return CoordLog(self._coord_path(wave), wave)
+        return CoordLog(self._coord_path(wave), wave, direct=True)
 
-    @contextlib.contextmanager
-    def _locked(self, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-        """The feedback lock, waited for at most ``timeout`` seconds: a leftover process
-        holding it gets a message naming it, never a hang that SIGTERM cannot end."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise WaveError(
-                            f"{lock} is held by another process ({_holder(fd)}) for over "
-                            f"{timeout:g}s; end it, or try again"
-                        ) from None
-                    time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            where = " in a sandbox" if sandboxed() else ""
-            said = f"pid {os.getpid()}{where} ({' '.join(sys.argv[:3])[:120]})"
-            os.pwrite(fd, said.encode(), 0)
-            yield
-        finally:
-            os.close(fd)
+    def outbox(self, wave: int) -> Path | None:
+        """The questions outbox this store writes in ``wave`` (None: it writes the file)."""
+        if self.owner is None:
+            return None
+        return Outboxes.of_log(self._coord_path(wave)).questions(self.owner)
+
+    def _locked(
+        self, timeout: float = LOCK_TIMEOUT_SECONDS
+    ) -> contextlib.AbstractContextManager[None]:
+        """The feedback lock, waited for at most ``timeout`` seconds (``processes.held``)."""
+        return held(self.path.with_name(self.path.name + ".lock"), timeout)
 
     def requests(self) -> dict[str, FeedbackRequest]:
         merged: dict[str, dict[str, Any]] = {}
@@ -257,25 +219,37 @@ class FeedbackStore:
             raise UsageError(
                 f"question or context too long (limits {MAX_QUESTION} and {MAX_CONTEXT})"
             )
-        rid = new_id("q")
         record = {
-            "id": rid,
+            "id": new_id("q"),
             "lane": self.lane,
             "wave": wave,
-            "agent": agent,
+            "agent": self.owner or agent,
             "question": question,
             "context": context,
             "status": "pending",
             "response": None,
             "created_at": utc_now(),
         }
-        # The mirror first: a question is pending (announced, waited for) only once both are
-        # written, so an `ask` that fails leaves none behind, whichever write failed.
+        outbox = self.outbox(wave)
+        if outbox is not None:  # the launcher posts the mirror and the request for it
+            append_to_outbox(outbox, record)
+            self._asked[str(record["id"])] = wave
+        else:
+            self.save(record)
+        found = _request(record)
+        assert found is not None
+        return found
+
+    def save(self, record: dict[str, Any]) -> None:
+        """Record a checked question: its mirror item first, then the request. A question is
+        pending (announced, waited for) only once both are written, so an `ask` that fails
+        leaves none behind, whichever write failed."""
+        rid, wave, agent = record["id"], record["wave"], record["agent"]
         coord = self._coord(wave)
         coord.post(
             kind="human-feedback",
-            summary=question[:300],
-            detail=context,
+            summary=record["question"][:300],
+            detail=record["context"],
             agent=agent,
             record_id=rid,
             targets=[PERSON],
@@ -287,9 +261,6 @@ class FeedbackStore:
             with contextlib.suppress(OSError, WaveError):  # else it would hold the gate
                 coord.update(rid, status="cancelled", detail="not asked: it could not be saved")
             raise
-        found = _request(record)
-        assert found is not None
-        return found
 
     def respond(
         self, request_id: str, text: str, operator: str, *, force: bool = False
@@ -351,8 +322,41 @@ class FeedbackStore:
             self._say_waiting(request_id, {"wait_pid": None, "wait_seen": None})
 
     def _say_waiting(self, request_id: str, fields: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):
-            append_record(self.path, {"id": request_id, **fields})
+        with contextlib.suppress(OSError, WaveError):
+            self._tell(request_id, fields)
+
+    def _tell(self, request_id: str, fields: dict[str, Any]) -> None:
+        """Append fields of a request: to the file, or in a sandbox to the asker's outbox."""
+        line = {"id": request_id, **fields}
+        if self.owner is None:
+            append_record(self.path, line)
+            return
+        wave = self._asked.get(request_id)
+        if wave is None:
+            wave = self.get(request_id).wave
+        outbox = self.outbox(wave)
+        assert outbox is not None
+        append_to_outbox(outbox, line)
+
+    def _current(self, request_id: str) -> FeedbackRequest | None:
+        """The request as the file has it; None in a sandbox while the launcher has not yet
+        merged it from the asker's outbox (it is pending)."""
+        found = self.requests().get(request_id)
+        if found is None and (self.owner is None or request_id not in self._asked):
+            raise UsageError(f"no feedback request {request_id!r} in lane {self.lane}")
+        return found
+
+    def _ask_expiry(self, request_id: str) -> FeedbackRequest | None:
+        """In a sandbox the launcher expires a question: asked for, then awaited a moment
+        (an answer that came meanwhile wins). None when no launcher did it in time."""
+        self._tell(request_id, {"status": "expired"})
+        deadline = time.monotonic() + EXPIRY_GRACE_SECONDS
+        while time.monotonic() < deadline:
+            current = self._current(request_id)
+            if current is not None and current.status != "pending":
+                return current
+            time.sleep(0.1)
+        return None
 
     def _wait(
         self, request_id: str, timeout: float | None, poll: float, renew: bool = False
@@ -371,14 +375,15 @@ class FeedbackStore:
                 seen = None
             if seen != last:
                 last = seen
-                current = self.get(request_id)
-                if current.status != "pending":
+                current = self._current(request_id)
+                if current is not None and current.status != "pending":
                     if current.status == "answered":
                         return current
                     raise FeedbackTimeout(f"{request_id} expired before an answer came")
             if deadline is not None and time.monotonic() >= deadline:
-                expired = self.expire(request_id)
-                if expired.status == "answered":
+                boxed = self.owner is not None
+                expired = self._ask_expiry(request_id) if boxed else self.expire(request_id)
+                if expired is not None and expired.status == "answered":
                     return expired
                 raise FeedbackTimeout(
                     f"no answer to {request_id} within {timeout:g}s; the request is now expired"

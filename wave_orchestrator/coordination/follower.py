@@ -2,8 +2,9 @@
 from its coordination log, notices questions for a person, and holds retries and the
 integration gate on what the log says.
 
-It costs two ``stat`` calls per check while nothing changes; the projections (projections.py)
-are regenerated only when the log or the feedback file grew.
+It costs two ``stat`` calls per check while nothing changes, and one more for the outbox
+folder and one for each outbox of a sandboxed agent (outbox.py merges what they say); the
+projections (projections.py) are regenerated only when the log or the feedback file grew.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..state.layout import StateLayout
 from ..state.logs import Logger
 from .feedback import FeedbackRequest, FeedbackStore, answer_command
 from .log import LAUNCHER, CoordLog, CoordRecord, LogFollower
+from .outbox import OutboxMerger
 from .projections import Projections
 from .views import desk_waits, integration_barrier, newest_first, open_blockers
 
@@ -50,7 +52,9 @@ class Coordinator:
         self.events = events
         self.tell = tell
         self.echo = echo
-        self.feedback = FeedbackStore(layout.feedback, layout.lane, layout.coordination_log)
+        self.feedback = FeedbackStore(
+            layout.feedback, layout.lane, layout.coordination_log, direct=True
+        )
         self.wave = 0
         self.owners: dict[str, tuple[str, ...]] = {}
         self.requests: dict[str, FeedbackRequest] = {}
@@ -58,6 +62,7 @@ class Coordinator:
         self._seen: tuple[object, object] | None = None
         self.log_follower = LogFollower(layout.coordination_log(0), 0)
         self.projections = Projections(layout, 0, {})
+        self.outboxes: OutboxMerger | None = None
 
     # -- the wave -----------------------------------------------------------------------
     def begin(self, wave: int, owners: Mapping[str, Sequence[str]]) -> None:
@@ -67,6 +72,14 @@ class Coordinator:
         self.projections = Projections(self.layout, wave, self.owners)
         self._seen = None
         self.log_follower = LogFollower(self.layout.coordination_log(wave), wave, self._skipped)
+        self.outboxes = OutboxMerger(
+            self.layout.outboxes(wave),
+            wave,
+            self.layout.coordination_log(wave),
+            self.feedback,
+            lambda: self.records,
+            lambda: self.requests,
+        )
         try:
             write_json_atomic(
                 self.layout.owners(wave), {a: list(p) for a, p in self.owners.items()}
@@ -81,7 +94,7 @@ class Coordinator:
         ``wave-<n>.<stamp>.jsonl``, a person's open guidance carries over, and the old run's
         unanswered questions expire (they must not hold this run's retries)."""
         path = self.layout.coordination_log(wave)
-        old = CoordLog(path, wave).records()
+        old = CoordLog(path, wave, direct=True).records()
         for request in self.feedback.pending(wave):
             try:  # one that cannot be expired (no mirror item, say) must not stop the rest
                 self.feedback.expire(request.id)
@@ -90,7 +103,8 @@ class Coordinator:
         try:
             if path.exists():
                 path.rename(path.with_name(f"wave-{wave}.{stamp}.jsonl"))
-            new = CoordLog(path, wave)
+            self.layout.outboxes(wave).set_aside(stamp)  # merged: its agents' old outboxes
+            new = CoordLog(path, wave, direct=True)
             for item in old.values():
                 if item.kind == "guidance" and item.source == "human" and item.is_open:
                     new.post(
@@ -112,7 +126,7 @@ class Coordinator:
 
     @property
     def coord_log(self) -> CoordLog:
-        return CoordLog(self.layout.coordination_log(self.wave), self.wave)
+        return CoordLog(self.layout.coordination_log(self.wave), self.wave, direct=True)
 
     def _stamp(self) -> tuple[object, object]:
         def one(path: Any) -> object:
@@ -125,11 +139,18 @@ class Coordinator:
         return one(self.layout.coordination_log(self.wave)), one(self.layout.feedback)
 
     def tick(self) -> bool:
-        """Read what was posted since the last look, update the projections it touches and
-        announce new questions; two ``stat`` calls when nothing changed. True when something
-        changed (the dashboard should be redrawn)."""
+        """Read what was posted since the last look, merge what sandboxed agents wrote to
+        their outboxes, update the projections it touches and announce new questions; a few
+        ``stat`` calls when nothing changed. True when something changed (the dashboard
+        should be redrawn)."""
         if not self.wave:
             return False
+        changed = self._look()
+        if self.outboxes is not None and self.outboxes.merge():
+            changed = self._look() or changed
+        return changed
+
+    def _look(self) -> bool:
         stamp, before = self._stamp(), self._seen
         if stamp == before:
             self.projections.flush(self.records)

@@ -7,7 +7,6 @@ update is a new line, never a rewrite, and a launcher restart reads the same his
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,8 +16,9 @@ from typing import Any, NamedTuple
 from ..errors import UsageError
 from ..names import AGENT_ID_RE
 from ..state.events import utc_now
-from ..state.fsutil import json_text, open_regular
-from ..state.jsonl import append_line, read_jsonl, read_jsonl_from
+from ..state.jsonl import read_jsonl, read_jsonl_from
+from ..state.layout import Outboxes
+from .channel import append_record, append_to_outbox, outbox_owner
 
 KINDS = (
     "request",
@@ -97,27 +97,6 @@ def check_id(record_id: str) -> str:
 def is_poster(name: Any) -> bool:
     """An agent id or the person: what an item's `agent` (or a target) may be."""
     return isinstance(name, str) and (name == PERSON or bool(AGENT_ID_RE.fullmatch(name)))
-
-
-def append_record(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one JSON line on a line of its own: a last line left without its newline (a
-    write a full disk cut short, a line an agent wrote by hand) is ended first, in the same
-    ``write``, or it would swallow this one. A short write raises (``jsonl.append_line``)."""
-    text = json_text(dict(record), separators=(",", ":")) + "\n"
-    append_line(path, "\n" + text if _ends_torn(path) else text)
-
-
-def _ends_torn(path: Path) -> bool:
-    """Whether the file's last byte is not a newline (an absent or empty file is not torn)."""
-    try:
-        fd = open_regular(path)
-    except OSError:  # absent; or no regular file, which append_line refuses by its name
-        return False
-    try:
-        size = os.fstat(fd).st_size
-        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-    finally:
-        os.close(fd)
 
 
 def _choice(name: str, value: str, allowed: Sequence[str]) -> str:
@@ -214,11 +193,17 @@ def _parse_line(line: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 class CoordLog:
-    """One wave's log file: append a post, read the merged items."""
+    """One wave's log file: append a post, read the merged items.
 
-    def __init__(self, path: Path, wave: int) -> None:
+    In an agent's sandbox (``channel.outbox_owner``) posts and updates go to the agent's own
+    outbox instead, always as that agent, and reach the log when the launcher merges them;
+    ``direct`` writes the log itself whatever the environment (the launcher's own writes)."""
+
+    def __init__(self, path: Path, wave: int, *, direct: bool = False) -> None:
         self.path = path
         self.wave = wave
+        self.owner = None if direct else outbox_owner()
+        self.outbox = Outboxes.of_log(path).coordination(self.owner) if self.owner else None
 
     def post(
         self,
@@ -232,6 +217,8 @@ class CoordLog:
     ) -> str:
         """Append a new item (or, with ``record_id`` of an existing one, an update); its id."""
         values = check_post({"kind": kind, "summary": summary, **fields})
+        if self.owner:
+            agent, source = self.owner, "agent"  # what the launcher will record it as
         if not is_poster(agent):
             raise UsageError(f"invalid agent id {agent!r}")
         now = utc_now()
@@ -246,30 +233,48 @@ class CoordLog:
             "priority": "normal",
             **values,
         }
-        append_record(self.path, line)
+        self._append(line)
         return str(line["id"])
 
     def update(self, record_id: str, **fields: Any) -> CoordRecord:
         """Append fields for an existing id (e.g. ``status=resolved``); refuses unknown ids."""
-        current = self.records().get(record_id)
+        current = self.find(record_id)
         if current is None:
             raise UsageError(f"no coordination item {record_id!r} in wave {self.wave}")
         values = check_post(fields)
-        append_record(self.path, {"id": record_id, "updated_at": utc_now(), **values})
+        self._append({"id": record_id, "updated_at": utc_now(), **values})
         merged = {**current.to_json(), **values}
         return _record(merged, self.wave) or current
 
+    def _append(self, line: Mapping[str, Any]) -> None:
+        if self.outbox is not None:
+            append_to_outbox(self.outbox, line)
+        else:
+            append_record(self.path, line)
+
     def records(self) -> dict[str, CoordRecord]:
         """Every item, merged by id, in order of first appearance."""
-        merged: dict[str, dict[str, Any]] = {}
-        for raw in read_jsonl(self.path):
-            merge_line(merged, raw)
-        out: dict[str, CoordRecord] = {}
-        for rid, values in merged.items():
-            record = _record(values, self.wave)
-            if record is not None:
-                out[rid] = record
-        return out
+        return _records(read_jsonl(self.path), self.wave)
+
+    def find(self, record_id: str) -> CoordRecord | None:
+        """An item of the log, or in a sandbox one of the agent's own not merged yet (as its
+        outbox has it: the launcher merges it within a second or so)."""
+        found = self.records().get(record_id)
+        if found is None and self.outbox is not None:
+            found = _records(read_jsonl(self.outbox), self.wave).get(record_id)
+        return found
+
+
+def _records(lines: Iterable[Mapping[str, Any]], wave: int) -> dict[str, CoordRecord]:
+    merged: dict[str, dict[str, Any]] = {}
+    for raw in lines:
+        merge_line(merged, raw)
+    out: dict[str, CoordRecord] = {}
+    for rid, values in merged.items():
+        record = _record(values, wave)
+        if record is not None:
+            out[rid] = record
+    return out
 
 
 def merge_line(merged: dict[str, dict[str, Any]], raw: Mapping[str, Any]) -> str | None:

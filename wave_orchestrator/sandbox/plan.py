@@ -3,10 +3,12 @@ hidden, what of HOME its CLI needs, where its programs live, the lane's extra pa
 and ``prepare``, which makes the files the plan binds before the sandbox starts.
 
 What an agent writes of wave's state is what its own commands write for it: ``wave coord``
-appends to its wave's coordination log, ``wave feedback ask`` to the lane's questions (and
-takes their lock when one expires), ``wave desk`` (a wave that shares files) the lane's desk.
-Those files are bound one by one, as files: the folders around them (every agent's status
-and output, the run state, the events, the launcher's lock) stay hidden. Its own folder
+and ``wave feedback ask`` append to its own outboxes, which the launcher merges into the
+wave's coordination log and the lane's questions under its name (both of which it reads,
+never writes: no other agent's post or question is within its reach), and ``wave desk`` (a
+wave that shares files) writes the lane's desk. Those files are bound one by one, as files:
+the folders around them (every agent's status and output, the run state, the events, the
+launcher's lock) stay hidden. Its own folder
 (prompt, output, status) it reads but never writes: its wrapper, outside, writes them, so
 an agent cannot forge its own status.
 """
@@ -136,7 +138,7 @@ def own_entries(
     return [
         _file(layout.agent(wave, agent_id).dir, why, writable=False, optional=False),
         _file(layout.agent_bin, "wave's bin folder on its PATH: `wave` itself", writable=False),
-        *channel(layout, wave, desk),
+        *channel(layout, wave, agent_id, desk),
         _file(
             layout.owners(wave), "what each agent owns: `wave coord inbox` reads it", writable=False
         ),
@@ -158,22 +160,34 @@ def _programs(programs: Sequence[str], env: Mapping[str, str], private: list[Pat
     return roots
 
 
-def channel(layout: StateLayout, wave: int, desk: bool) -> list[Entry]:
-    """The files of wave's state the agent's own commands write (each must exist before the
-    sandbox starts: ``prepare`` makes them)."""
-    feedback, lock, log = (
-        layout.feedback,
-        _beside(layout.feedback, ".lock"),
-        layout.coordination_log(wave),
-    )
+def channel(layout: StateLayout, wave: int, agent_id: str, desk: bool) -> list[Entry]:
+    """The files of wave's state the agent's own commands use. It writes only its own
+    outboxes (the launcher merges them under its name); the wave's log and the lane's
+    questions, which every agent shares, it reads. Each must exist before the sandbox
+    starts: ``prepare`` makes them."""
+    outboxes = layout.outboxes(wave)
     out = [
-        _file(log, "its wave's coordination log: `wave coord` appends its posts"),
         _file(
-            feedback, "the lane's questions to a person: `wave feedback ask` appends its question"
+            outboxes.coordination(agent_id),
+            "its own coordination outbox: `wave coord` and `wave desk` append its posts here; "
+            "the launcher merges them into the wave's log, as its own",
         ),
         _file(
-            lock,
-            "the questions' lock: `wave feedback ask --wait` takes it when its question expires",
+            outboxes.questions(agent_id),
+            "its own questions outbox: `wave feedback ask` appends its question and its "
+            "waiting marks here; the launcher asks the person for it",
+        ),
+        _file(
+            layout.coordination_log(wave),
+            "its wave's coordination log, read-only: `wave coord show` and `inbox` read it",
+            writable=False,
+            optional=False,
+        ),
+        _file(
+            layout.feedback,
+            "the lane's questions, read-only: `wave feedback ask --wait` reads its answer here",
+            writable=False,
+            optional=False,
         ),
     ]
     if desk:
@@ -187,6 +201,12 @@ def channel(layout: StateLayout, wave: int, desk: bool) -> list[Entry]:
             ),
         ]
     return out
+
+
+def _made(entry: Entry) -> bool:
+    """Whether ``prepare`` makes the entry's file: a channel file (written, or a shared
+    JSON-lines file read), never the agent's own folder, which its planner made."""
+    return not entry.optional and (entry.writable or entry.source.suffix == ".jsonl")
 
 
 def _file(path: Path, why: str, *, writable: bool = True, optional: bool | None = None) -> Entry:
@@ -277,7 +297,7 @@ def prepare(plan: SandboxPlan) -> None:
     files (made anew: nothing written into it reaches a sandbox), a fresh copy of a file of
     HOME an agent gets its own copy of, and its branch's ref folder."""
     for entry in plan.own:
-        if entry.writable and not entry.optional:
+        if _made(entry):
             ensure_dir(entry.source.parent)
             os.close(open_regular(entry.source, APPEND_FLAGS))
     if plan.empty_file is not None:

@@ -162,6 +162,47 @@ class WaveFolder(NamedTuple):
         return AgentPaths(self.dir / "agents" / agent_id)
 
 
+class Outboxes(NamedTuple):
+    """One wave's outboxes: each sandboxed agent appends its posts and questions to its own
+    files here (bound writable into its sandbox alone); the launcher merges them under its
+    name. ``progress`` (how far each was merged) lies beside the folder, not in it."""
+
+    dir: Path
+
+    @classmethod
+    def of_log(cls, log: Path) -> Outboxes:
+        """The outboxes of the wave whose coordination log is ``log`` (``wave-<n>.jsonl``)."""
+        return cls(log.with_name(log.name.removesuffix(".jsonl") + ".outbox"))
+
+    def coordination(self, agent_id: str) -> Path:
+        return self._file(agent_id, ".jsonl")  # `wave coord` (and `wave desk`) posts
+
+    def questions(self, agent_id: str) -> Path:
+        return self._file(agent_id, ".questions.jsonl")  # `wave feedback ask`: its questions
+
+    def _file(self, agent_id: str, suffix: str) -> Path:
+        if not AGENT_ID_RE.fullmatch(agent_id):
+            raise ValueError(f"invalid agent id {agent_id!r}")
+        return self.dir / (agent_id + suffix)
+
+    @property
+    def progress(self) -> Path:
+        return self.dir.with_name(self.dir.name.removesuffix("outbox") + "merged.json")
+
+    def set_aside(self, stamp: str) -> None:
+        """A new run of the wave starts with empty outboxes: the old run's go beside its log."""
+        for path in (self.dir, self.progress):
+            if path.exists():
+                path.rename(path.with_name(path.name.replace(".", f".{stamp}.", 1)))
+
+    @staticmethod
+    def owner(name: str) -> tuple[str, bool] | None:
+        """The agent an outbox file is of, by its name, and whether it holds questions."""
+        agent, _, kind = name.partition(".")
+        ok = kind in ("jsonl", "questions.jsonl") and AGENT_ID_RE.fullmatch(agent)
+        return (agent, kind != "jsonl") if ok else None
+
+
 class _LayoutFields(NamedTuple):
     root: Path
     lane: str
@@ -322,6 +363,10 @@ class StateLayout(_LayoutFields):
 
     def coordination_log(self, wave: int) -> Path:
         return self.coordination_dir / f"wave-{wave}.jsonl"
+
+    def outboxes(self, wave: int) -> Outboxes:
+        """The wave's per-agent outboxes: what sandboxed agents write, for the launcher."""
+        return Outboxes.of_log(self.coordination_log(wave))
 
     def board(self, wave: int) -> Path:
         return self.coordination_dir / f"wave-{wave}.board.md"
