@@ -1,7 +1,9 @@
 """`wave feedback`: an agent asks a person a question; a person lists and answers them.
 
 Agents run `ask` bare (lane, wave and agent from their WAVE_* environment). With --wait the
-agent blocks until the answer comes and reads it on stdout, or exits 4 when it times out.
+agent blocks until the answer comes and reads it on stdout, or exits 4 when it times out. In
+an agent's sandbox the question goes to the agent's own outbox, asked by it whatever --agent
+says, and the launcher asks the person (coordination/outbox.py).
 """
 
 from __future__ import annotations
