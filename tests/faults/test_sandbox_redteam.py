@@ -4,10 +4,10 @@ now refuses to write. Each write fails with the error the agent's own tool repor
 is as it was, and the wave ends as it would have without the attack.
 
 What the sandbox leaves possible is shown too, with what holds instead: a package planted in
-shared working files, lines in another's name in the agent's own outbox, an integration branch
-moved in the ref folder a commit needs (held by checks); abstract unix sockets while the
-network is on (closed by `network: false`); a sibling's branch moved in that ref folder and
-settings planted in a CLI's folder (not held: strict xfails)."""
+shared working files, lines in another's name in the agent's own outbox (held by checks);
+abstract unix sockets while the network is on (closed by `network: false`); settings planted
+in a CLI's folder (not held: a strict xfail). No branch file is within an agent's reach: its
+worktree's HEAD is detached, and wave carries its commits onto its branch when it ends."""
 
 from __future__ import annotations
 
@@ -223,9 +223,9 @@ def test_under_worktree_isolation_the_repository_and_its_git_are_out_of_reach(
     tmux_repo: Repo,
 ) -> None:
     """A commits its own work, which reaches the integration branch; it cannot plant a
-    package in the main checkout, a hook, a git setting, a ref, nor move your branch, nor
-    write B's worktree or its own worktree's link to the repository. The integration branch
-    it can move (it lives in its branch's folder): wave sets it aside, and says so."""
+    package in the main checkout, a hook, a git setting, a ref, nor move your branch or the
+    integration branch, nor write B's worktree or its own worktree's link to the
+    repository."""
     repo, root = tmux_repo, tmux_repo.root
     git, trees = root / ".git", repo.state("main") / "worktrees"
     targets: Targets = {
@@ -256,8 +256,8 @@ def test_under_worktree_isolation_the_repository_and_its_git_are_out_of_reach(
     assert snapshot({k: v for k, v in targets.items() if k in before}) == before
     assert sh(root, "git", "rev-parse", "main") == base
     assert sh(root, "git", "status", "--porcelain") == ""  # the main checkout as it was
-    assert said["integration"] == ("written", "")  # possible: held by a check, not the sandbox
-    assert "wave/main/wave-1 held 2 commit(s) wave did not make" in out
+    assert said["integration"][0] == "refused"  # no branch file is within its reach
+    assert "commit(s) wave did not make" not in out
     subjects = sh(root, "git", "log", "--format=%s", "wave/main/wave-1").splitlines()
     assert "A commits itself" in subjects and MARK not in subjects
     assert file_on(root, "wave/main/wave-1", "B.txt") == "b\n"
@@ -374,18 +374,12 @@ def test_nothing_an_agent_writes_in_its_clis_folder_runs_as_you_later(
     assert config.read_text() == 'model = "gpt-5"\n'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="not held: an agent can move a sibling agent's branch, which lies in the ref "
-    "folder its own commit must write (docs/guarantees-input.md, what a sandbox leaves open)",
-)
 def test_a_completed_wave_holds_every_agents_work_though_a_sibling_moved_its_branch(
     tmux_repo: Repo,
 ) -> None:
-    """A waits until wave committed B's work, then moves B's branch back to the base with a
-    plain write in the folder both branches share: a wave that completes must hold B's work
-    all the same."""
+    """A waits until wave committed B's work, then tries to move B's branch back to the base
+    with a plain write of its branch file: refused (its own HEAD is detached, no branch file
+    is bound in), and the wave holds B's work."""
     repo, root = tmux_repo, tmux_repo.root
     ref = root / ".git" / "refs" / "heads" / "wave" / "main" / "w1-B"
     committed_b = 's=$(git log -1 --format=%s wave/main/w1-B); [ -n "$s" ] && [ "$s" != base ]'

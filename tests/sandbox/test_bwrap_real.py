@@ -33,6 +33,7 @@ from wave_orchestrator.sandbox.plan import SandboxPlan, plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.ledger import ledger_path
+from wave_orchestrator.worktrees.git import detach_head
 
 OUTSIDE_TMP = os.environ.get("WAVE_TEST_OUTSIDE_TMP", "/var/tmp")
 BOXED = SandboxSettings(mode="bubblewrap")
@@ -252,7 +253,9 @@ def test_wave_desk_works_inside(world: World) -> None:
     assert "granted" in done.stdout
 
 
-def test_a_commit_in_its_worktree_lands_on_its_branch(world: World) -> None:
+def test_a_commit_in_its_worktree_moves_its_head_and_no_branch(world: World) -> None:
+    """Its worktree's HEAD detached (as the launcher leaves it), its commit moves that HEAD
+    only: wave carries it onto its branch when it ends; no branch file is writable."""
     w = world
     root = w.layout.worktrees
     root.mkdir()
@@ -263,13 +266,16 @@ def test_a_commit_in_its_worktree_lands_on_its_branch(world: World) -> None:
         trees[agent] = WorktreeGit(
             root / f"w1-{agent}", w.repo / ".git/worktrees" / f"w1-{agent}", w.repo / ".git", branch
         )
-    before_b2 = sh(w.repo, "git", "rev-parse", "wave/main/w1-B2")
+    detach_head(trees["A1"].path, trees["A1"].admin_dir)
+    before = {a: sh(w.repo, "git", "rev-parse", f"wave/main/w1-{a}") for a in ("A1", "B2")}
     script = TRY + "\n".join(
         [
             "try commit \"echo done > work.txt && git add work.txt && git commit -qm 'A1 work'\"",
             'try main "echo x > $REPO_FILE"',
             'try other "echo x > $OTHER_TREE/stolen.txt"',
             'try hook "echo evil > $HOOK"',
+            'try sibling "git rev-parse HEAD > $SIBLING"',
+            'try own_branch "git update-ref refs/heads/wave/main/w1-A1 HEAD"',
         ]
     )
     env = {
@@ -277,6 +283,7 @@ def test_a_commit_in_its_worktree_lands_on_its_branch(world: World) -> None:
         "REPO_FILE": str(w.repo / "README.md"),
         "OTHER_TREE": str(trees["B2"].path),
         "HOOK": str(w.repo / ".git/hooks/post-commit"),
+        "SIBLING": str(w.repo / ".git/refs/heads/wave/main/w1-B2"),
     }
     done = run_boxed(plan_for(w, worktree=trees["A1"]), script, env)
     assert done.stdout.splitlines() == [
@@ -284,13 +291,15 @@ def test_a_commit_in_its_worktree_lands_on_its_branch(world: World) -> None:
         "REFUSED main",
         "REFUSED other",
         "REFUSED hook",
+        "REFUSED sibling",
+        "REFUSED own_branch",
     ], done.stderr
-    assert sh(w.repo, "git", "log", "-1", "--format=%s", "wave/main/w1-A1") == "A1 work"
-    assert sh(w.repo, "git", "show", "wave/main/w1-A1:work.txt") == "done"
-    assert sh(w.repo, "git", "rev-parse", "wave/main/w1-B2") == before_b2
+    head = sh(trees["A1"].path, "git", "rev-parse", "HEAD")
+    assert sh(w.repo, "git", "log", "-1", "--format=%s", head) == "A1 work"
+    assert sh(w.repo, "git", "show", f"{head}:work.txt") == "done"
+    assert {a: sh(w.repo, "git", "rev-parse", f"wave/main/w1-{a}") for a in before} == before
     assert sh(w.repo, "git", "status", "--porcelain", "README.md") == ""  # main checkout as it was
     assert not (trees["B2"].path / "stolen.txt").exists()
-    assert "A1 work" in (w.repo / ".git/logs/refs/heads/wave/main/w1-A1").read_text()
 
 
 class Listener:

@@ -64,22 +64,14 @@ class Extra(NamedTuple):
 @dataclass(frozen=True)
 class WorktreeGit:
     """An agent's git worktree and the parts of the main repository's git directory a commit
-    in it writes: its ``worktrees/<name>`` folder, the objects, its branch's ref and reflog."""
+    in it writes: its ``worktrees/<name>`` folder and the objects. Its HEAD is detached when
+    it starts (the launcher carries its commits onto its branch when it ends), so no branch
+    file, its own or another's, is within its reach."""
 
     path: Path
     admin_dir: Path  # <common>/worktrees/<name>: its HEAD, index, logs/HEAD
     common_dir: Path  # the main repository's git directory
     branch: str  # the short name: wave/<lane>/w<n>-<agent>
-
-    @property
-    def ref_folder(self) -> Path:
-        """Where git locks and moves the branch (``<branch>.lock``, renamed over it): the
-        folder, not the file, must be writable."""
-        return (self.common_dir / "refs" / "heads" / self.branch).parent
-
-    @property
-    def reflog(self) -> Path:
-        return self.common_dir / "logs" / "refs" / "heads" / self.branch
 
 
 @dataclass(frozen=True)
@@ -247,16 +239,14 @@ def _own(plan: SandboxPlan) -> list[Bind]:
             _rw(tree.path, "its worktree (isolation: worktree)"),
             _ro(tree.path / ".git", "its worktree's link to the repository, read-only"),
             _rw(objects, "git's objects: its commits are written here"),
-            _rw(admin, "its worktree's git folder: HEAD, index, the HEAD reflog"),
+            _rw(
+                admin,
+                f"its worktree's git folder: HEAD (detached: wave moves {tree.branch} to its "
+                "commits when it ends), index, the HEAD reflog",
+            ),
             _ro(admin / "gitdir", "where git finds its worktree, read-only", "-try"),
             _ro(admin / "commondir", "where git finds the repository, read-only", "-try"),
             _ro(admin / "config.worktree", "its worktree's git config, read-only", "-try"),
-            _rw(
-                tree.ref_folder,
-                f"the folder of its branch {tree.branch}: git locks and moves the branch "
-                "here (other branches of the lane's folder are in it too)",
-            ),
-            _rw(tree.reflog, "its branch's reflog: a commit appends to it", "-try"),
         ]
     out += [_entry(e) for e in plan.own]
     return out

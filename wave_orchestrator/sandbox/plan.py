@@ -310,5 +310,3 @@ def prepare(plan: SandboxPlan) -> None:
         if entry.source != entry.target and entry.target.is_file():
             text = entry.target.read_text(encoding="utf-8", errors="surrogateescape")
             write_atomic(entry.source, text, 0o600)
-    if plan.worktree is not None:
-        plan.worktree.ref_folder.mkdir(parents=True, exist_ok=True)  # a branch only packed

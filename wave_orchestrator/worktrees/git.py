@@ -141,6 +141,13 @@ class Git:
         return self.run(*args).stdout.strip()
 
 
+def detach_head(path: Path, git_dir: Path) -> None:
+    """Leave the worktree at ``path`` on its commit, off its branch: a sandboxed agent's
+    commits then move only its own HEAD, and the launcher carries them onto its branch when
+    it ends, so the folder of branch files stays out of every agent's reach."""
+    Git(path, git_dir).run("checkout", "--quiet", "--detach")
+
+
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """One git process in a process group of its own: at the timeout the whole group is
     killed, so nothing git started can hold the launcher (or git's pipes) after it."""

@@ -53,6 +53,11 @@ class Confinement(NamedTuple):
 
         if self.refused:
             raise SandboxUnavailable(self.refused)
+        tree = self._worktree(live)
+        if live and tree is not None:
+            from ...worktrees.git import detach_head
+
+            detach_head(tree.path, tree.admin_dir)  # its branch file is not within its reach
         plan = plan_sandbox(
             self.settings,
             layout=self.layout,
@@ -60,7 +65,7 @@ class Confinement(NamedTuple):
             wave=self.wave,
             agent_id=self.agent_id,
             executor=executor,
-            worktree=self._worktree(live),
+            worktree=tree,
             programs=[argv0],
             desk=self.desk,
             env=env,
