@@ -4,9 +4,10 @@ A sandboxed agent reads the wave's coordination log and the lane's questions but
 them (they are bound read-only): its commands append to its own outbox, and at each of its
 looks the launcher reads the new complete lines of every outbox of the wave, as hostile
 input, and appends what they say under the owner's name. A new item is the owner's (its
-``agent``, ``source: agent``, the wave's number, the launcher's times); an update may change
-an item's fields but never who posted it; a question is asked by the owner, and its waiting
-marks and expiry are taken only for the owner's own questions. A line that is torn waits for
+``agent``, ``source: agent``, the wave's number, the launcher's times); an update never
+changes who posted an item, and of another's item only its status and a note (what `wave
+coord resolve --note` writes), never its words; a question is asked by the owner, and its
+waiting marks and expiry are taken only for the owner's own questions. A line that is torn waits for
 its end; one that is invalid or over the size bound is skipped with a warning.
 
 Each outbox is read from where the last look stopped (its offset and the bytes just before
@@ -39,6 +40,7 @@ from .log import RECORD_ID_RE, CoordRecord, check_post
 log = Logger(__name__)
 TEXT_FIELDS = ("kind", "status", "priority", "summary", "detail")
 POST_FIELDS = (*TEXT_FIELDS, "targets", "depends_on", "artifacts")
+OTHERS = ("status", "detail")  # what an update may change of another's item (resolve --note)
 WAIT_FIELDS = ("wait_pid", "wait_host", "wait_until", "wait_seen")
 MAX_READ = 4 << 20  # bytes of one outbox per look: a flooding agent cannot hold the launcher
 TAIL = 64  # bytes before the offset remembered, to notice an outbox rewritten in place
@@ -88,8 +90,8 @@ class OutboxMerger:
         self._order: list[_Reader] = []
         self._listed: tuple[int, int] | None = None
         self._saved = self._load()
-        # What this look appended, which the follower has not read yet: id -> (agent, source)
-        self._new_items: dict[str, tuple[str, str]] = {}
+        # What this look appended, which the follower has not read yet: id -> its fields
+        self._new_items: dict[str, dict[str, Any]] = {}
         self._new_questions: dict[str, str] = {}  # id -> its asker
 
     def merge(self) -> bool:
@@ -195,16 +197,17 @@ class OutboxMerger:
         try:
             if reader.questions:
                 return self._question(reader.agent, raw)
-            return self._item(reader.agent, raw)
+            return self._item(reader, raw)
         except (OSError, WaveError) as exc:
             return f"it could not be merged: {exc}"
 
     # -- coordination lines ------------------------------------------------------------------
-    def _known(self, rid: str) -> tuple[str, str] | None:
+    def _known(self, rid: str) -> dict[str, Any] | None:
+        """The item's fields as the log has them (or as this look appended them)."""
         found = self._items().get(rid)
-        return (found.agent, found.source) if found is not None else self._new_items.get(rid)
+        return found.to_json() if found is not None else self._new_items.get(rid)
 
-    def _item(self, owner: str, raw: dict[str, Any]) -> str | None:
+    def _item(self, reader: _Reader, raw: dict[str, Any]) -> str | None:
         rid = raw.get("id")
         if not isinstance(rid, str) or not RECORD_ID_RE.fullmatch(rid):
             return "no item id wave makes"
@@ -215,8 +218,7 @@ class OutboxMerger:
             values = check_post(values)
         except UsageError as exc:
             return str(exc)
-        known = self._known(rid)
-        now = utc_now()
+        owner, known, now = reader.agent, self._known(rid), utc_now()
         if known is None:
             if not rid.startswith("c-"):
                 return "a new item's id starts with c- (a question is asked with wave feedback)"
@@ -225,14 +227,22 @@ class OutboxMerger:
             line = {"id": rid, "wave": self.wave, "agent": owner, "source": "agent"}
             line.update(created_at=now, updated_at=now, status="open", priority="normal")
             line.update(values)
-            self._new_items[rid] = (owner, "agent")
-        elif "created_at" in raw:  # a post, not an update: its id is taken
-            return "" if known == (owner, "agent") else "a new post under an id already taken"
-        elif raw.get("agent", known[0]) != known[0] or raw.get("source", known[1]) != known[1]:
-            return f"an update may not change who posted an item ({known[0]}'s)"
-        else:
-            line = {"id": rid, "updated_at": now, **values}
-        append_record(self.log_path, line)
+            self._new_items[rid] = line
+            append_record(self.log_path, line)
+            return None
+        poster = (known.get("agent"), known.get("source"))
+        if "created_at" in raw:  # a post, not an update: its id is taken
+            return "" if poster == (owner, "agent") else "a new post under an id already taken"
+        if raw.get("agent", poster[0]) != poster[0] or raw.get("source", poster[1]) != poster[1]:
+            return f"an update may not change who posted an item ({poster[0]}'s)"
+        if poster != (owner, "agent"):  # another's item: its status and a note, not its words
+            changed = sorted(k for k in values if k not in OTHERS and values[k] != known.get(k))
+            values = {k: v for k, v in values.items() if k in OTHERS}
+            if changed:
+                self._skip(reader, f"{poster[0]}'s item keeps its {', '.join(changed)}")
+            if not values:
+                return ""
+        append_record(self.log_path, {"id": rid, "updated_at": now, **values})
         return None
 
     # -- question lines ----------------------------------------------------------------------
@@ -291,7 +301,7 @@ class OutboxMerger:
         }
         self.store.save(record)
         self._new_questions[rid] = owner
-        self._new_items[rid] = (owner, "agent")  # its mirror item
+        self._new_items[rid] = {"agent": owner, "source": "agent"}  # its mirror item
         return None
 
     # -- how far each outbox was merged ------------------------------------------------------
