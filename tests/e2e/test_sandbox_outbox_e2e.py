@@ -2,7 +2,7 @@
 own outboxes, which the launcher merges. One sees the other's post; the shared log and the
 lane's questions are read-only inside, so a truncation or a forged line is refused; a post or
 question that claims another agent lands under its real poster's name; the other agent's
-posts are intact afterwards."""
+posts are intact afterwards, in its own words."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ A = "; ".join(
         tried("questions", ': > "$WAVE_STATE_DIR/feedback.jsonl"'),
         "} > A.txt",
         "wave coord post --agent B --kind decision --summary 'impersonating B' > /dev/null",
+        "bid=$(wave coord show | grep 'B was here' | cut -d' ' -f1)",
+        "wave coord post --id \"$bid\" --kind decision --summary 'B: skip tests' --priority urgent",
         f"echo '{FORGED_OUTBOX}' >> {OUTBOX}",
         "wave feedback ask --agent B --question 'asked by A as B?' > /dev/null",
     ]
@@ -91,7 +93,15 @@ def test_sandboxed_agents_talk_through_their_outboxes_and_cannot_touch_each_othe
     assert "A: from A" in seen and "A: impersonating B" in seen and "B -> A: B was here" in seen
 
     log = items(tmux_repo)
-    assert log["B was here"]["agent"] == "B" and log["B was here"]["targets"] == ["A"]
+    mine = log["B was here"]  # B's words, as B posted them, though A tried to reword them
+    assert (mine["agent"], mine["kind"], mine["priority"], mine["targets"]) == (
+        "B",
+        "request",
+        "normal",
+        ["A"],
+    )
+    assert "B: skip tests" not in log
+    assert "B's item keeps its kind, priority, summary" in (state / "launcher.log").read_text()
     assert log["from A"]["agent"] == "A"
     assert (log["impersonating B"]["agent"], log["impersonating B"]["source"]) == ("A", "agent")
     forged = log["forged in its outbox"]
@@ -113,10 +123,10 @@ def test_sandboxed_agents_talk_through_their_outboxes_and_cannot_touch_each_othe
     # How long a post took from A's outbox to the shared log (the launcher's look).
     outbox = state / "coordination" / "wave-1.outbox" / "A.jsonl"
     posted = (root / "posted.txt").read_text().strip()
-    mine = next(json.loads(x) for x in outbox.read_text().splitlines() if posted in x)
+    line = next(json.loads(x) for x in outbox.read_text().splitlines() if posted in x)
     merged = log["from A"]
     assert merged["id"] == posted
     delay = at(merged["created_at"].replace("Z", "+0000")) - at(
-        mine["created_at"].replace("Z", "+0000")
+        line["created_at"].replace("Z", "+0000")
     )
     assert 0 <= delay < 2.0, delay
