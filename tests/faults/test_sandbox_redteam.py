@@ -5,9 +5,9 @@ is as it was, and the wave ends as it would have without the attack.
 
 What the sandbox leaves possible is shown too, with what holds instead: a package planted in
 shared working files, lines in another's name in the agent's own outbox (held by checks);
-abstract unix sockets while the network is on (closed by `network: false`); settings planted
-in a CLI's folder (not held: a strict xfail). No branch file is within an agent's reach: its
-worktree's HEAD is detached, and wave carries its commits onto its branch when it ends."""
+abstract unix sockets while the network is on (closed by `network: false`). No branch file is
+within an agent's reach (its worktree's HEAD is detached, and wave carries its commits onto its
+branch when it ends), nor a CLI's settings (bound read-only over its writable folder)."""
 
 from __future__ import annotations
 
@@ -348,12 +348,6 @@ def test_an_abstract_unix_socket_of_yours_is_closed_only_without_network(
     assert (root / "A.txt").read_text().strip() == ("reached" if network else "closed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="not held: a CLI's folders are bound writable, its settings with them, and they "
-    "are yours too (docs/guarantees-input.md, what a sandbox leaves open)",
-)
 def test_nothing_an_agent_writes_in_its_clis_folder_runs_as_you_later(
     tmux_repo: Repo, outside: Path
 ) -> None:

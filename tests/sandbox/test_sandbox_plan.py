@@ -164,8 +164,10 @@ def test_each_cli_gets_its_own_folders_and_nothing_of_the_others(tmp_path: Path)
         *(home / ".config/git" / n for n in ("config", "ignore", "attributes")),
     }
     codex = targets(cli_entries("codex", {}, home, mine))
-    assert set(codex) == {home / ".codex", home / ".npm", home / ".cache/pip", *git}
+    settings = {home / ".codex/config.toml", home / ".codex/rules"}
+    assert set(codex) == {home / ".codex", *settings, *git}  # no shared npm or pip cache
     assert codex[home / ".codex"].writable and not codex[home / ".gitconfig"].writable
+    assert not any(codex[p].writable or codex[p].optional for p in settings)  # made, read-only
     moved = targets(cli_entries("codex", {"CODEX_HOME": "~/codex-elsewhere"}, home, mine))
     assert home / "codex-elsewhere" in moved and home / ".codex" not in moved
     claude = targets(cli_entries("claude", {}, home, mine))
@@ -179,6 +181,10 @@ def test_each_cli_gets_its_own_folders_and_nothing_of_the_others(tmp_path: Path)
         opencode
     )
     assert home / ".local/state/opencode" in opencode
+    plugins = opencode[home / ".config/opencode/plugin"]
+    assert not plugins.writable and plugins.missing == "/"
+    hooks = claude[home / ".claude/settings.json"]
+    assert not hooks.writable and hooks.missing == "{}\n"
     assert set(targets(cli_entries("local", {}, home, mine))) == git
     relative = targets(cli_entries("codex", {"CODEX_HOME": "codex"}, home, mine))
     assert home / ".codex" in relative  # a relative CODEX_HOME means nothing: the default
@@ -241,3 +247,23 @@ def test_prepare_makes_the_channel_and_never_follows_a_link(repo: Path, tmp_path
 def test_a_home_of_slash_is_refused(repo: Path) -> None:
     with pytest.raises(SandboxConflict, match="HOME is /"):
         make_plan(repo, env={"HOME": "/"})
+
+
+def test_a_clis_settings_are_made_before_its_sandbox_and_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    """What would run as the person later (codex's config.toml, claude's hooks) is bound
+    read-only, so it must exist: made empty when missing, left alone when there."""
+    home, mine = tmp_path / "home", tmp_path / "agent"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude/settings.json").write_text('{"model": "mine"}\n')
+    for cli in ("codex", "claude"):
+        prepare(
+            SandboxPlan(
+                tmp_path, tmp_path, home, home_entries=tuple(cli_entries(cli, {}, home, mine))
+            )
+        )
+    assert (home / ".codex/config.toml").read_text() == ""
+    assert (home / ".codex/rules").is_dir() and (home / ".claude/hooks").is_dir()
+    assert (home / ".claude/settings.json").read_text() == '{"model": "mine"}\n'
+    assert (home / ".claude/settings.local.json").read_text() == "{}\n"

@@ -50,6 +50,9 @@ class Entry(NamedTuple):
     writable: bool
     reason: str
     optional: bool = True  # bound only if the source exists when the sandbox starts
+    # What ``prepare`` makes when the source is missing: None nothing, "/" a folder, else a
+    # file with this text (a CLI's settings, bound read-only, must exist to be bound).
+    missing: str | None = None
 
 
 class Extra(NamedTuple):

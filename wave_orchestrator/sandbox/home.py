@@ -25,7 +25,33 @@ STARTUP_FILES = (
     ".zprofile",
     ".zlogin",
 )
-NPM_CLIS = ("claude", "codex", "opencode")  # installed with npm: its cache serves their helpers
+# What of a CLI's own folder would run as you later, outside any sandbox: its settings (a
+# `notify` command, hooks, an API-key helper, MCP servers), its command rules and plugins.
+# Bound read-only over its writable folder (made first when missing, empty: a sandboxed agent
+# cannot create one either); its login and sessions beside them stay writable.
+SETTINGS = {
+    "codex": (("config.toml", ""), ("rules", "/")),
+    "claude": (
+        ("settings.json", "{}\n"),
+        ("settings.local.json", "{}\n"),
+        ("hooks", "/"),
+        ("plugins", "/"),
+        ("commands", "/"),
+        ("agents", "/"),
+    ),
+    # Its config folder stays writable (it writes a .gitignore there at every start); what
+    # it loads from there does not: its settings, plugins and the packages they import.
+    "opencode": (
+        ("opencode.json", "{}\n"),
+        ("opencode.jsonc", "{}\n"),
+        ("plugin", "/"),
+        ("plugins", "/"),
+        ("agent", "/"),
+        ("command", "/"),
+        ("package.json", "{}\n"),
+        ("node_modules", "/"),
+    ),
+}
 SHEBANG_BYTES = 256
 INTERPRETER_DEPTH = 3
 
@@ -38,14 +64,17 @@ def cli_entries(executor: str, env: Mapping[str, str], home: Path, copies: Path)
     out: list[Entry] = []
     if executor == "codex":
         folder = _given(env, "CODEX_HOME", home) or home / ".codex"
-        out.append(Entry(folder, folder, True, "codex's login, settings and sessions (CODEX_HOME)"))
+        out.append(Entry(folder, folder, True, "codex's login and sessions (CODEX_HOME)"))
+        out += _settings("codex", folder)
     elif executor == "claude":
         given = _given(env, "CLAUDE_CONFIG_DIR", home)
         if given is not None:
-            out.append(Entry(given, given, True, "claude's login and settings (CLAUDE_CONFIG_DIR)"))
+            out.append(Entry(given, given, True, "claude's login and sessions (CLAUDE_CONFIG_DIR)"))
+            out += _settings("claude", given)
         else:
             folder = home / ".claude"
-            out.append(Entry(folder, folder, True, "claude's login, settings and sessions"))
+            out.append(Entry(folder, folder, True, "claude's login and sessions"))
+            out += _settings("claude", folder)
             out.append(
                 Entry(
                     home / ".claude.json",
@@ -59,18 +88,21 @@ def cli_entries(executor: str, env: Mapping[str, str], home: Path, copies: Path)
         for kind in ("data", "config", "cache", "state"):
             folder = xdg[kind] / "opencode"
             out.append(Entry(folder, folder, True, f"opencode's {kind} folder"))
-    if executor in NPM_CLIS:
-        npm = _given(env, "npm_config_cache", home) or _given(env, "NPM_CONFIG_CACHE", home)
-        npm = npm or home / ".npm"
-        out.append(Entry(npm, npm, True, "npm's cache: the CLI installs its helpers through it"))
-        pip = _given(env, "PIP_CACHE_DIR", home) or xdg["cache"] / "pip"
-        out.append(Entry(pip, pip, True, "pip's cache, for the installs an agent runs"))
+        out += _settings("opencode", xdg["config"] / "opencode")
     why = "git's settings, read-only: who its commits are by"
     out.append(Entry(home / ".gitconfig", home / ".gitconfig", False, why))
     for name in ("config", "ignore", "attributes"):  # never `credentials`, beside them
         path = xdg["config"] / "git" / name
         out.append(Entry(path, path, False, why))
     return out
+
+
+def _settings(cli: str, folder: Path) -> list[Entry]:
+    why = f"{cli}'s settings, read-only: what it runs (hooks, commands) would run as you later"
+    return [
+        Entry(folder / name, folder / name, False, why, optional=False, missing=made)
+        for name, made in SETTINGS[cli]
+    ]
 
 
 def _xdg(env: Mapping[str, str], home: Path) -> dict[str, Path]:

@@ -307,6 +307,13 @@ def prepare(plan: SandboxPlan) -> None:
             # A CLI's own folder made now, as the CLI would make it: what it keeps there (its
             # login, its sessions) outlives the sandbox instead of vanishing with its HOME.
             entry.source.mkdir(mode=0o700, parents=True, exist_ok=True)
+        elif entry.missing is not None and not os.path.lexists(entry.source):
+            # Its settings, made empty: bound read-only, the agent cannot create them either.
+            if entry.missing == "/":
+                entry.source.mkdir(mode=0o700, parents=True, exist_ok=True)
+            else:
+                ensure_dir(entry.source.parent)
+                write_atomic(entry.source, entry.missing, 0o600)
         if entry.source != entry.target and entry.target.is_file():
             text = entry.target.read_text(encoding="utf-8", errors="surrogateescape")
             write_atomic(entry.source, text, 0o600)
