@@ -7,8 +7,8 @@ input, and appends what they say under the owner's name. A new item is the owner
 ``agent``, ``source: agent``, the wave's number, the launcher's times); an update never
 changes who posted an item, and of another's item only its status and a note (what `wave
 coord resolve --note` writes), never its words; a question is asked by the owner, and its
-waiting marks and expiry are taken only for the owner's own questions. A line that is torn waits for
-its end; one that is invalid or over the size bound is skipped with a warning.
+waiting marks and expiry are taken only for the owner's own questions. A line that is torn
+waits for its end; one that is invalid or over the size bound is skipped with a warning.
 
 Each outbox is read from where the last look stopped (its offset and the bytes just before
 it, so that an outbox rewritten in place is noticed and read again from its start; a post or
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ WAIT_FIELDS = ("wait_pid", "wait_host", "wait_until", "wait_seen")
 MAX_READ = 4 << 20  # bytes of one outbox per look: a flooding agent cannot hold the launcher
 TAIL = 64  # bytes before the offset remembered, to notice an outbox rewritten in place
 WARNINGS_PER_OUTBOX = 20  # then skipped lines are only counted
+LISTING_SETTLES = 2.0  # seconds: coarser than any file system's time stamps
 
 
 class _Reader:
@@ -115,7 +117,10 @@ class OutboxMerger:
             return
         if (st.st_ino, st.st_mtime_ns) == self._listed:
             return
-        self._listed = (st.st_ino, st.st_mtime_ns)
+        # A folder changed within the file system's time granularity may change again under
+        # the same time: listed again at the next look until its time is past.
+        recent = st.st_mtime > time.time() - LISTING_SETTLES
+        self._listed = None if recent else (st.st_ino, st.st_mtime_ns)
         with contextlib.suppress(OSError), os.scandir(self.outboxes.dir) as found:
             for entry in found:
                 owner = Outboxes.owner(entry.name)
