@@ -254,6 +254,8 @@ def test_launch_record_reader_is_total(tmp_path: Path, data: bytes) -> None:
         )
     )
 )
+# A time so small it is zero once divided into seconds: no time, not the epoch.
+@example(data=b'{"try": 1, "tries": 3, "delay_ms": 20000, "until_ms": 5e-324}')
 def test_backoff_reader_is_total(tmp_path: Path, data: bytes) -> None:
     backoff = read_backoff(write(tmp_path / "backoff.json", data))
     if backoff is not None:

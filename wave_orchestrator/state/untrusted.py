@@ -42,6 +42,17 @@ def epoch(value: Any) -> float | None:
     return None
 
 
+def epoch_ms(value: Any) -> float | None:
+    """Milliseconds since the epoch, as seconds by ``epoch``'s rule, checked after the
+    division: a number too small to be a time (``5e-324``) is no time, not the epoch."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return epoch(float(value) / 1000)
+        except OverflowError:  # an integer past any float
+            return None
+    return None
+
+
 def read_object(path: Path, limit: int = READ_LIMIT) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when it is absent, unreadable (a link, a FIFO, over
     ``limit`` bytes) or not an object."""
@@ -91,12 +102,11 @@ def read_backoff(path: Path) -> Backoff | None:
     data = read_object(path)
     if data is None:
         return None
-    until_ms = epoch(data.get("until_ms"))
     return Backoff(
         try_number=count(data.get("try")) or 0,
         tries=count(data.get("tries")),
         delay_ms=count(data.get("delay_ms"), maximum=2**62),
-        until=until_ms / 1000 if until_ms is not None else None,
+        until=epoch_ms(data.get("until_ms")),
     )
 
 
