@@ -26,11 +26,13 @@ import libtmux
 import pytest
 from helpers import alive, committed_repo, sh, wait_for
 
+from wave_orchestrator.coordination.follower import Coordinator
 from wave_orchestrator.definitions.model import SandboxSettings
 from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
 from wave_orchestrator.sandbox.bwrap import WorktreeGit, build_binds, shell_line, to_argv
 from wave_orchestrator.sandbox.plan import SandboxPlan, plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
+from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.ledger import ledger_path
 from wave_orchestrator.worktrees.git import detach_head
@@ -227,10 +229,18 @@ def test_wave_commands_write_its_channel_inside(world: World) -> None:
     prepare(plan)
     done = run_boxed(plan, script, env)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "from the box" in done.stdout
-    assert "from the box" in w.layout.coordination_log(1).read_text()
+    assert done.stdout.startswith("c-")  # its post's id, at once
+    outboxes = w.layout.outboxes(1)  # written there; the launcher merges them as A1's
+    assert "from the box" in outboxes.coordination("A1").read_text()
+    assert "which port?" in outboxes.questions("A1").read_text()
+    assert "from the box" not in w.layout.coordination_log(1).read_text()
+    coordinator = Coordinator(
+        w.layout, EventLog(w.site / "events.jsonl"), lambda _: None, echo=lambda _: None
+    )
+    coordinator.begin(1, {"A1": ()})
+    merged = w.layout.coordination_log(1).read_text()
+    assert "from the box" in merged and "which port?" in merged  # the question's mirror item
     assert "which port?" in w.layout.feedback.read_text()
-    assert "which port?" in w.layout.coordination_log(1).read_text()  # the mirror item
 
 
 def test_wave_desk_works_inside(world: World) -> None:

@@ -52,15 +52,22 @@ def test_its_channel_is_written_its_folder_read(repo: Path) -> None:
     own = {e.target: e for e in plan.own}
     folder = own[state / "waves/wave-2/agents/A1"]
     assert not folder.writable and not folder.optional
-    for path in ("coordination/wave-2.jsonl", "feedback.jsonl", "feedback.jsonl.lock"):
+    for path in (
+        "coordination/wave-2.outbox/A1.jsonl",
+        "coordination/wave-2.outbox/A1.questions.jsonl",
+    ):
         entry = own[state / path]
-        assert entry.writable and not entry.optional, path
+        assert entry.writable and not entry.optional, path  # its own outboxes
+    for path in ("coordination/wave-2.jsonl", "feedback.jsonl"):
+        entry = own[state / path]
+        assert not entry.writable and not entry.optional, path  # read, merged into by wave
+    assert state / "feedback.jsonl.lock" not in own
     assert not own[state / "coordination/wave-2.owners.json"].writable
     assert not own[state / "bin"].writable
     assert state / "desk.sqlite3" not in own
     with_desk = {e.target for e in make_plan(repo, desk=True).own if e.writable}
     assert {state / "desk.sqlite3", state / "desk.sqlite3-journal"} <= with_desk
-    assert len(with_desk) == 5  # the log, the questions and their lock, the desk and its journal
+    assert len(with_desk) == 4  # its two outboxes, the desk and its journal
 
 
 def test_wave_state_is_hidden_outermost_first(repo: Path, tmp_path: Path) -> None:
