@@ -162,4 +162,43 @@ def test_every_console_block_of_the_page_is_run_by_one_of_the_stories() -> None:
         "wave launch --lane slow": 1,  # refused after a crash
         "wave launch --lane slow --resume": 1,
         "wave launch --lane slow --json": 1,  # Ctrl-C
+        "wave doctor": 2,  # bubblewrap works; a container without the rights
+        "wave doctor --json | jq '.checks[] | select(.name == \"bubblewrap\")'": 1,
     }
+
+
+def test_doctor_says_whether_a_sandbox_runs_here_and_what_fixes_it(repo: Repo) -> None:
+    """The sandbox section's `wave doctor` blocks: the demo lane with `sandbox: bubblewrap`,
+    on this machine (bubblewrap works) and in a container without the rights (a bwrap that
+    refuses, as such a container's does)."""
+    works, refused = commands()["wave doctor"]
+    (jq,) = [
+        s for c, shown in commands().items() if c.startswith("wave doctor --json") for s in shown
+    ]
+    assert repo.wave("init", "--demo").returncode == 0
+    lane = repo.root / "lanes" / "demo" / "lane.yaml"
+    lane.write_text(
+        lane.read_text().replace("defaults:\n", "defaults:\n  sandbox: bubblewrap\n", 1)
+    )
+    git_init(repo.root)
+
+    def doctor(shown: Shown, code: int) -> None:
+        done = repo.wave("doctor", timeout=120)
+        assert done.returncode == code, done.stdout + done.stderr
+        compare(shown, (done.stderr + done.stdout).replace(str(repo.root), "/home/me/proj"))
+
+    doctor(works, 0)
+    bwrap = repo.root.parent / "refusing-bwrap"
+    said = "bwrap: Creating new namespace failed: Operation not permitted"
+    bwrap.write_text(f"#!/bin/sh\necho '{said}' >&2\nexit 1\n")
+    bwrap.chmod(0o755)
+    repo.env["WAVE_BWRAP"] = str(bwrap)
+    doctor(refused, 1)
+    filtered = subprocess.run(
+        ["jq", shlex.split(jq.command)[-1]],
+        input=repo.wave("doctor", "--json").stdout,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    compare(jq, filtered.stdout)
