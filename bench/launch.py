@@ -217,7 +217,10 @@ def bench_floor(n: int) -> None:
         tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
         ids = [f"A{i}" for i in range(n)]
         try:
-            subprocess.run([*tmux, "start-server", ";", "set", "-g", "remain-on-exit", "on"])
+            # exit-empty off: a server with no session yet stays for the first burst (on a
+            # loaded machine it could still be exiting when that burst came, and refuse it)
+            server = ["start-server", ";", "set", "-g", "exit-empty", "off", ";"]
+            subprocess.run([*tmux, *server, "set", "-g", "remain-on-exit", "on"])
             started = time.time()
             for at in range(0, n, LAUNCH_BATCH):  # as wave's start_sessions: one call a burst
                 args: list[str] = []
