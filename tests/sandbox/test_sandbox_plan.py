@@ -274,3 +274,20 @@ def test_a_clis_settings_are_made_before_its_sandbox_and_never_overwritten(
     assert (home / ".codex/rules").is_dir() and (home / ".claude/hooks").is_dir()
     assert (home / ".claude/settings.json").read_text() == '{"model": "mine"}\n'
     assert (home / ".claude/settings.local.json").read_text() == "{}\n"
+
+
+def test_the_empty_startup_file_is_made_once_not_replaced_under_a_starting_sandbox(
+    tmp_path: Path,
+) -> None:
+    """Every agent's sandbox binds the same empty file over the shell startup files: replacing
+    it (a rename) while another agent's bwrap binds it fails that agent's start."""
+    empty = tmp_path / "sandbox" / "empty"
+    plan = SandboxPlan(tmp_path, tmp_path, tmp_path / "home", empty_file=empty)
+    prepare(plan)
+    first = empty.stat()
+    prepare(plan)
+    assert empty.stat().st_ino == first.st_ino and first.st_mode & 0o777 == 0o444
+    empty.chmod(0o644)
+    empty.write_text("planted")
+    prepare(plan)  # not empty any more: made anew
+    assert empty.read_text() == "" and empty.stat().st_ino != first.st_ino

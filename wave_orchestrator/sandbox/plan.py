@@ -16,6 +16,7 @@ an agent cannot forge its own status.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -291,16 +292,28 @@ def _extra(
     return Extra(kind, path, given, folder=path.is_dir() if kind == "hidden" else True)
 
 
+def _is_empty_file(path: Path) -> bool:
+    """Whether ``path`` is already the empty, read-only file startup files show: then it is
+    left as it is, since replacing it (a rename) while another agent's bwrap binds it makes
+    that bind fail."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0 and stat.S_IMODE(st.st_mode) == 0o444
+
+
 def prepare(plan: SandboxPlan) -> None:
     """Make what ``plan`` binds from wave's state before the sandbox starts: the channel files
     (never through a link: ``open_regular`` refuses one), the empty file shown for startup
-    files (made anew: nothing written into it reaches a sandbox), a fresh copy of a file of
-    HOME an agent gets its own copy of, and its branch's ref folder."""
+    files (made anew unless it is still empty and read-only: nothing written into it reaches
+    a sandbox), a fresh copy of a file of HOME an agent gets its own copy of, and its CLI's
+    folders and settings when missing."""
     for entry in plan.own:
         if _made(entry):
             ensure_dir(entry.source.parent)
             os.close(open_regular(entry.source, APPEND_FLAGS))
-    if plan.empty_file is not None:
+    if plan.empty_file is not None and not _is_empty_file(plan.empty_file):
         write_atomic(plan.empty_file, "", 0o444)
     for entry in plan.home_entries:
         if entry.writable and entry.source == entry.target and not entry.source.exists():
