@@ -291,3 +291,61 @@ def test_the_empty_startup_file_is_made_once_not_replaced_under_a_starting_sandb
     empty.write_text("planted")
     prepare(plan)  # not empty any more: made anew
     assert empty.read_text() == "" and empty.stat().st_ino != first.st_ino
+
+
+def test_a_shebang_never_binds_home_or_a_secret_folder_back_and_a_fifo_is_not_waited_on(
+    tmp_path: Path,
+) -> None:
+    """A program on PATH is the agent's to write where it can write a PATH folder: what its
+    `#!` names must not open HOME or its keys to the next sandbox, nor hang the launcher."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY")
+    tools = tmp_path / "tools"
+    executable(tools / "whole-home", f"#!{home}/notes\n")
+    executable(tools / "keys", f"#!{home}/.ssh/id_rsa\n")
+    os.mkfifo(tools / "fifo")
+    os.chmod(tools / "fifo", 0o755)
+    roots = program_roots(["whole-home", "keys", "fifo"], str(tools), [home, Path("/tmp")])
+    assert not any(home == r or home.is_relative_to(r) for r in roots)
+    assert home / ".ssh" not in roots
+
+
+def test_a_clis_settings_file_that_is_a_link_is_refused_not_left_writable(tmp_path: Path) -> None:
+    home, mine = tmp_path / "home", tmp_path / "agent"
+    (home / ".codex").mkdir(parents=True)
+    (tmp_path / "dotfiles.toml").write_text("")
+    (home / ".codex" / "config.toml").symlink_to(tmp_path / "dotfiles.toml")
+    plan = SandboxPlan(
+        tmp_path, tmp_path, home, home_entries=tuple(cli_entries("codex", {}, home, mine))
+    )
+    with pytest.raises(SandboxConflict, match="is a link"):
+        prepare(plan)
+
+
+def test_claudes_settings_file_is_always_the_agents_own_copy(tmp_path: Path) -> None:
+    """`.claude.json` holds its MCP servers: under CLAUDE_CONFIG_DIR too, the agent writes a
+    copy of its own, made even when there is none to copy."""
+    home, mine, given = tmp_path / "home", tmp_path / "agent", tmp_path / "claude-config"
+    entries = targets(cli_entries("claude", {"CLAUDE_CONFIG_DIR": str(given)}, home, mine))
+    copy = entries[given / ".claude.json"]
+    assert copy.source == mine / "claude.json" and not copy.optional
+    prepare(SandboxPlan(tmp_path, tmp_path, home, home_entries=tuple(entries.values())))
+    assert (mine / "claude.json").read_text() == "{}\n"
+    assert not (given / ".claude.json").exists()
+
+
+def test_an_editable_install_of_wave_in_the_repository_is_read_only(tmp_path: Path) -> None:
+    from wave_orchestrator.sandbox import plan as sandbox_plan
+
+    package = Path(sandbox_plan.__file__).resolve().parents[1]
+    kept = dict(sandbox_plan._not_its_own(package.parent, shared=True))
+    assert package in kept  # the checkout wave runs from, seen as a lane's repository
+
+
+def test_a_loop_of_links_in_a_lane_path_is_a_conflict_not_a_traceback(repo: Path) -> None:
+    loop = repo / "loop"
+    loop.symlink_to(repo / "loop")
+    settings = SandboxSettings(mode="bubblewrap", writable=(str(loop / "x"),))
+    with pytest.raises(SandboxConflict):
+        make_plan(repo, settings)

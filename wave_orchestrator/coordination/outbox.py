@@ -41,7 +41,9 @@ from .log import RECORD_ID_RE, CoordRecord, check_post
 log = Logger(__name__)
 TEXT_FIELDS = ("kind", "status", "priority", "summary", "detail")
 POST_FIELDS = (*TEXT_FIELDS, "targets", "depends_on", "artifacts")
-OTHERS = ("status", "detail")  # what an update may change of another's item (resolve --note)
+# What an update may change of another's item: its status only. Its `detail` is its body
+# (a person's guidance is shown from it, as theirs, in every inbox): never another's to write.
+OTHERS = ("status",)
 WAIT_FIELDS = ("wait_pid", "wait_host", "wait_until", "wait_seen")
 MAX_READ = 4 << 20  # bytes of one outbox per look: a flooding agent cannot hold the launcher
 TAIL = 64  # bytes before the offset remembered, to notice an outbox rewritten in place
@@ -240,7 +242,7 @@ class OutboxMerger:
             return "" if poster == (owner, "agent") else "a new post under an id already taken"
         if raw.get("agent", poster[0]) != poster[0] or raw.get("source", poster[1]) != poster[1]:
             return f"an update may not change who posted an item ({poster[0]}'s)"
-        if poster != (owner, "agent"):  # another's item: its status and a note, not its words
+        if poster != (owner, "agent"):  # another's item: its status, not its words
             changed = sorted(k for k in values if k not in OTHERS and values[k] != known.get(k))
             values = {k: v for k, v in values.items() if k in OTHERS}
             if changed:

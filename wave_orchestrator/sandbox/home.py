@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -44,6 +45,9 @@ SETTINGS = {
     "opencode": (
         ("opencode.json", "{}\n"),
         ("opencode.jsonc", "{}\n"),
+        ("config.json", "{}\n"),
+        ("tool", "/"),
+        ("tools", "/"),
         ("plugin", "/"),
         ("plugins", "/"),
         ("agent", "/"),
@@ -53,6 +57,8 @@ SETTINGS = {
     ),
 }
 SHEBANG_BYTES = 256
+# Folders of HOME no program's installation lives in: never bound back, whatever a `#!` says.
+SECRET_FOLDERS = frozenset({".ssh", ".gnupg", ".aws", ".kube", ".docker", ".password-store"})
 INTERPRETER_DEPTH = 3
 
 
@@ -71,30 +77,37 @@ def cli_entries(executor: str, env: Mapping[str, str], home: Path, copies: Path)
         if given is not None:
             out.append(Entry(given, given, True, "claude's login and sessions (CLAUDE_CONFIG_DIR)"))
             out += _settings("claude", given)
+            out.append(_claude_json(given / ".claude.json", copies))
         else:
             folder = home / ".claude"
             out.append(Entry(folder, folder, True, "claude's login and sessions"))
             out += _settings("claude", folder)
-            out.append(
-                Entry(
-                    home / ".claude.json",
-                    copies / "claude.json",
-                    True,
-                    "claude's settings file: a copy of yours for this agent (claude rewrites "
-                    "it often; many agents at once would garble a shared one)",
-                )
-            )
+            out.append(_claude_json(home / ".claude.json", copies))
     elif executor == "opencode":
         for kind in ("data", "config", "cache", "state"):
             folder = xdg[kind] / "opencode"
             out.append(Entry(folder, folder, True, f"opencode's {kind} folder"))
         out += _settings("opencode", xdg["config"] / "opencode")
+        why = "opencode's downloaded programs and packages, read-only: they would run as you later"
+        for folder in (
+            xdg["data"] / "opencode" / "bin",
+            xdg["cache"] / "opencode" / "node_modules",
+        ):
+            out.append(Entry(folder, folder, False, why, optional=False, missing="/"))
     why = "git's settings, read-only: who its commits are by"
     out.append(Entry(home / ".gitconfig", home / ".gitconfig", False, why))
     for name in ("config", "ignore", "attributes"):  # never `credentials`, beside them
         path = xdg["config"] / "git" / name
         out.append(Entry(path, path, False, why))
     return out
+
+
+def _claude_json(path: Path, copies: Path) -> Entry:
+    """claude's ``.claude.json``: a copy of yours for this agent. It holds its MCP servers
+    (commands it runs): what the agent writes to it stays with the agent; and claude rewrites
+    it often, so many agents at once would garble a shared one."""
+    why = "claude's settings file (its MCP servers): a copy of yours, for this agent only"
+    return Entry(path, copies / "claude.json", True, why, optional=False, missing="{}\n")
 
 
 def _settings(cli: str, folder: Path) -> list[Entry]:
@@ -155,7 +168,10 @@ def _collect(
     if real != program:
         candidates.append(_install_root(real, hidden))
     for folder in candidates:
-        if any(folder == h or folder.is_relative_to(h) for h in hidden):
+        # Inside HOME or /tmp, never one of them (nor above one): `#!$HOME/x` would bind all
+        # of HOME back in, `#!~/.ssh/k` its keys.
+        inside = any(folder != h and folder.is_relative_to(h) for h in hidden)
+        if inside and not any(h.is_relative_to(folder) for h in hidden) and _plain(folder):
             found.add(folder)
     interpreter = _interpreter(real)
     if interpreter is not None:
@@ -174,13 +190,27 @@ def _install_root(program: Path, hidden: Sequence[Path]) -> Path:
     return folder
 
 
+def _plain(folder: Path) -> bool:
+    """Not a folder a person keeps secrets in: what a ``#!`` line names is the agent's to
+    choose when it can write a folder on PATH."""
+    return not any(part in SECRET_FOLDERS for part in folder.parts)
+
+
 def _interpreter(program: Path) -> tuple[str, bool] | None:
-    """What ``#!`` names: (a path, True) or, through ``env``, (a program name, False)."""
+    """What ``#!`` names: (a path, True) or, through ``env``, (a program name, False); read
+    only from a regular file, never waited on (a FIFO planted under a CLI's name)."""
     try:
-        with open(program, "rb") as fh:
-            head = fh.read(SHEBANG_BYTES)
+        fd = os.open(program, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, SHEBANG_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if not head.startswith(b"#!"):
         return None
     words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()

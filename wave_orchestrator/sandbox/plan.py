@@ -240,9 +240,11 @@ def _not_its_own(repo: Path, shared: bool) -> list[tuple[Path, str]]:
     lanes = repo / "lanes"
     if lanes.is_dir():
         out.append((lanes, "the lane files, read-only: what wave runs next is not its to change"))
-    prefix = Path(sys.prefix).resolve()
-    if prefix.is_relative_to(repo) and prefix != repo:
-        out.append((prefix, "wave's own installation, read-only: it runs outside the sandbox too"))
+    why = "wave's own installation, read-only: it runs outside the sandbox too"
+    package = Path(__file__).resolve().parents[1]  # an editable install's source, say
+    for own in (Path(sys.prefix).resolve(), package):
+        if own.is_relative_to(repo) and own != repo:
+            out.append((own, why))
     return out
 
 
@@ -271,6 +273,15 @@ def _extra(
 ) -> Extra | None:
     """One path of the lane's lists, resolved (links followed, as bwrap follows them); None
     for a hidden path that does not exist (nothing to hide)."""
+    try:
+        return _resolved_extra(kind, given, repo, home, protected)
+    except RuntimeError as exc:  # a loop of links
+        raise SandboxConflict(f"sandbox {kind} path {given!r}: {exc}") from exc
+
+
+def _resolved_extra(
+    kind: str, given: str, repo: Path, home: Path, protected: Sequence[Path]
+) -> Extra | None:
     if given == "~" or given.startswith("~/"):
         path = (home / given[2:]).resolve()
     elif given.startswith("/"):
@@ -290,6 +301,27 @@ def _extra(
     if kind == "hidden" and not path.exists():
         return None
     return Extra(kind, path, given, folder=path.is_dir() if kind == "hidden" else True)
+
+
+COPY_LIMIT = 16 * 2**20  # a settings file an agent gets its own copy of
+
+
+def _copy_of(path: Path) -> str | None:
+    """The text of a file of HOME an agent gets a copy of (links followed: yours may be one),
+    read only if it is a regular file of a sane size: never waited on, never all of a disk."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, COPY_LIMIT + 1)
+    finally:
+        os.close(fd)
+    if len(data) > COPY_LIMIT:
+        raise SandboxConflict(f"{path} is larger than {COPY_LIMIT} bytes: no copy made")
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def _is_empty_file(path: Path) -> bool:
@@ -320,6 +352,11 @@ def prepare(plan: SandboxPlan) -> None:
             # A CLI's own folder made now, as the CLI would make it: what it keeps there (its
             # login, its sessions) outlives the sandbox instead of vanishing with its HOME.
             entry.source.mkdir(mode=0o700, parents=True, exist_ok=True)
+        elif entry.missing is not None and not entry.writable and os.path.islink(entry.source):
+            raise SandboxConflict(
+                f"{entry.source} is a link: a sandbox cannot keep a CLI's settings read-only "
+                "through it (the link itself could be replaced); make it a plain file"
+            )
         elif entry.missing is not None and not os.path.lexists(entry.source):
             # Its settings, made empty: bound read-only, the agent cannot create them either.
             if entry.missing == "/":
@@ -327,6 +364,5 @@ def prepare(plan: SandboxPlan) -> None:
             else:
                 ensure_dir(entry.source.parent)
                 write_atomic(entry.source, entry.missing, 0o600)
-        if entry.source != entry.target and entry.target.is_file():
-            text = entry.target.read_text(encoding="utf-8", errors="surrogateescape")
+        if entry.source != entry.target and (text := _copy_of(entry.target)) is not None:
             write_atomic(entry.source, text, 0o600)
