@@ -286,6 +286,7 @@ def test_a_commit_in_its_worktree_moves_its_head_and_no_branch(world: World) -> 
             'try hook "echo evil > $HOOK"',
             'try sibling "git rev-parse HEAD > $SIBLING"',
             'try own_branch "git update-ref refs/heads/wave/main/w1-A1 HEAD"',
+            'try worktree_config "echo [core] >> $ADMIN/config.worktree"',
         ]
     )
     env = {
@@ -294,6 +295,7 @@ def test_a_commit_in_its_worktree_moves_its_head_and_no_branch(world: World) -> 
         "OTHER_TREE": str(trees["B2"].path),
         "HOOK": str(w.repo / ".git/hooks/post-commit"),
         "SIBLING": str(w.repo / ".git/refs/heads/wave/main/w1-B2"),
+        "ADMIN": str(trees["A1"].admin_dir),
     }
     done = run_boxed(plan_for(w, worktree=trees["A1"]), script, env)
     assert done.stdout.splitlines() == [
@@ -303,7 +305,9 @@ def test_a_commit_in_its_worktree_moves_its_head_and_no_branch(world: World) -> 
         "REFUSED hook",
         "REFUSED sibling",
         "REFUSED own_branch",
+        "REFUSED worktree_config",  # made empty first, bound read-only
     ], done.stderr
+    assert (trees["A1"].admin_dir / "config.worktree").read_text() == ""
     head = sh(trees["A1"].path, "git", "rev-parse", "HEAD")
     assert sh(w.repo, "git", "log", "-1", "--format=%s", head) == "A1 work"
     assert sh(w.repo, "git", "show", f"{head}:work.txt") == "done"

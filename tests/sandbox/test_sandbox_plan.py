@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -349,3 +350,23 @@ def test_a_loop_of_links_in_a_lane_path_is_a_conflict_not_a_traceback(repo: Path
     settings = SandboxSettings(mode="bubblewrap", writable=(str(loop / "x"),))
     with pytest.raises(SandboxConflict):
         make_plan(repo, settings)
+
+
+def test_a_checkout_whose_git_is_a_file_keeps_it_and_the_real_hooks_out_of_reach(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A linked worktree (or a submodule) as the lane's repository, isolation shared: its
+    `.git` pointer read-only (re-pointed, your next git would run what it names), and the
+    repository's real hooks hidden, its config read-only."""
+    from wave_orchestrator.runtime.agent.confine import _shared_git_dir
+
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    (repo / ".git" / "hooks").mkdir(exist_ok=True)
+    git_dir = _shared_git_dir(linked.resolve())
+    assert git_dir == repo / ".git"
+    plan = make_plan(linked.resolve(), git_dir=git_dir)
+    assert linked.resolve() / ".git" in dict(plan.read_only)
+    assert plan.git_hooks == (repo / ".git" / "hooks",)
+    assert plan.git_config == repo / ".git" / "config"
+    assert _shared_git_dir(repo) is None  # a folder: the plan finds it itself

@@ -237,6 +237,9 @@ def _not_its_own(repo: Path, shared: bool) -> list[tuple[Path, str]]:
     if not shared:
         return []
     out = []
+    dot_git = repo / ".git"
+    if dot_git.is_file() or dot_git.is_symlink():  # a linked worktree's or a submodule's
+        out.append((dot_git, "where git finds the repository, read-only: it cannot re-point it"))
     lanes = repo / "lanes"
     if lanes.is_dir():
         out.append((lanes, "the lane files, read-only: what wave runs next is not its to change"))
@@ -366,3 +369,9 @@ def prepare(plan: SandboxPlan) -> None:
                 write_atomic(entry.source, entry.missing, 0o600)
         if entry.source != entry.target and (text := _copy_of(entry.target)) is not None:
             write_atomic(entry.source, text, 0o600)
+    if plan.worktree is not None:
+        # Bound read-only, so made empty when missing: in its writable git folder the agent
+        # could otherwise create it, for your later git there to read (core.fsmonitor).
+        config = plan.worktree.admin_dir / "config.worktree"
+        if not os.path.lexists(config):
+            write_atomic(config, "", 0o644)

@@ -9,6 +9,7 @@ wrapper stays outside, so the agent's status and output are written by run.sh, n
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,6 +67,7 @@ class Confinement(NamedTuple):
             agent_id=self.agent_id,
             executor=executor,
             worktree=tree,
+            git_dir=None if tree is not None else _shared_git_dir(self.repo),
             programs=[argv0],
             desk=self.desk,
             env=env,
@@ -94,6 +96,22 @@ class Confinement(NamedTuple):
                 if live:
                     raise
         return WorktreeGit(tree.path, admin, tree.common_dir, tree.branch)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_git_dir(repo: Path) -> Path | None:
+    """The git directory of a checkout whose ``.git`` is a file (a linked worktree, a
+    submodule), asked of git once: its hooks and config are what a sandbox must protect.
+    None when ``.git`` is a folder (found by the plan itself) or git does not answer."""
+    if not (repo / ".git").is_file():
+        return None
+    from ...errors import WaveError
+    from ...worktrees.git import absolute_git_dir, common_git_dir
+
+    try:
+        return common_git_dir(absolute_git_dir(repo))
+    except (WaveError, OSError):
+        return None
 
 
 def confinement(
