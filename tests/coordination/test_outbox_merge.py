@@ -294,7 +294,7 @@ def test_a_sandboxed_ask_wait_is_answered_through_the_launcher(
         waiter.join(10)
     assert got and got[0].response.text == "keep it"
     world.coordinator.tick()
-    assert world.store.get(asked.id).wait_seen is None  # its wait, over, merged too
+    assert not world.coordinator.waiting_human()  # answered: nobody waits on a person
 
 
 def test_a_sandboxed_wait_that_times_out_has_the_launcher_expire_it(
@@ -331,3 +331,28 @@ def test_only_the_outbox_read_bound_holds_a_flooding_agent(
     first = len(world.log.records())
     assert 0 < first < 10  # one look read a bounded part
     wait_for(lambda: world.coordinator.tick() or len(world.log.records()) == 10, 5)
+
+
+def test_a_flood_of_question_lines_costs_the_launcher_little(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each mark of a wait would append to the lane's questions, each expiry take their lock:
+    a flood is merged at most MAX_LINES lines a look, one mark in MARK_EVERY seconds, and
+    nothing for a question no longer pending."""
+    from wave_orchestrator.coordination import outbox
+
+    monkeypatch.setenv("WAVE_SANDBOX", "bubblewrap")
+    monkeypatch.setenv("WAVE_AGENT_ID", "A")
+    inside = FeedbackStore(world.layout.feedback, "main", world.layout.coordination_log)
+    asked = inside.ask(1, "A", "anyone?")
+    world.coordinator.tick()
+    before = world.layout.feedback.read_text().count("\n")
+    mark = {"id": asked.id, "wait_seen": time.time(), "wait_until": time.time() + 60}
+    world.write("A", *[mark] * (outbox.MAX_LINES + 500), questions=True)
+    world.coordinator.tick()
+    assert world.layout.feedback.read_text().count("\n") == before + 1  # one mark, not 1500
+    world.store.respond(asked.id, "no", "ana")
+    world.write("A", *[{"id": asked.id, "status": "expired"}] * 3, questions=True)
+    world.coordinator.tick()
+    world.coordinator.tick()
+    assert world.store.get(asked.id).status == "answered"  # never expired after its answer

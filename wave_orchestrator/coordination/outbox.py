@@ -46,6 +46,8 @@ POST_FIELDS = (*TEXT_FIELDS, "targets", "depends_on", "artifacts")
 OTHERS = ("status",)
 WAIT_FIELDS = ("wait_pid", "wait_host", "wait_until", "wait_seen")
 MAX_READ = 4 << 20  # bytes of one outbox per look: a flooding agent cannot hold the launcher
+MAX_LINES = 1000  # lines of one outbox per look: a line may cost a merge, not only a read
+MARK_EVERY = 5.0  # seconds: at most one waiting mark per question is written in that time
 TAIL = 64  # bytes before the offset remembered, to notice an outbox rewritten in place
 WARNINGS_PER_OUTBOX = 20  # then skipped lines are only counted
 LISTING_SETTLES = 2.0  # seconds: coarser than any file system's time stamps
@@ -97,6 +99,7 @@ class OutboxMerger:
         # What this look appended, which the follower has not read yet: id -> its fields
         self._new_items: dict[str, dict[str, Any]] = {}
         self._new_questions: dict[str, str] = {}  # id -> its asker
+        self._marked: dict[str, float] = {}  # question id -> when its last mark was written
 
     def merge(self) -> bool:
         """Append what the outboxes said since the last look; True when anything was."""
@@ -155,7 +158,8 @@ class OutboxMerger:
             reader.inode, reader.offset, reader.tail = st.st_ino, 0, b""  # rewritten: read again
         appended, start = False, reader.offset
         sizes: list[int] = []
-        for raw, end in read_jsonl_from(reader.path, reader.offset, sizes.append):
+        lines = read_jsonl_from(reader.path, reader.offset, sizes.append)
+        for count, (raw, end) in enumerate(lines, 1):
             reader.offset = end
             why: str | None
             if raw is None:
@@ -167,7 +171,7 @@ class OutboxMerger:
                 appended = True
             elif why:
                 self._skip(reader, why)
-            if end - start >= MAX_READ:
+            if end - start >= MAX_READ or count >= MAX_LINES:
                 reader.seen = None  # the rest at the next look
                 break
         reader.tail = self._tail(reader.path, reader.offset)
@@ -271,6 +275,9 @@ class OutboxMerger:
             return self._ask(owner, rid, raw)
         if asked != (owner, self.wave):
             return "not a question this agent asked in this wave"
+        known = self._questions().get(rid)
+        if known is not None and known.status != "pending":
+            return ""  # answered or expired already: nothing to merge, nothing to say
         if raw.get("status") == "expired" and set(raw) == {"id", "status"}:
             self.store.expire(rid)
             return None
@@ -285,6 +292,11 @@ class OutboxMerger:
         if "wait_host" in raw:
             host = raw["wait_host"]
             fields["wait_host"] = host[:255] if isinstance(host, str) else None
+        now = time.monotonic()
+        renewal = fields.get("wait_seen") is not None  # an end of waiting always goes through
+        if renewal and now - self._marked.get(rid, -MARK_EVERY) < MARK_EVERY:
+            return ""  # a flood of marks: one in MARK_EVERY seconds is all a wait needs
+        self._marked[rid] = now
         append_record(self.store.path, {"id": rid, **fields})
         return None
 
