@@ -128,6 +128,15 @@ class Repo:
     def run_state(self, lane: str) -> dict[str, Any]:
         return json.loads((self.state(lane) / "run-state.json").read_text())
 
+    def wave_state(self, lane: str, wave: int) -> str | None:
+        """A wave's state in run-state.json; None until the launcher has written it (a
+        detached launcher writes it a moment after `--detach` returns)."""
+        path = self.state(lane) / "run-state.json"
+        if not path.exists():
+            return None
+        found = self.run_state(lane)["waves"].get(str(wave), {})
+        return found.get("state") if isinstance(found, dict) else None
+
 
 def parse_at(stamp: str) -> float:
     """Seconds since the epoch for an events.jsonl ``at`` stamp."""

@@ -318,7 +318,7 @@ def test_detach_of_a_lane_done_at_once_reports_its_launcher_not_a_failure(
     assert started.returncode == 0, started.stderr
     assert "launcher started in tmux session 'launcher'" in started.stdout
     wait_for(
-        lambda: tmux_repo.run_state("main")["waves"]["1"]["state"] == "completed",
+        lambda: tmux_repo.wave_state("main", 1) == "completed",
         30,
         what="the detached launch to complete wave 1",
     )

@@ -80,11 +80,8 @@ def test_launch_detach_runs_wave_not_the_planted_package(tmux_repo: Repo, tmp_pa
     plant(tmux_repo.root, marker)
     started = tmux_repo.wave("launch", "--lane", "main", "--detach")
     assert started.returncode == 0, started.stderr
-    run_state = tmux_repo.state("main") / "run-state.json"  # written once the launcher is up
     wait_for(
-        lambda: (
-            run_state.exists() and tmux_repo.run_state("main")["waves"]["1"]["state"] == "completed"
-        ),
+        lambda: tmux_repo.wave_state("main", 1) == "completed",
         60,
         what="the detached launch to complete wave 1",
     )

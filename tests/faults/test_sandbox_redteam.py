@@ -315,7 +315,7 @@ def test_what_the_shared_working_files_and_the_channel_leave_possible_is_held_by
     started = repo.wave("launch", "--lane", "main", "--start-wave", "2", "--detach")
     assert started.returncode == 0, started.stderr
     wait_for(
-        lambda: repo.run_state("main")["waves"].get("2", {}).get("state") == "completed",
+        lambda: repo.wave_state("main", 2) == "completed",
         60,
         what="the detached launcher to complete wave 2",
     )
