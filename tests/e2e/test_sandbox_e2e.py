@@ -167,3 +167,35 @@ def test_where_bubblewrap_cannot_run_bubblewrap_fails_the_agent_and_auto_runs_it
     a, b = agents_row(tmux_repo, "A"), agents_row(tmux_repo, "B")
     assert a["state"] == "failed" and fix in (a["detail"] or ""), a
     assert b["sandbox"] == "none" and b["state"] == "completed", b
+
+
+def test_the_dry_run_shows_each_sandboxed_agents_bwrap_command_and_why(tmux_repo: Repo) -> None:
+    """The exact command a live launch would run, every option of bwrap with its reason, and a
+    line under the table; an unsandboxed agent shows `none`."""
+    root = tmux_repo.root
+    boxed = local_agent("A", "echo a > A.txt", sandbox={"mode": "bubblewrap", "network": False})
+    wave = "agents:\n" + boxed + local_agent("B", "echo b > B.txt")
+    tmux_repo.lane("main", local_lane() + "isolation: worktree\n", {1: wave})
+    (root / ".gitignore").write_text(".wave/\nbin/\n")
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, "git", "config", "user.email", "me@example.com")
+    sh(root, "git", "config", "user.name", "Me")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-qm", "base")
+    done = tmux_repo.wave("launch", "--lane", "main", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    agents = {a["agent"]: a for a in json.loads(done.stdout)["agents"]}
+    assert agents["B"]["sandbox"] == {"mode": "none"}
+    sandbox = agents["A"]["sandbox"]
+    assert sandbox["mode"] == "bubblewrap" and sandbox["network"] is False
+    argv = sandbox["argv"]
+    assert argv[0].endswith("bwrap") and argv[argv.index("--") + 1 :] == agents["A"]["argv"]
+    options = sandbox["options"]
+    assert all(o["reason"] for o in options)
+    flags = [o["flag"] for o in options]
+    assert "--unshare-net" in flags and "--cap-drop" in flags
+    tree = str(tmux_repo.state("main") / "worktrees" / "w1-A")
+    assert any(o["flag"] == "--bind" and o.get("target") == tree for o in options)
+    table = tmux_repo.wave("launch", "--lane", "main", "--dry-run")
+    assert "A: sandbox bubblewrap, no network (without network;" in table.stdout + table.stderr
+    assert not (root / "A.txt").exists()  # nothing ran
