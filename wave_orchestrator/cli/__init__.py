@@ -15,7 +15,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..errors import LaneInvalid, WaveError
-from ._help import WaveParser
+from ._help import COMMAND_EXIT_CODES, WaveParser
 
 # Every command, in the order `wave --help` lists them, with its one-line summary. Only the
 # module of the command being run is imported (`wave --version` imports none): start-up is
@@ -91,25 +91,48 @@ def build_parser(argv: Sequence[str] | None = None) -> WaveParser:
 
 
 GLOBAL_OPTIONS = ("--repo", "--lane")  # may come before the command, as `git -C`
+# The global options a command has no use for (it reads no lane, or no repository): given
+# before it they are dropped, as $WAVE_LANE is ignored there. tests/cli checks it.
+IGNORES_GLOBAL: dict[str, tuple[str, ...]] = {
+    "ps": GLOBAL_OPTIONS,
+    "completion": GLOBAL_OPTIONS,
+    "docs": GLOBAL_OPTIONS,
+    "lanes": ("--lane",),
+    "doctor": ("--lane",),
+    "debug-info": ("--lane",),
+}
+# Commands whose options belong to their actions (`wave coord show --lane X`).
+WITH_ACTIONS = frozenset(key.split()[0] for key in COMMAND_EXIT_CODES if " " in key)
 
 
 def hoist_global_options(argv: Sequence[str]) -> list[str]:
     """``wave --repo PATH status`` as ``wave status --repo PATH``: the options every command
-    shares, given before the command, are moved after it (nothing else changes)."""
-    leading, moved, i = [], [], 0
+    shares, given before the command, are moved after it, or after its action for a command
+    that has actions (``wave --lane X coord show`` as ``wave coord show --lane X``)."""
+    leading: list[str] = []
+    moved: list[tuple[str, list[str]]] = []  # (option, its words)
+    i = 0
     while i < len(argv) and argv[i].startswith("-"):
         name = argv[i].split("=", 1)[0]
         if name in GLOBAL_OPTIONS and "=" in argv[i]:
-            moved.append(argv[i])
+            moved.append((name, [argv[i]]))
         elif name in GLOBAL_OPTIONS and i + 1 < len(argv):
-            moved += argv[i : i + 2]
+            moved.append((name, list(argv[i : i + 2])))
             i += 1
         else:
             leading.append(argv[i])
         i += 1
     if not moved or i >= len(argv):
         return list(argv)
-    return [*leading, argv[i], *moved, *argv[i + 1 :]]
+    command, rest = argv[i], list(argv[i + 1 :])
+    ignored = IGNORES_GLOBAL.get(command, ())
+    kept = [word for name, words in moved if name not in ignored for word in words]
+    at = 0
+    if command in WITH_ACTIONS:  # after the action; none given: its own usage error
+        at = next((n + 1 for n, word in enumerate(rest) if not word.startswith("-")), -1)
+        if at < 0:
+            return [*leading, command, *rest]
+    return [*leading, command, *rest[:at], *kept, *rest[at:]]
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
