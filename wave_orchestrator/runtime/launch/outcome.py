@@ -97,12 +97,14 @@ def wave_ended(lane: str, outcome: WaveOutcome, repo: Path) -> dict[str, Any] | 
     gate = outcome.gate.failures if outcome.gate is not None else []
     agent = next((r.id for r in outcome.failures), next((f.agent for f in gate), None))
     reason = failure_text(outcome, repo).splitlines()[1:3] if failed else []
-    return document(
+    return document(  # a completed wave names none: an earlier attempt's failure is over
         kind,
         lane,
         wave=outcome.wave,
-        agent=agent or None,
-        reason=outcome.note or "; ".join(line.strip(" -") for line in reason) or None,
+        agent=(agent or None) if failed else None,
+        reason=(outcome.note or "; ".join(line.strip(" -") for line in reason) or None)
+        if failed
+        else None,
         command=f"wave status --lane {lane}",
     )
 
