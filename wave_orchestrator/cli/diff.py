@@ -83,7 +83,14 @@ def run(args: argparse.Namespace) -> int:
             f"{where} records no commit agent {args.agent} started from that is in this "
             f"repository; compare by hand: git diff <commit>...{branch}"
         )
-    _write(diff(iso, branch, start, stat=args.stat))
+    text = diff(iso, branch, start, stat=args.stat)
+    if not text:  # said, not a silent nothing
+        print(
+            f"agent {args.agent} of wave {wave}: no change on {branch} since {start[:12]}, "
+            "the commit it started from",
+            file=sys.stderr,
+        )
+    _write(text)
     return 0
 
 

@@ -10,6 +10,7 @@ the agent pool calls them on its worker thread, never on its main loop.
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import time
@@ -26,6 +27,7 @@ from ...worktrees.isolation import INTEGRATION, AgentTree, Isolation, Setup
 from ..agent.confine import Worktree
 
 log = Logger(__name__)
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 if TYPE_CHECKING:  # for annotations only: a dry run, which describes worktrees, loads neither
     from ...closure.gates import GateResult
@@ -47,6 +49,7 @@ class Workspaces:
         self.record = layout.wave_dir(wave.number) / "isolation.json"
         self.base = ""
         self.starts: dict[str, str] = {}  # agent id -> the commit its branch started from
+        self.reused: set[str] = set()  # agents whose branch an earlier run made
         self.kept: set[Path] = set()  # worktrees whose work could not be committed
         self.setup = Setup(wave.isolation.setup_copy, wave.isolation.setup_command)
         self._lock = threading.Lock()  # the record is written from the pool's git worker
@@ -68,6 +71,8 @@ class Workspaces:
         from ...worktrees.branches import start_fresh  # only a live worktree launch
 
         self.base = self.isolation.base(self.wave.isolation.base)
+        self.reused = set(reused)
+        self.starts = self._earlier_starts(self.reused)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         ids = [a.id for a in self.wave.implementation_agents]
         tip = self._tip()
@@ -77,6 +82,21 @@ class Workspaces:
             level = "warning" if "did not make" in line else "info"
             log.at(level, line)
         self._save()
+
+    def _earlier_starts(self, reused: set[str]) -> dict[str, str]:
+        """Where each reused agent's branch started in the run that made it, so `wave diff`
+        shows its work and not an empty change from its own tip."""
+        earlier = self._read(self.record).get("agents")
+        if not isinstance(earlier, dict):
+            return {}
+        return {
+            k: v
+            for k, v in earlier.items()
+            if k in reused
+            and isinstance(v, str)
+            and _SHA.fullmatch(v)
+            and self.isolation.sha(v) == v
+        }
 
     def reuse_base(self) -> str:
         """What a new run's agents would start from, part of their fingerprint ("" in a
@@ -186,8 +206,11 @@ class Workspaces:
             if str(exc).startswith("merge-conflict"):
                 return str(exc)
             return f"could not prepare its worktree: {exc}"
-        self.starts[agent.id] = tree.start
-        self._save()
+        # The first start of this run stands: a retry's or a reused agent's worktree is made
+        # again from its branch, whose tip is its own work, not where that work began.
+        if agent.id not in self.starts and agent.id not in self.reused:
+            self.starts[agent.id] = tree.start
+            self._save()
         return ""
 
     def settle(self, run: AgentRun) -> str:
