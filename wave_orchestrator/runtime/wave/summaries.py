@@ -101,6 +101,23 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
     }
 
 
+def repoint_report(path: Path, keep: Callable[[str | None], str | None]) -> None:
+    """Point a summary at the copy ``keep`` made of its report (a worktree about to be
+    removed held it); a summary that is not there or cannot be rewritten stays as it was."""
+    from ...state.untrusted import read_object
+
+    data = read_object(path)
+    report = data.get("report") if data is not None else None
+    if data is None or not isinstance(report, str):
+        return
+    kept = keep(report)
+    if kept and kept != report:
+        try:
+            write_json_atomic(path, {**data, "report": kept})
+        except OSError:
+            return
+
+
 def hint(run: AgentRun) -> str | None:
     """One line on why the attempt ended as it did, for a person deciding what to change."""
     if run.state is AgentState.COMPLETED:

@@ -296,6 +296,17 @@ class Workspaces:
             return report
         return str(target)
 
+    def _keep_summaries_reports(self) -> None:
+        """Each closure agent's report is copied out of the integration worktree before it
+        goes, and its summary points at the copy (`wave summary` names a file that exists)."""
+        from .summaries import repoint_report
+
+        for agent in self.wave.agents:
+            if agent.is_closure:
+                repoint_report(
+                    self.layout.agent(self.wave.number, agent.id).summary, self.keep_report
+                )
+
     def finish(self, completed: bool, remove: bool = True) -> str:
         """At wave end: fast-forward or say how to merge; remove worktrees unless kept."""
         if not self.enabled:
@@ -306,6 +317,7 @@ class Workspaces:
 
             message = finish(self.isolation, self.wave.number, self.base, self.lane.merge == "ff")
         if remove and not self.keep:
+            self._keep_summaries_reports()
             for name in [*(a.id for a in self.wave.agents if not a.is_closure), INTEGRATION]:
                 path = self.isolation.path(self.wave.number, name)
                 try:
