@@ -2,7 +2,9 @@
 executors its agents use are installed (with their versions) and logged in (a key variable
 or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
 places there, bubblewrap starts a trial sandbox that keeps its promise (blocking only when a
-lane's agents need one), and every state dir is writable. Exit 1 with each blocking problem.
+lane's agents need one), and every state dir is writable. Warned of, never blocking: a state
+dir in the repository that git does not ignore, a lane wanting desktop notifications with no
+notify-send. Exit 1 with each blocking problem.
 
 Its lines quote lane settings (a problem's value) and the environment (a login folder's
 path): every line is printed with the credentials in it hidden by value, JSON too."""
@@ -64,8 +66,9 @@ def register(sub: Any) -> None:
         "Slurm cluster answers when a lane places agents there; bubblewrap starts a trial "
         "sandbox that writes its workspace and is refused a write outside it (when it cannot, "
         "the line gives the fix: a blocking problem only when a lane sets sandbox: "
-        "bubblewrap); every lane's state dir is writable. Prints one line per check and exits "
-        "1 when any blocking check failed.",
+        "bubblewrap); every lane's state dir is writable, and (a warning) git-ignored when it "
+        "is inside the repository; notify-send is on PATH when a lane sets notify.desktop "
+        "(a warning). Prints one line per check and exits 1 when any blocking check failed.",
         [
             ("wave doctor", "every check, one line each"),
             ("wave doctor --json", "the checks as JSON, for a script or CI"),
@@ -123,6 +126,7 @@ def diagnose(repo: Path) -> list[Check]:
         checks.append(_slurm())
     checks.append(_sandbox(lanes))
     checks += [_writable(lane.name, lane.state_dir) for lane in lanes]
+    checks += _ignored(repo, lanes) + _desktop(lanes)
     return checks
 
 
@@ -247,3 +251,53 @@ def _writable(lane: str, state_dir: Path) -> Check:
     except OSError as exc:
         return Check(name, False, f"{state_dir} is not writable ({exc.strerror})")
     return Check(name, True, f"{state_dir} writable")
+
+
+def _ignored(repo: Path, lanes: list[Any]) -> list[Check]:
+    """The state dirs inside the repository are git-ignored: they hold logs, prompts and a
+    person's answers, which `git add .` would otherwise commit. None outside a git work tree."""
+    import subprocess
+
+    inside = []
+    for lane in lanes:
+        try:
+            inside.append(lane.state_dir.resolve().relative_to(repo.resolve()).as_posix())
+        except ValueError:  # WAVE_STATE_DIR or state_dir: elsewhere; not git's business
+            continue
+    if not inside or shutil.which("git") is None:
+        return []
+
+    def git(*args: str) -> int:
+        try:
+            argv = ["git", "-C", str(repo), *args]
+            return subprocess.run(argv, capture_output=True, timeout=10, check=False).returncode
+        except (OSError, subprocess.SubprocessError):
+            return 128
+
+    if git("rev-parse", "--is-inside-work-tree") != 0:
+        return []
+    shown = ", ".join(inside)
+    seen = [rel for rel in inside if git("check-ignore", "-q", "--", f"{rel}/") != 0]
+    if not seen:
+        return [Check("gitignore", True, f"{shown} git-ignored")]
+    lines = sorted({".wave/" if rel.split("/")[0] == ".wave" else f"/{rel}/" for rel in seen})
+    fix = f"add the line{'s' if len(lines) > 1 else ''} {', '.join(f'`{x}`' for x in lines)}"
+    said = f"{', '.join(seen)} is inside the repository and not git-ignored: `git add .` "
+    said += f"would commit the lane's logs, prompts and answers; fix: {fix} to .gitignore"
+    return [Check("gitignore", False, said, blocking=False, fix=f"{fix} to .gitignore")]
+
+
+def _desktop(lanes: list[Any]) -> list[Check]:
+    """A lane wants desktop notifications: notify-send is there to show them."""
+    from ..notify.sinks import DESKTOP_FIX
+
+    wanting = sorted(lane.name for lane in lanes if lane.notify.desktop)
+    if not wanting:
+        return []
+    who = f"(lanes: {', '.join(wanting)})"
+    found = shutil.which("notify-send")
+    if found is not None:
+        return [Check("notify-send", True, f"{found} {who}")]
+    said = f"notify.desktop: true {who} but notify-send is not on PATH: no desktop "
+    said += f"notifications; fix: {DESKTOP_FIX}"
+    return [Check("notify-send", False, said, blocking=False, fix=DESKTOP_FIX)]

@@ -25,6 +25,10 @@ COALESCE_SECONDS = 1.0  # the events of this long go out as one POST, one deskto
 POST_TIMEOUT_SECONDS = 5.0
 POST_TRIES = 3  # a webhook that fails is tried this often per batch (1 s, then 2 s apart)
 
+# Said at launch and by `wave doctor`: a lane asked for the desktop, which stays silent.
+DESKTOP_MISSING = "notify.desktop is true but notify-send is not on PATH: no desktop notifications"
+DESKTOP_FIX = "install notify-send (Debian, Ubuntu: libnotify-bin), or set notify.desktop: false"
+
 log = Logger(__name__)
 
 
@@ -122,6 +126,8 @@ class Delivery(_Queued):
         super().__init__(DELIVERY_QUEUE)
         self.url, self.form = settings.webhook_url, settings.webhook_format
         self.desktop = shutil.which("notify-send") if settings.desktop else None
+        if settings.desktop and self.desktop is None:  # once a launch: it builds one Delivery
+            log.warning(f"{DESKTOP_MISSING}; {DESKTOP_FIX}")
         self.post = post or _post
         self.warned: set[str] = set()
 
