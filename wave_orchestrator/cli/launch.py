@@ -138,6 +138,10 @@ def run(args: argparse.Namespace) -> int:
             "launcher left, --fresh starts every agent anew"
         )
     lane = prepare_lane(repo, opts)
+    if not opts.dry_run and not args.detach:  # a launch outlives whoever reads its output
+        from ..runtime.launch.streams import survive_closed_output
+
+        survive_closed_output()
     human = sys.stderr if args.json else sys.stdout
     if opts.dry_run:
         from ..runtime.launch.dry_run import dry_run, format_table

@@ -29,8 +29,9 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def collect() -> list[dict[str, Any]]:
-    """Live launchers; an entry whose launcher no longer holds its lane is removed."""
+def collect(gone: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Live launchers; an entry whose launcher no longer holds its lane is removed (and,
+    given ``gone``, added to it: a launcher that died is said to be gone, once)."""
     from ..state.layout import StateLayout
     from ..state.lifecycle import TERMINAL
     from ..state.lock import live_lock
@@ -50,6 +51,10 @@ def collect() -> list[dict[str, Any]]:
         same = started is None or started == process_started(entry["pid"])
         if holder is None or holder.get("pid") != entry["pid"] or not same:
             unregister_launcher(path)
+            if gone is not None:
+                gone.append(
+                    {"pid": entry["pid"], **{k: text(entry.get(k)) for k in ("lane", "repo")}}
+                )
             continue
         running = RunState(layout.run_state, layout.lane).waves_in("running")
         wave = max(running) if running else None
@@ -72,15 +77,18 @@ def collect() -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = collect()
+    gone: list[dict[str, Any]] = []
+    rows = collect(gone)
     if args.json:
-        emit_json({"launchers": rows})
-        return 0
-    if not rows:
-        print("no launcher is running")
+        emit_json({"launchers": rows, "gone": gone})
         return 0
     from ..sanitize import clean_tree
 
+    for g in clean_tree(gone):  # a launcher that died without unregistering (kill -9)
+        print(f"launcher not running (pid {g['pid']}): lane {g['lane']} in {g['repo']}")
+    if not rows:
+        print("no launcher is running")
+        return 0
     rows = clean_tree(rows)  # registry entries are files anyone of this user can write
     print(f"{'PID':>7}  {'LANE':<14} {'WAVE':>4}  {'AGENTS':<14} {'STARTED':<20} REPO / SOCKET")
     for r in rows:

@@ -94,11 +94,21 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 else None,
             }
         )
+    gone = None if alive else _gone_launcher(layout, bool(state.waves_in("running")))
+    if not alive:
+        for wave in waves:
+            if wave.get("state") == "running":  # nobody runs it: never shown as running
+                wave["recorded_state"], wave["state"] = "running", "interrupted"
+                wave["reason"] = (
+                    f"{_not_running(gone)}: resume it with `wave launch --resume`, "
+                    "or stop its agents with `wave stop`"
+                )
     return {
         "lane": lane,
         "state_dir": str(layout.root),
         "launcher": {
             "alive": alive,
+            **({"pid": gone} if gone is not None else {}),
             **(
                 {
                     "pid": lock.get("pid"),
@@ -113,6 +123,49 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
         "governor": read_governor(layout.governor),
         **({"problem": state.problem} if state.problem else {}),
     }
+
+
+def _not_running(pid: int | None) -> str:
+    return "launcher not running" + (f" (pid {pid})" if pid is not None else "")
+
+
+def _gone_launcher(layout: StateLayout, mid_wave: bool) -> int | None:
+    """The pid of the lane's last launcher when it died without a word: the lock file it
+    left (kill -9), else, with a wave still recorded running, its `launcher_started` event."""
+    from ..state.lock import stale_holder
+
+    pid = stale_holder(layout.lock)
+    if pid is not None or not mid_wave:
+        return pid
+    from ..state.fsutil import open_read
+
+    try:
+        with open_read(layout.events) as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - 256 * 1024))
+            tail = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(tail):
+        if '"launcher_started"' in line:
+            found = _started_pid(line)
+            if found is not None:
+                return found
+    return None
+
+
+def _started_pid(line: str) -> int | None:
+    """The pid of a `launcher_started` line of events.jsonl (a file agents could write)."""
+    import json
+
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("event") != "launcher_started":
+        return None
+    pid = event.get("pid")
+    return pid if type(pid) is int and 1 < pid < 2**22 else None
 
 
 FINAL = {s.value for s in TERMINAL} | {"reused"}  # reused: an earlier run's success stands
@@ -238,11 +291,11 @@ def run(args: argparse.Namespace) -> int:
     data = clean_tree(data)  # ids, states, reasons and notes from files agents can write
     launcher = data["launcher"]
     alive = (
-        f"alive (pid {launcher['pid']}, since {launcher['started_at']})"
+        f"launcher alive (pid {launcher['pid']}, since {launcher['started_at']})"
         if launcher["alive"]
-        else "not running"
+        else _not_running(launcher.get("pid"))
     )
-    print(f"lane {data['lane']}: launcher {alive}")
+    print(f"lane {data['lane']}: {alive}")
     if data.get("problem"):
         print(f"  warning: {data['problem']}")
     for line in governor_lines(data.get("governor") or {}):

@@ -122,6 +122,15 @@ def live_lock(path: Path) -> dict[str, Any] | None:
     return info
 
 
+def stale_holder(path: Path) -> int | None:
+    """The pid a lock file names while nobody holds the lock: a launcher that died without
+    releasing it (kill -9, the OOM killer). None when it is held, or names no one."""
+    if _probe_held(path.parent):
+        return None
+    info = read_lock(path)
+    return info.get("pid") if info is not None else None
+
+
 def _take(fd: int) -> bool:
     """The exclusive lock, retried for ~0.1 s: `live_lock` holds a shared one for a few
     microseconds to ask, and that must not read as another launcher."""

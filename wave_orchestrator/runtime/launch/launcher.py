@@ -143,11 +143,15 @@ class Launcher:
             with contextlib.suppress(OSError):
                 self._record_running_as(run_state, "failed", str(exc))
             return result
-        except Exception:
-            # A launcher that can still act does not leave its agents to nobody.
+        except Exception as exc:
+            # A launcher that can still act does not leave its agents to nobody, nor its
+            # wave recorded running with no launcher to run it.
             result.code = 1
             with contextlib.suppress(Exception):
                 stop_agent_sessions(self.placement)
+            with contextlib.suppress(Exception):
+                reason = f"the launcher stopped on an error: {type(exc).__name__}: {exc}"
+                self._record_running_as(run_state, "failed", reason[:500])
             raise
         except BaseException:
             result.code = result.code or 1
@@ -275,7 +279,12 @@ class Launcher:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        # A SIGHUP ignored by whoever started this launcher (`nohup wave launch &`) stays
+        # ignored: the terminal it was told to outlive may close.
+        caught = [signal.SIGINT, signal.SIGTERM]
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+            caught.append(signal.SIGHUP)
+        old = {s: signal.signal(s, handler) for s in caught}
         try:
             yield
         finally:
