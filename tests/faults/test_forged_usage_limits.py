@@ -278,7 +278,8 @@ def test_a_local_agent_is_judged_by_its_last_lines_after_a_failure(tmux_repo: Re
             local_agent("OK", f"echo working; echo '{SAID}'; exit 0"),
         ]
     )
-    tmux_repo.lane("main", local_lane(rate_retries=0), {1: wave})
+    lane = local_lane(rate_retries=0) + "usage_limit: {wait: false}\n"  # ends, not parked
+    tmux_repo.lane("main", lane, {1: wave})
     tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
     finished = {e["agent"]: e for e in events(tmux_repo, "agent_finished")}
     assert {a: e["status"] for a, e in finished.items()} == {

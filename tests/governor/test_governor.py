@@ -91,9 +91,8 @@ def test_no_wait_ends_the_agent_and_its_account_starts_nothing_more(
     assert gov.out_of_quota("spare") is None
 
 
-def test_local_agents_have_no_account_and_are_never_parked() -> None:
+def test_an_agent_with_no_account_is_never_parked() -> None:
     gov, _ = governor()
-    assert account_of("local", None, {}, {}) is None
     assert gov.park_until(None, "resets in 5m", T0) is None
     assert gov.out_of_quota(None) is None
 

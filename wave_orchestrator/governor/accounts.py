@@ -3,8 +3,9 @@ one agent is hit by every agent logged in the same way.
 
 An account is the executor plus what selects its login: one of lane.yaml's ``accounts`` when
 the agent names it, else the API-key variable it would use (as a short digest, never the key),
-else its config home (``CODEX_HOME``, ``CLAUDE_CONFIG_DIR``, opencode's data folder). The
-``local`` executor has no account: nothing limits it.
+else its config home (``CODEX_HOME``, ``CLAUDE_CONFIG_DIR``, opencode's data folder). A
+``local`` agent (a person's script, often wrapping one of these CLIs) uses its named account,
+else ``local``: its usage limit holds the lane's other local agents as one login's would.
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ def account_of(
     launcher_env: Mapping[str, str],
 ) -> str | None:
     """The account an agent on ``executor`` uses: ``named`` (a lane account of that executor),
-    ``claude:key-1a2b3c4d`` or ``claude:~/.claude``; None for ``local``."""
-    if executor not in CONFIG_HOMES:
-        return None
+    ``claude:key-1a2b3c4d``, ``claude:~/.claude`` or ``local``; None for an executor not known."""
     if named:
         return named
+    if executor == "local":
+        return "local"
+    if executor not in CONFIG_HOMES:
+        return None
     env = {**launcher_env, **agent_env}  # the agent's own env wins, as in its run.sh
     for variable in API_KEYS[executor]:
         if value := env.get(variable):

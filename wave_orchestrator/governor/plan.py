@@ -14,9 +14,10 @@ if TYPE_CHECKING:  # a dry run prints the plan without loading the governor, its
 
 def plan_lines(rules: Governance, wave: WaveDef, agents: Sequence[tuple[str, Slot]]) -> list[str]:
     """``agents``: (id, (executor, account, model)) of each agent of ``wave``. Nothing for a
-    wave of ``local`` agents with no cap or spend limit: nothing would be governed."""
+    wave of ``local`` agents on their own ``local`` account with no cap or spend limit: a
+    person's scripts, whose usage limit (when they wrap a CLI) is waited out unannounced."""
     caps = rules.caps.over(wave.caps)
-    limited = any(slot[1] for _, slot in agents)
+    limited = any(slot[1] and slot[:2] != ("local", "local") for _, slot in agents)
     if not (limited or caps or rules.spend_limit_usd or wave.spend_limit_usd):
         return []
     by_account: dict[str, list[tuple[str, Slot]]] = {}
