@@ -166,7 +166,8 @@ def test_status_survives_odd_state_files(repo: Repo, capsys: pytest.CaptureFixtu
     )
     assert main(["status", "--repo", str(repo.root), "--lane", "main"]) == 0
     out = capsys.readouterr().out
-    assert "wave 1: running" in out and "A1" in out
+    # recorded running, no launcher alive: shown as interrupted, never as running
+    assert "wave 1: interrupted" in out and "launcher not running" in out and "A1" in out
 
 
 def test_the_reason_for_a_retry_shows_in_one_line_and_the_frame_still_fits() -> None:
