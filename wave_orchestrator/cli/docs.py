@@ -4,6 +4,7 @@ docs/, or the copy a wheel ships), so a pipx user has the same pages as a clone.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,38 @@ def docs_folder() -> Path:
     )
 
 
+# A file only a clone of wave's repository has (its benchmarks, tests, developer scripts), as
+# the pages' prose cites it; paths inside code blocks are the reader's own files.
+CHECKOUT_PATH = re.compile(r"`(?:bench|scripts|tests)/[^`\s]*`")
+FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+CLONE = "a clone of wave's repository"
+NOTE = (
+    "> The paths of wave's own benchmarks, tests and scripts on this page (`bench/...`,\n"
+    f"> `scripts/...`, `tests/...`) are files of {CLONE}: an installed wave does not have them.\n"
+)
+
+
+def cites_checkout(text: str) -> bool:
+    return bool(CHECKOUT_PATH.search(FENCE.sub("", text)))
+
+
+def from_checkout(folder: Path) -> bool:
+    """Whether the pages are a checkout's own docs/, next to the files they cite."""
+    return folder == Path(__file__).resolve().parents[2] / "docs"
+
+
+def for_reader(text: str, checkout: bool) -> str:
+    """The page as its reader can use it: outside a checkout, a page that cites the
+    checkout's files says so under its title (unless its opening already does)."""
+    if checkout or not cites_checkout(text):
+        return text
+    if CLONE in text.split("\n## ", 1)[0]:
+        return text
+    lines = text.split("\n")
+    at = next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), 0)
+    return "\n".join([*lines[:at], "", NOTE.rstrip("\n"), *lines[at:]])
+
+
 def pages() -> dict[str, Path]:
     return {page.stem: page for page in sorted(docs_folder().glob("*.md"))}
 
@@ -68,5 +101,6 @@ def run(args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(name, found, n=3) or matches
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UsageError(f"no page {args.topic!r}{hint} (pages: {', '.join(found)})")
-    print(found[matches[0]].read_text(encoding="utf-8"), end="")
+    page = found[matches[0]]
+    print(for_reader(page.read_text(encoding="utf-8"), from_checkout(page.parent)), end="")
     return 0
