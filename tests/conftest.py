@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,18 @@ def private_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Launchers register for `wave ps` under $XDG_STATE_HOME: never the user's real one."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     monkeypatch.delenv("WAVE_LANE", raising=False)
+
+
+@pytest.fixture
+def outside_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on a real disk outside /tmp (a sandbox's /tmp is its own: a write there would
+    land unseen rather than be refused), with $XDG_STATE_HOME in it; removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="wave-test-", dir="/var/tmp")).resolve()
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder / "xdg-state"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

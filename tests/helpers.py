@@ -207,9 +207,47 @@ def git_init(root: Path) -> str:
     return git("rev-parse", "HEAD")
 
 
+def committed(root: Path) -> str:
+    """``root`` made a repository of one commit (``git_init``), with an identity its agents
+    commit as: that commit."""
+    base = git_init(root)
+    for key, value in (("user.email", "me@example.com"), ("user.name", "Me")):
+        sh(root, "git", "config", key, value)
+    return base
+
+
 def sh(cwd: Path, *argv: str) -> str:
     """Run a command in ``cwd`` (it must succeed); its stdout, stripped."""
     return subprocess.run(argv, cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def sandboxed_agent_site(site: Path) -> tuple[Path, Any, dict[str, str]]:
+    """Under ``site``: a committed repository with a lane of one agent, A1 of wave 1, its
+    folder and wave's bin folder made; the environment it starts with in a sandbox, wave's
+    bin first on its PATH. (repository, its StateLayout, environment)."""
+    from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
+    from wave_orchestrator.state.layout import StateLayout
+
+    repo = committed_repo(site / "repo", {"README.md": "hi\n", ".gitignore": ".wave/\n"})
+    lane = repo / "lanes" / "main"
+    (lane / "waves").mkdir(parents=True)
+    (lane / "lane.yaml").write_text("defaults: {executor: local}\n")
+    (lane / "waves" / "wave-1.yaml").write_text("agents:\n  - {id: A1, prompt: p}\n")
+    layout = StateLayout(repo / ".wave" / "main", "main", repo=repo)
+    layout.agent(1, "A1").dir.mkdir(parents=True)
+    ensure_agent_bin(layout.agent_bin)
+    (site / "home").mkdir()
+    env = {
+        "HOME": str(site / "home"),
+        "PATH": f"{layout.agent_bin}{os.pathsep}{os.environ['PATH']}",
+        "LANG": "C.UTF-8",
+        "XDG_STATE_HOME": str(site / "xdg-state"),
+        "WAVE_REPO": str(repo),
+        "WAVE_LANE": "main",
+        "WAVE_WAVE": "1",
+        "WAVE_AGENT_ID": "A1",
+    }
+    return repo, layout, env
 
 
 def committed_repo(root: Path, files: dict[str, str]) -> Path:

@@ -6,31 +6,27 @@ an agent plants (stale, from the future, past the timeout) makes nobody wait."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import committed_repo, wait_for
+from helpers import sandboxed_agent_site, wait_for
 
 from wave_orchestrator.coordination import feedback
 from wave_orchestrator.coordination.feedback import FeedbackRequest, FeedbackStore
 from wave_orchestrator.coordination.follower import Coordinator
 from wave_orchestrator.coordination.log import append_record
 from wave_orchestrator.definitions.model import SandboxSettings
-from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
 from wave_orchestrator.sandbox.bwrap import build_binds, shell_line, to_argv
 from wave_orchestrator.sandbox.plan import plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
 from wave_orchestrator.state.events import EventLog
-from wave_orchestrator.state.layout import StateLayout
 
 HOST = os.uname().nodename
 
@@ -155,44 +151,14 @@ def test_a_killed_sandboxed_waiter_stops_being_waited_on_within_the_lease(
             child.wait(10)
 
 
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """Outside /tmp: the sandbox's /tmp is private."""
-    folder = Path(tempfile.mkdtemp(prefix="wave-ask-", dir="/var/tmp")).resolve()
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_a_real_sandboxed_ask_wait_is_seen_waiting_by_the_launcher(
     outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`wave feedback ask --wait` in a real bubblewrap sandbox (its own process ids): the
     launcher's follower, outside, counts its agent as waiting; answered, it prints the answer
     and waits no more."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(outside_tmp / "xdg-state"))
-    repo = committed_repo(outside_tmp / "repo", {"README.md": "hi\n", ".gitignore": ".wave/\n"})
-    lane = repo / "lanes" / "main"
-    (lane / "waves").mkdir(parents=True)
-    (lane / "lane.yaml").write_text("defaults: {executor: local}\n")
-    (lane / "waves" / "wave-1.yaml").write_text("agents:\n  - {id: A1, prompt: p}\n")
-    layout = StateLayout(repo / ".wave" / "main", "main", repo=repo)
-    layout.agent(1, "A1").dir.mkdir(parents=True)
+    repo, layout, env = sandboxed_agent_site(outside_tmp)
     layout.coordination_dir.mkdir()
-    ensure_agent_bin(layout.agent_bin)
-    home = outside_tmp / "home"
-    home.mkdir()
-    env = {
-        "HOME": str(home),
-        "PATH": f"{layout.agent_bin}{os.pathsep}{os.environ['PATH']}",
-        "LANG": "C.UTF-8",
-        "XDG_STATE_HOME": str(outside_tmp / "xdg-state"),
-        "WAVE_REPO": str(repo),
-        "WAVE_LANE": "main",
-        "WAVE_WAVE": "1",
-        "WAVE_AGENT_ID": "A1",
-    }
     plan = plan_sandbox(
         SandboxSettings(mode="bubblewrap"),
         layout=layout,

@@ -5,65 +5,26 @@ its outbox while the shared files refuse every write."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import committed_repo
+from helpers import sandboxed_agent_site
 
 from wave_orchestrator.coordination.follower import Coordinator
 from wave_orchestrator.coordination.log import CoordLog
 from wave_orchestrator.definitions.model import SandboxSettings
-from wave_orchestrator.runtime.agent.programs import ensure_agent_bin
 from wave_orchestrator.sandbox.bwrap import build_binds, shell_line, to_argv
 from wave_orchestrator.sandbox.plan import plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
 from wave_orchestrator.state.events import EventLog
-from wave_orchestrator.state.layout import StateLayout
 
 BOXED = SandboxSettings(mode="bubblewrap")
 
 
-@pytest.fixture
-def site(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Outside /tmp: the sandbox's /tmp is private."""
-    folder = Path(tempfile.mkdtemp(prefix="wave-outbox-", dir="/var/tmp")).resolve()
-    monkeypatch.setenv("XDG_STATE_HOME", str(folder / "xdg-state"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def lane_at(site: Path) -> tuple[Path, StateLayout, dict[str, str]]:
-    repo = committed_repo(site / "repo", {"README.md": "hi\n", ".gitignore": ".wave/\n"})
-    lane = repo / "lanes" / "main"
-    (lane / "waves").mkdir(parents=True)
-    (lane / "lane.yaml").write_text("defaults: {executor: local}\n")
-    (lane / "waves" / "wave-1.yaml").write_text("agents:\n  - {id: A1, prompt: p}\n")
-    layout = StateLayout(repo / ".wave" / "main", "main", repo=repo)
-    layout.agent(1, "A1").dir.mkdir(parents=True)
-    ensure_agent_bin(layout.agent_bin)
-    (site / "home").mkdir()
-    env = {
-        "HOME": str(site / "home"),
-        "PATH": f"{layout.agent_bin}{os.pathsep}{os.environ['PATH']}",
-        "LANG": "C.UTF-8",
-        "XDG_STATE_HOME": str(site / "xdg-state"),
-        "WAVE_REPO": str(repo),
-        "WAVE_LANE": "main",
-        "WAVE_WAVE": "1",
-        "WAVE_AGENT_ID": "A1",
-    }
-    return repo, layout, env
-
-
-def test_the_channel_writes_only_its_own_outboxes(site: Path) -> None:
-    repo, layout, env = lane_at(site)
+def test_the_channel_writes_only_its_own_outboxes(outside_tmp: Path) -> None:
+    repo, layout, env = sandboxed_agent_site(outside_tmp)
     plan = plan_sandbox(
         BOXED, layout=layout, repo=repo, wave=1, agent_id="A1", executor="local", env=env
     )
@@ -82,9 +43,9 @@ def test_the_channel_writes_only_its_own_outboxes(site: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (setup.sh)")
 def test_inside_its_commands_write_its_outbox_and_the_shared_files_refuse_writes(
-    site: Path,
+    outside_tmp: Path,
 ) -> None:
-    repo, layout, env = lane_at(site)
+    repo, layout, env = sandboxed_agent_site(outside_tmp)
     plan = plan_sandbox(
         BOXED, layout=layout, repo=repo, wave=1, agent_id="A1", executor="local", env=env
     )
@@ -114,7 +75,7 @@ def test_inside_its_commands_write_its_outbox_and_the_shared_files_refuse_writes
     assert "boxed" in outboxes.coordination("A1").read_text()
     assert "which port?" in outboxes.questions("A1").read_text()
     coordinator = Coordinator(
-        layout, EventLog(site / "events.jsonl"), lambda _: None, echo=lambda _: None
+        layout, EventLog(outside_tmp / "events.jsonl"), lambda _: None, echo=lambda _: None
     )
     coordinator.begin(1, {"A1": ()})  # the launcher's look merges them
     merged = {r.summary: r for r in CoordLog(log, 1).records().values()}

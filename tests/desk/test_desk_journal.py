@@ -5,12 +5,9 @@ launcher's own changes between two of its commands must leave both in place."""
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,16 +54,6 @@ def test_a_desk_once_opened_in_delete_mode_is_truncated_all_the_same(tmp_path: P
     assert journal(db).is_file() and journal(db).stat().st_size == 0
 
 
-@pytest.fixture
-def outside_tmp() -> Iterator[Path]:
-    """Outside /tmp: the sandbox's /tmp is private."""
-    folder = Path(tempfile.mkdtemp(prefix="wave-desk-", dir="/var/tmp")).resolve()
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_sandboxed_claims_around_the_launchers_handover(
     outside_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,7 +61,6 @@ def test_sandboxed_claims_around_the_launchers_handover(
     it does when B2 ends; A1, sandboxed again, finds the file handed to it and claims another.
     A journal deleted by any of those connections would leave the second command no journal
     to write (its state dir is hidden and read-only), and its claim would fail."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(outside_tmp / "xdg-state"))
     repo = committed_repo(outside_tmp / "repo", {"README.md": "hi\n", ".gitignore": ".wave/\n"})
     lane = repo / "lanes" / "main"
     (lane / "waves").mkdir(parents=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Repo, local_agent, local_lane, sh
+from helpers import Repo, committed, local_agent, local_lane, sh
 
 pytestmark = [
     pytest.mark.e2e,
@@ -87,12 +87,7 @@ def test_a_sandboxed_agent_commits_in_its_worktree_and_the_commit_is_integrated(
     wave = "agents:\n" + local_agent("A", commit)
     lane = local_lane() + "  sandbox: bubblewrap\nisolation: worktree\n"
     tmux_repo.lane("main", lane, {1: wave})
-    (root / ".gitignore").write_text(".wave/\nbin/\n")
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
+    committed(root)
     result = launch(tmux_repo)
     assert result.returncode == 0, result.stderr
     log = sh(root, "git", "log", "--format=%s", "wave/main/wave-1")
@@ -176,12 +171,7 @@ def test_the_dry_run_shows_each_sandboxed_agents_bwrap_command_and_why(tmux_repo
     boxed = local_agent("A", "echo a > A.txt", sandbox={"mode": "bubblewrap", "network": False})
     wave = "agents:\n" + boxed + local_agent("B", "echo b > B.txt")
     tmux_repo.lane("main", local_lane() + "isolation: worktree\n", {1: wave})
-    (root / ".gitignore").write_text(".wave/\nbin/\n")
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
+    committed(root)
     done = tmux_repo.wave("launch", "--lane", "main", "--dry-run", "--json")
     assert done.returncode == 0, done.stderr
     agents = {a["agent"]: a for a in json.loads(done.stdout)["agents"]}

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Repo, alive, git_init, local_agent, local_lane, sh, wait_for
+from helpers import Repo, alive, committed, local_agent, local_lane, sh, wait_for
 
 import wave_orchestrator
 from wave_orchestrator.state.ledger import ledger_path
@@ -129,14 +129,6 @@ def launched(repo: Repo, *flags: str) -> tuple[int, str]:
 def states(repo: Repo, wave: int = 1) -> dict[str, object]:
     shown = json.loads(repo.wave("status", "--lane", "main", "--json").stdout)
     return {r["id"]: r["state"] for r in shown["waves"][wave - 1]["agents"]}
-
-
-def committed(root: Path) -> str:
-    """``root`` made a repository of one commit, with an identity its agents commit as."""
-    base = git_init(root)
-    for key, value in (("user.email", "me@example.com"), ("user.name", "Me")):
-        sh(root, "git", "config", key, value)
-    return base
 
 
 def file_on(root: Path, branch: str, name: str) -> str | None:
