@@ -4,21 +4,19 @@ launcher's own changes between two of its commands must leave both in place."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import committed_repo
+from helpers import sandboxed_agent_site
 
 from wave_orchestrator.definitions.model import SandboxSettings
 from wave_orchestrator.desk.claims import Desk
 from wave_orchestrator.sandbox.bwrap import build_binds, shell_line, to_argv
 from wave_orchestrator.sandbox.plan import plan_sandbox, prepare
 from wave_orchestrator.sandbox.probe import probe
-from wave_orchestrator.state.layout import StateLayout
 
 
 def journal(db: Path) -> Path:
@@ -61,25 +59,7 @@ def test_sandboxed_claims_around_the_launchers_handover(
     it does when B2 ends; A1, sandboxed again, finds the file handed to it and claims another.
     A journal deleted by any of those connections would leave the second command no journal
     to write (its state dir is hidden and read-only), and its claim would fail."""
-    repo = committed_repo(outside_tmp / "repo", {"README.md": "hi\n", ".gitignore": ".wave/\n"})
-    lane = repo / "lanes" / "main"
-    (lane / "waves").mkdir(parents=True)
-    (lane / "lane.yaml").write_text("defaults: {executor: local}\n")
-    (lane / "waves" / "wave-1.yaml").write_text("agents:\n  - {id: A1, prompt: p}\n")
-    layout = StateLayout(repo / ".wave" / "main", "main", repo=repo)
-    layout.agent(1, "A1").dir.mkdir(parents=True)
-    home = outside_tmp / "home"
-    home.mkdir()
-    env = {
-        "HOME": str(home),
-        "PATH": os.environ["PATH"],
-        "LANG": "C.UTF-8",
-        "XDG_STATE_HOME": str(outside_tmp / "xdg-state"),
-        "WAVE_REPO": str(repo),
-        "WAVE_LANE": "main",
-        "WAVE_WAVE": "1",
-        "WAVE_AGENT_ID": "A1",
-    }
+    repo, layout, env = sandboxed_agent_site(outside_tmp)
     launcher = Desk(layout.desk, repo, wave=1)
     launcher.claim("B2", "README.md", "edit")
     plan = plan_sandbox(
