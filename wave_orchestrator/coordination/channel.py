@@ -51,7 +51,9 @@ def _ends_torn(path: Path) -> bool:
         return False
     try:
         size = os.fstat(fd).st_size
-        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        # b"": another process's append is under way (its size seen before its byte): not
+        # torn. A spurious newline would at worst end a blank line, which readers skip.
+        return size > 0 and os.pread(fd, 1, size - 1) not in (b"\n", b"")
     finally:
         os.close(fd)
 
