@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,3 +228,18 @@ def test_no_second_server_starts_beside_an_unreachable_one(
         wait_for(lambda: not alive(pid), what="the unreachable server to end")
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_socket_bound_but_not_listening_is_not_taken_for_recovered(tmp_path: Path) -> None:
+    """tmux binds its new socket a moment before it listens: a call in between fails."""
+    tmux = TmuxServer("wave-test-unused")
+    tmux.socket_path = str(tmp_path / "s")
+    bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        bound.bind(tmux.socket_path)
+        assert tmux._socket_present()
+        assert not tmux._socket_listening()
+        bound.listen(1)
+        assert tmux._socket_listening()
+    finally:
+        bound.close()

@@ -21,6 +21,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import time
@@ -186,9 +187,26 @@ class TmuxServer:
             except OSError:
                 return False
             deadline = time.monotonic() + SOCKET_RECOVERY_SECONDS
-            while not self._socket_present() and time.monotonic() < deadline:
+            while not self._socket_listening() and time.monotonic() < deadline:
                 time.sleep(0.02)
-        return self._socket_present()
+        return self._socket_listening()
+
+    def _socket_listening(self) -> bool:
+        """Whether the socket takes connections: tmux binds it (the file appears) a moment
+        before it listens, and a client in between hears "no server running"."""
+        if not self._socket_present():
+            return False
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.5)
+        try:
+            probe.connect(self.socket_path)
+        except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
+            return False
+        except OSError:
+            return True  # a path too long for a socket address: tmux itself will tell
+        finally:
+            probe.close()
+        return True
 
     def _socket_present(self) -> bool:
         try:
