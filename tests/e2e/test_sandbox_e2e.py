@@ -189,3 +189,24 @@ def test_the_dry_run_shows_each_sandboxed_agents_bwrap_command_and_why(tmux_repo
     table = tmux_repo.wave("launch", "--lane", "main", "--dry-run")
     assert "A: sandbox bubblewrap, no network (without network;" in table.stdout + table.stderr
     assert not (root / "A.txt").exists()  # nothing ran
+
+
+def test_the_demo_lane_runs_whole_with_every_agent_sandboxed(tmux_repo: Repo) -> None:
+    """The demo's simulated 429 needs no file of its own (a sandboxed agent writes only its work)."""
+    lane = tmux_repo.root / "lanes" / "demo"
+    shutil.copytree(Path(__file__).parents[2] / "lanes" / "demo", lane)
+    text = (lane / "lane.yaml").read_text()
+    (lane / "lane.yaml").write_text(
+        text.replace("defaults:\n", "defaults:\n  sandbox: bubblewrap\n")
+    )
+    result = tmux_repo.wave("launch", "--lane", "demo", "--no-dashboard")
+    assert result.returncode == 0, result.stdout + result.stderr
+    state = json.loads((tmux_repo.state("demo") / "run-state.json").read_text())
+    assert {k: v["state"] for k, v in state["waves"].items()} == {
+        "1": "completed",
+        "2": "completed",
+    }
+    store = tmux_repo.status("demo", 1, "store")
+    assert (store["tries"], store["rate_limited"]) == (2, 1)
+    launched = [e for e in tmux_repo.events("demo") if e["event"] == "agent_launched"]
+    assert launched and {e.get("sandbox") for e in launched} == {"bubblewrap"}

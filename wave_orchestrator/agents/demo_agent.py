@@ -52,16 +52,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def simulated_rate_limit(agent: str) -> bool:
-    """True on the first try of this launch: a file next to the prompt remembers the try (a
-    new run of the wave starts with a fresh agent folder, so every run shows the retry)."""
-    folder = Path(os.environ.get("WAVE_PROMPT_FILE", "./prompt.md")).parent
-    attempt = os.environ.get("WAVE_ATTEMPT", "1")
-    marker = folder / f"demo-rate-limited-attempt-{attempt}"
-    if marker.exists():
-        return False
-    marker.write_text("simulated 429 once\n")
-    return True
+def simulated_rate_limit() -> bool:
+    """True on the first try of an attempt (the wrapper's ``WAVE_TRY``): nothing is written to
+    remember it, so it works where the agent may write only its work (a sandbox)."""
+    return os.environ.get("WAVE_TRY", "1") == "1"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         (ln for ln in prompt.split("## task", 1)[-1].splitlines() if ln.strip()), "(no task)"
     )
     print(f"demo agent {agent} ({role}) starting: {task.strip()}", flush=True)
-    if args.rate_limit_once and simulated_rate_limit(agent):
+    if args.rate_limit_once and simulated_rate_limit():
         print("Error: 429 Too Many Requests (simulated by the demo agent)", flush=True)
         return 1
     print("[wave-phase] coding", flush=True)

@@ -281,7 +281,7 @@ while (( try < tries )); do
   account_wait
   offset=0
   [[ -s $log ]] && offset=$("$bin_stat" -c %s -- "$log")
-  "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
+  WAVE_TRY=$try "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
   cli=$!
   if (( shows )); then
     # Polling, not inotify: a wave of many agents must not use up the inotify instances.
