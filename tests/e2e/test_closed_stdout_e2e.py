@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -119,3 +120,37 @@ def test_a_launcher_killed_9_is_shown_as_not_running(tmux_repo: Repo) -> None:
         proc.communicate(timeout=30)
         (tmux_repo.root / "go").touch()
         tmux_repo.wave("stop", "--lane", "main")
+
+
+def test_a_launcher_whose_terminal_closes_finishes_its_wave(tmux_repo: Repo) -> None:
+    """The launcher's controlling terminal goes away (the kernel's SIGHUP, then every write
+    failing): its agents live in tmux, so it goes on and ends its wave as usual."""
+    lane(tmux_repo)
+    master, slave = pty.openpty()
+    # `setsid -c`: a session of its own whose controlling terminal is the pty (stdin).
+    argv = ["setsid", "-c", *tmux_repo.command("launch", "--lane", "main", "--no-dashboard")]
+    proc = subprocess.Popen(
+        argv, env=tmux_repo.env, cwd=tmux_repo.root, stdin=slave, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    try:
+        wait_for(lambda: launched(tmux_repo, "A", "B"), 30, what="both agents launched")
+        os.close(master)  # the terminal window closes
+        master = -1
+        wait_for(
+            lambda: "terminal hung up" in (tmux_repo.state("main") / "launcher.log").read_text(),
+            30,
+            what=f"the launcher to note its terminal hung up ({proc.poll()})",
+        )
+        assert proc.poll() is None  # still running, its agents too
+        (tmux_repo.root / "go").touch()
+        code = proc.wait(timeout=90)
+    finally:
+        if master >= 0:
+            os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0
+    assert tmux_repo.wave_state("main", 1) == "completed", tmux_repo.run_state("main")
+    assert (tmux_repo.root / "A.txt").exists() and (tmux_repo.root / "B.txt").exists()

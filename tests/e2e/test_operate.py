@@ -170,9 +170,7 @@ def test_wave_stop_stops_a_detached_launcher_cleanly(tmux_repo: Repo) -> None:
     assert events(tmux_repo, "wave_cancelled")
 
 
-@pytest.mark.parametrize(
-    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
-)
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_to_a_foreground_launcher_cancels_cleanly(
     tmux_repo: Repo, signum: int, code: int
 ) -> None:

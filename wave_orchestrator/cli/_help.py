@@ -20,7 +20,7 @@ EXIT_CODES = {
     2: "invalid input: a bad flag or value, an unknown lane, wave or agent, an invalid lane",
     3: "another launcher holds the lane (or a dead one left agent sessions running)",
     4: "blocked: nothing was safe to retry, or a question to a person got no answer in time",
-    130: "interrupted by Ctrl-C (143: by SIGTERM, e.g. `wave stop`; 129: by SIGHUP)",
+    130: "interrupted by Ctrl-C (143: by SIGTERM, e.g. `wave stop`)",
 }
 
 

@@ -38,6 +38,7 @@ from ..wave.context import WaveContext, WaveOutcome
 from ..wave.runner import WaveRunner
 from .outcome import LaunchResult, lane_done, wave_ended
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
+from .streams import hang_up
 
 log = Logger(__name__)
 NOTIFY_DRAIN_SECONDS = 5  # the longest a launcher waits, at its end, on notifications left
@@ -279,12 +280,16 @@ class Launcher:
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        # A SIGHUP ignored by whoever started this launcher (`nohup wave launch &`) stays
-        # ignored: the terminal it was told to outlive may close.
-        caught = [signal.SIGINT, signal.SIGTERM]
+
+        def hangup(signum: int, frame: FrameType | None) -> None:
+            hang_up()
+
+        # A closed terminal (SIGHUP) is no reason to stop agents that live in tmux: the
+        # launcher goes on, its output in its log, until its waves end or `wave stop`.
+        # Ignored by whoever started it (`nohup wave launch &`), SIGHUP stays ignored.
+        old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
         if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
-            caught.append(signal.SIGHUP)
-        old = {s: signal.signal(s, handler) for s in caught}
+            old[signal.SIGHUP] = signal.signal(signal.SIGHUP, hangup)
         try:
             yield
         finally:

@@ -27,6 +27,7 @@ class SurvivingStream(io.TextIOBase):
         self.stream = stream
         self.label = name
         self.lost = False
+        self.terminal = _isatty(stream)  # asked now: a terminal that hung up no longer says
 
     def write(self, text: str) -> int:
         if not self.lost:
@@ -60,6 +61,8 @@ class SurvivingStream(io.TextIOBase):
         return self.stream.encoding
 
     def _lose(self, exc: BaseException) -> None:
+        if self.lost:
+            return
         self.lost = True
         with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
             null = os.open(os.devnull, os.O_WRONLY)
@@ -71,7 +74,21 @@ class SurvivingStream(io.TextIOBase):
         # other stream may still reach a person; the log keeps it in any case.
         said = f"the launcher's {self.label} was closed: it goes on, its output in launcher.log"
         error = str(exc) or type(exc).__name__
+        if isinstance(exc, TerminalGone):
+            said = "the launcher's terminal hung up: it goes on, its output in launcher.log"
         threading.Thread(target=in_context(_warn), args=(said, error), daemon=True).start()
+
+
+class TerminalGone(OSError):
+    """Why a stream was let go when a SIGHUP said its terminal closed."""
+
+
+def hang_up() -> None:
+    """The terminal is gone (SIGHUP): let go of both streams at once rather than at their
+    next failed write, so that nothing more is tried on a terminal that no longer is."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, SurvivingStream) and stream.terminal:
+            stream._lose(TerminalGone("SIGHUP"))
 
 
 def _warn(said: str, error: str) -> None:
