@@ -21,7 +21,6 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import time
@@ -196,6 +195,8 @@ class TmuxServer:
         before it listens, and a client in between hears "no server running"."""
         if not self._socket_present():
             return False
+        import socket  # only a server that lost its socket is asked: not at every start-up
+
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         probe.settimeout(0.5)
         try:
