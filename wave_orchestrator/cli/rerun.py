@@ -1,7 +1,8 @@
 """`wave rerun AGENT`: run one agent again, its prompt saying a person asked for it. In a
 running wave, now, by the launcher that runs it (state.reruns); else the agent's last wave
-runs again with every other agent's finished work reused (runtime.reuse), then its closure
-sweep."""
+runs again with every other agent's finished work reused unless it is stale, then its closure
+sweep; before it starts it says what it reruns and reuses, and why (runtime.wave.reuse_plan),
+and asks on a terminal when that is more than was asked."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, WaveError
 from ..names import AGENT_ID_RE
@@ -17,6 +18,9 @@ from ..sanitize import strip_controls
 from ..state.layout import StateLayout
 from ._common import add_agent_argument, add_lane, add_repo, repo_and_lane, state_layout
 from ._help import add_command
+
+if TYPE_CHECKING:
+    from ..runtime.wave.reuse_plan import ReusePlan
 
 ANSWER_SECONDS = 15.0  # the launcher looks for requests every second, between two stages later
 
@@ -31,11 +35,16 @@ def register(sub: Any) -> None:
         "its try so far is stopped (kept as attempt-<k>.rerun<n>.log) and it starts anew; "
         "the launcher refuses (exit 2) an agent of a stage that is not running. With no "
         "launcher, the agent's latest wave (or --wave N) runs again with every other "
-        "implementation agent's finished work reused, then its closure stages: a launcher "
-        "in the foreground, or with --detach in the background.",
+        "implementation agent's finished work reused unless it is stale (it failed, its "
+        "definition changed, or the base moved with a change to a file it touched or owns), "
+        "then its closure stages: a launcher in the foreground, or with --detach in the "
+        "background. It first prints what it reruns and reuses, and why; when that is more "
+        "than asked it asks (y/N) on a terminal, and goes on with the plan it printed "
+        "when there is none to ask on.",
         [
             ("wave rerun A1 --reason 'the tests were flaky'", "A1 again (now, if its wave runs)"),
             ("wave rerun A1 --wave 2 --detach", "wave 2's A1, then its closure, in the background"),
+            ("wave rerun QA --dry-run", "what it would rerun and reuse, and why"),
         ],
     )
     add_repo(p)
@@ -45,6 +54,17 @@ def register(sub: Any) -> None:
     p.add_argument("--reason", default="", metavar="TEXT", help="why, for the agent's prompt")
     p.add_argument("--detach", action="store_true", help="run the launcher in the background")
     p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what it would rerun and reuse, and why; start nothing",
+    )
+    p.add_argument(
+        "--yes", action="store_true", help="go on without asking when it reruns more than asked"
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="run every agent of the wave again: reuse nothing"
+    )
     p.set_defaults(handler=run)
 
 
@@ -59,23 +79,55 @@ def run(args: argparse.Namespace) -> int:
     repo, lane = repo_and_lane(args)
     layout = state_layout(repo, lane)
     if live_lock(layout.lock) is not None:
+        if args.dry_run:
+            print(f"reruns {args.agent} now, in the running launcher (its try so far stopped)")
+            return 0
         return _while_running(args, repo, lane, layout)
     wave = args.wave or find_agent_wave(layout, args.agent)
     if args.agent not in wave_agents(repo, lane, wave):
         raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
+    plan = _plan(repo, lane, layout, wave, args.agent, args.fresh)
+    if args.dry_run:
+        print(plan.words())
+        return 0
+    say(f"agent {args.agent} of wave {wave} runs again, then the closure sweep")
+    say(plan.words())
+    if plan.more_than_asked and not (args.yes or args.fresh) and not _go_on():
+        say("nothing started (--yes goes on without asking, --dry-run only shows the plan)")
+        return 1
     RunState(layout.run_state, lane).ask_rerun(wave, args.agent, args.reason or "")
     argv = ["launch", "--lane", lane, "--repo", str(repo)]
     argv += ["--start-wave", str(wave), "--end-wave", str(wave)]
     argv += ["--detach"] if args.detach else []
     argv += ["--no-dashboard"] if args.no_dashboard else []
-    print(
-        f"wave rerun: agent {args.agent} of wave {wave} runs again, then the closure sweep",
-        file=sys.stderr,
-        flush=True,
-    )
+    argv += ["--fresh"] if args.fresh else []
     from . import main  # the launch, in this process: its exit code is this command's
 
     return main(argv)
+
+
+def say(text: str) -> None:
+    print(f"wave rerun: {text}", file=sys.stderr, flush=True)
+
+
+def _plan(
+    repo: Path, lane: str, layout: StateLayout, wave: int, agent: str, fresh: bool
+) -> ReusePlan:
+    """The plan its launch will take (runtime.wave.reuse_plan: the launcher's own)."""
+    from ..definitions.loading.lane_loader import load_lane
+    from ..runtime.wave.reuse_plan import plan_for_rerun
+
+    return plan_for_rerun(load_lane(repo, lane), layout, wave, [agent], fresh)
+
+
+def _go_on() -> bool:
+    """On a terminal, the person's `y`; with none to ask on, the plan printed goes on."""
+    if not sys.stdin.isatty():
+        say("no terminal to ask on: it goes on with this plan")
+        return True
+    print("wave rerun: Go on? [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: StateLayout) -> int:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...definitions.model import AgentDef, WaveDef
-from ...errors import WaveError
 from ...sanitize import strip_controls
 from ...state.fsutil import write_json_atomic
 from ...state.layout import AgentPaths, StateLayout
@@ -32,6 +31,7 @@ from ...state.status import StatusUnreadable, read_status
 from ...state.untrusted import read_launch_record, read_object
 
 if TYPE_CHECKING:
+    from .base_moves import BaseMoves
     from .context import WaveContext
     from .workspaces import Workspaces
 
@@ -101,62 +101,90 @@ def choose_reused(
     wave: int,
     rejected: Iterable[str] = (),
 ) -> list[str]:
-    """The ids (in wave-file order) of the implementation agents a new run reuses: the
-    launcher's ledger saw each end completed with the same fingerprint, and its files (which
-    the gates judge again) still say so. Where the two disagree the work runs again, and the
-    log says why: files alone never decide."""
+    """The ids (in wave-file order) of the implementation agents a new run reuses (see
+    ``judge_reuse``)."""
+    again = judge_reuse(agents, fingerprints, earlier, ledger, wave, rejected)
+    return [a.id for a in agents if a.id not in again]
+
+
+def judge_reuse(
+    agents: Sequence[AgentDef],
+    fingerprints: Mapping[str, str],
+    earlier: Mapping[str, AgentPaths],
+    ledger: LedgerView | None,
+    wave: int,
+    rejected: Iterable[str] = (),
+    moves: BaseMoves | None = None,
+) -> dict[str, str]:
+    """Why each implementation agent a new run does not reuse runs again (in wave-file
+    order; an agent left out is reused). Reused: the launcher's ledger saw it end completed
+    with the same fingerprint, and its files (which the gates judge again) still say so.
+    Where the two disagree the work runs again, and the log says why: files alone never
+    decide. In worktree mode (``moves``) the fingerprint may also be the one an earlier base
+    gave, when moving from that base to the base now left the agent's files alone."""
     rejected = set(rejected)
     if ledger is None:  # a lane last run by a wave that kept no ledger, or never run
+        why = success_doubt(None, wave, "", "") or ""
         if any(
             succeeded_with(earlier[a.id], fingerprints[a.id]) for a in agents if a.id in earlier
         ):
-            log.warning("nothing reused", why=success_doubt(None, wave, "", ""))
-        return []
-    rerun = set()
+            log.warning("nothing reused", why=why)
+        return {a.id: why for a in agents}
+    again: dict[str, str] = {}
     for a in agents:
-        if a.id in rejected or a.id not in earlier:
-            rerun.add(a.id)
-            continue
-        doubt = success_doubt(ledger, wave, a.id, fingerprints[a.id])
-        files_say = succeeded_with(earlier[a.id], fingerprints[a.id])
-        if doubt is None and files_say:
-            continue
-        rerun.add(a.id)
-        if doubt is not None and files_say:
-            log.warning(
-                "agent not reused", agent=a.id, why=f"{doubt}; its status.json says completed"
-            )
-        elif doubt is None:
-            log.warning(
-                "agent not reused",
-                agent=a.id,
-                why="the launcher saw it complete, but its files no longer say so",
-            )
+        if a.id in rejected:
+            again[a.id] = "the implementation gate rejected its work"
+        elif a.id not in earlier:
+            again[a.id] = "no earlier work of it is left to reuse"
+        elif doubt := _doubt(a, fingerprints[a.id], earlier[a.id], ledger, wave, moves):
+            again[a.id] = doubt
     grew = True
     while grew:  # what depends on work done again is done again
-        more = {a.id for a in agents if a.id not in rerun and rerun.intersection(a.depends_on)}
+        more = {
+            a.id: f"it depends on {', '.join(sorted(again.keys() & set(a.depends_on)))}, "
+            "which runs again"
+            for a in agents
+            if a.id not in again and again.keys() & set(a.depends_on)
+        }
         grew = bool(more)
-        rerun |= more
-    return [a.id for a in agents if a.id not in rerun]
+        again |= more
+    return {a.id: again[a.id] for a in agents if a.id in again}
+
+
+def _doubt(
+    a: AgentDef,
+    wanted: str,
+    paths: AgentPaths,
+    ledger: LedgerView,
+    wave: int,
+    moves: BaseMoves | None,
+) -> str | None:
+    """Why the agent's earlier success is not reused (None: it is)."""
+    prints = {moves.now if moves else "": wanted}
+    if moves is not None:
+        prints |= {b: fingerprint(a, a.executor.id, b) for b in moves.earlier}
+    seen = next((b for b, fp in prints.items() if not success_doubt(ledger, wave, a.id, fp)), None)
+    kept = next((b for b, fp in prints.items() if succeeded_with(paths, fp)), None)
+    if seen is not None and kept is not None:
+        return moves.stale(a, (kept, seen)) if moves is not None else None
+    doubt = success_doubt(ledger, wave, a.id, wanted)
+    if doubt is not None and kept is not None:
+        log.warning("agent not reused", agent=a.id, why=f"{doubt}; its status.json says completed")
+    elif seen is not None:
+        doubt = "the launcher saw it complete, but its files no longer say so"
+        log.warning("agent not reused", agent=a.id, why=doubt)
+    return doubt or "its earlier run did not complete"
 
 
 def reusable_agents(
     ctx: WaveContext, wave: WaveDef, previous: Mapping[str, Any], workspaces: Workspaces
 ) -> list[str]:
-    """Before a new run sets the earlier one aside: the implementation agents it reuses.
-    In worktree mode the base the agents start from is part of the fingerprint, and an
-    agent whose branch is gone is not reused."""
-    try:
-        base = workspaces.reuse_base()
-    except WaveError:  # no base to compare with: nothing reused (the start says what is wrong)
-        return []
-    impl = wave.implementation_agents
-    prints = {a.id: fingerprint(a, a.executor.id, base) for a in impl}
-    layout, ledger = ctx.layout, ctx.ledger.view if ctx.ledger else None
-    earlier = {a.id: layout.agent(wave.number, a.id) for a in impl if workspaces.has_branch(a.id)}
-    rejected = previous.get("rejected_agents")
-    rejected = [*(rejected if isinstance(rejected, list) else ()), *rerun_notes(previous)]
-    return choose_reused(impl, prints, earlier, ledger, wave.number, rejected)
+    """Before a new run sets the earlier one aside: the implementation agents it reuses
+    (the plan `wave rerun` shows, see ``reuse_plan``)."""
+    from .reuse_plan import plan_reuse
+
+    ledger = ctx.ledger.view if ctx.ledger else None
+    return list(plan_reuse(wave, ctx.layout, ledger, previous, workspaces).reused)
 
 
 def rerun_notes(previous: Mapping[str, Any]) -> dict[str, str]:
