@@ -20,6 +20,8 @@ from ..agent.run import AgentRun
 
 MIN_INTERVAL = 0.25
 FOOTER = "[wave] run ended: "  # the wrapper's last line: not the agent's own last words
+Run = tuple[int, float | None] | None  # one try of an agent: its attempt and launch time
+Seen = tuple[Run, tuple[int, int, int], str, tuple[str | None, str | None]]
 
 
 def tail_text(path: Path, limit: int = 4096) -> str:
@@ -77,38 +79,47 @@ def last_signals(text: str) -> tuple[str | None, str | None]:
 class OutputCache:
     """Last line and phase of each agent's log, read again only when the log changed: the
     snapshot is rewritten on every state change, and re-reading every log each time would
-    slow down noticing the next agent that finishes."""
+    slow down noticing the next agent that finishes. What is kept belongs to one try (``run``:
+    its attempt and launch time) and one file: the next try's log, at the same path, is
+    never taken for the one before."""
 
     def __init__(self) -> None:
-        self._seen: dict[Path, tuple[tuple[int, int], str, tuple[str | None, str | None]]] = {}
-        self._final: set[Path] = set()  # logs of ended agents, read once since they ended
+        self._seen: dict[Path, Seen] = {}
+        self._final: dict[Path, Run] = {}  # logs of ended tries, read once since they ended
 
-    def read(self, path: Path, final: bool = False) -> tuple[str, tuple[str | None, str | None]]:
+    def read(
+        self, path: Path, final: bool = False, run: Run = None
+    ) -> tuple[str, tuple[str | None, str | None]]:
         """The last line, and (phase, deploy) as ``last_signals`` has them. ``final``: the
-        agent has ended, its log no longer changes once read after that."""
-        if final and path in self._final:
-            _, line, signals = self._seen[path]
-            return line, signals
-        if final and path in self._seen:
-            self._final.add(path)  # one more look below, then never again
+        try ``run`` has ended, its log no longer changes once read after that."""
+        cached = self._seen.get(path)
+        if cached is not None and cached[0] != run:  # another try's: forgotten
+            cached = None
+            self._final.pop(path, None)
+        if final and self._final.get(path, ()) == run and cached is not None:
+            return cached[2], cached[3]
+        if final and cached is not None:
+            self._final[path] = run  # one more look below, then never again
         try:
             st = path.stat()
         except OSError:
             return "", (None, None)
-        key = (st.st_size, st.st_mtime_ns)
-        cached = self._seen.get(path)
-        if cached is None or cached[0] != key:
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)  # a new file may have the old's size and time
+        if cached is None or cached[1] != key:
             tail = tail_text(path)
-            cached = (key, last_line(tail), last_signals(tail))
+            cached = (run, key, last_line(tail), last_signals(tail))
             self._seen[path] = cached
-        return cached[1], cached[2]
+        return cached[2], cached[3]
 
 
 def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     launch = run.launch
     final = run.state.terminal
+    try_of = (launch.attempt, run.launched_wall)
     line, (phase, deploy) = (
-        cache.read(launch.paths.output_log, final) if run.launched_wall else ("", (None, None))
+        cache.read(launch.paths.output_log, final, try_of)
+        if run.launched_wall
+        else ("", (None, None))
     )
     state = "reused" if run.reused else run.state.value  # its earlier run's success stands
     if run.state is AgentState.RUNNING:
