@@ -22,9 +22,11 @@ def register(sub: Any) -> None:
         "On a terminal, an interactive console of the lane's current wave: each agent's "
         "state, attempt, elapsed time, tokens, cost and last line, the closure stages, open "
         "questions and spend; pick an agent with the arrows or j/k, then l its output, d its "
-        "diff, Enter attach, s stop, r rerun, a answer, c comment (w wave, / filter, ? keys, "
-        "q quit). Piped, with --once, --plain, NO_COLOR or --color never: the plain view, "
-        "redrawn as the launcher writes (Ctrl-C leaves); --once prints one frame.",
+        "diff, Enter attach, s stop, r rerun, a answer, c comment (p preview, o order, w "
+        "wave, L lane, O launcher log, b board, e events, G/R/S start, resume, stop the "
+        "lane, / filter or find, ? keys, q quit). Piped, with --once, --plain, NO_COLOR or "
+        "--color never: the plain view, redrawn as the launcher writes (Ctrl-C leaves); "
+        "--once prints one frame.",
         [
             ("wave dashboard", "the interactive console of the current wave"),
             ("wave dashboard --plain", "the plain live view (no keys)"),
@@ -61,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"lane {lane!r} has no wave {args.wave} (waves: {listed})")
     if _interactive(args):
         from ..dashboard.console_app import FleetConsole
-        from .dashboard_fleet import CommandFleet
+        from .dashboard_fleet import CommandFleet, CommandLanes
 
-        app = FleetConsole(layout, args.wave, CommandFleet(repo, lane, layout))
+        fleet = CommandFleet(repo, lane, layout)
+        app = FleetConsole(layout, args.wave, fleet, CommandLanes(repo))
         app.run()
         if app.failure is not None:
             raise WaveError(

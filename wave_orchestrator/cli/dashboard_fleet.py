@@ -67,3 +67,52 @@ class CommandFleet:
             records = [r for r in read_records([path]) if r.get("wave") == wave]
             self._usage = {str(r["agent"]): (record_tokens(r), record_cost(r)) for r in records}
         return self._usage
+
+
+class CommandLanes:
+    """The repository's lanes for the console's `L`: how each stands, read as `wave lanes`
+    reads it; a lane picked gets its own layout and fleet. Nothing printed (a lane.yaml that
+    cannot be read keeps the default state dir, as `wave status` does, and says so in the list),
+    for the console owns the terminal."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+
+    def lanes(self) -> list[tuple[str, str]]:
+        from ..definitions.repository.lanes import list_lanes
+        from ..state.lock import live_lock
+
+        rows = []
+        for name in list_lanes(self.repo):
+            layout, problem = self._layout(name)
+            if live_lock(layout.lock) is not None:
+                said = "launcher running"
+            else:
+                said = _last_result(layout)
+            rows.append((name, f"{said}  (lane.yaml unreadable)" if problem else said))
+        return rows
+
+    def open(self, lane: str) -> tuple[StateLayout, CommandFleet]:
+        layout, _ = self._layout(lane)
+        return layout, CommandFleet(self.repo, lane, layout)
+
+    def _layout(self, lane: str) -> tuple[StateLayout, bool]:
+        from ..definitions.repository.lanes import read_lane_header
+        from ..state.layout import resolve_state_dir
+
+        header = read_lane_header(self.repo, lane)
+        root = resolve_state_dir(self.repo, lane, header.state_dir)
+        return StateLayout(root, lane, repo=self.repo), header.problem is not None
+
+
+def _last_result(layout: StateLayout) -> str:
+    """``wave 2 completed``, as `wave lanes` says it; ``never run`` before any wave."""
+    from ..errors import WaveError
+    from ..state.run_state import RunState
+
+    try:
+        history = RunState(layout.run_state, layout.lane).data["history"]
+        last = history[-1] if history else None
+        return f"wave {last['wave']} {last['to']}" if last else "never run"
+    except (OSError, ValueError, WaveError, KeyError, TypeError, IndexError):
+        return "state unreadable"

@@ -1,8 +1,9 @@
 """The interactive dashboard: the ``dashboard.json`` the plain view draws, as a
 Textual app a person drives with keys, like lazygit or claude-squad. It reads state files only;
 whatever a key does to the fleet goes through ``Fleet``, which the cli builds from its own
-commands, so a key and a command are one behaviour (those keys are ``agent_commands``; the
-table's cells ``agent_rows``).
+commands, so a key and a command are one behaviour (those keys are ``agent_commands`` and
+``lane_commands``; the table's cells ``agent_rows``, their order ``sorting``; the pane under the
+table ``panes``, the preview beside it ``preview``).
 
 Everything it shows from a state file or a command's output is plain text, never Textual
 markup: a ``[/]`` an agent wrote would end the console, and a ``[@click=...]`` would run an
@@ -16,27 +17,28 @@ from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.content import Content
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Log, Static
 
 from ..sanitize import clean_tree, strip_controls
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.untrusted import read_snapshot
-from .agent_commands import AgentCommands
 from .agent_rows import COLUMNS, agent_cells, fit_last_column
-from .fleet import Done, Fleet
-from .follow import LogFollower
+from .fleet import Done, Fleet, Lanes
+from .lane_commands import LaneKeys
+from .preview import PreviewKeys
 from .render import attention_lines, current_wave, dicts, header, stages_line
-from .screens import Ask, Keys, PickWave
+from .screens import Keys, PickWave
+from .sorting import SORTS, next_sort, sort_agents
 
 TICK_SECONDS = 0.25  # how often the files are looked at (a stat each; read only when changed)
 
 
-class FleetConsole(AgentCommands):
+class FleetConsole(LaneKeys, PreviewKeys):
     """One lane's wave, redrawn when its ``dashboard.json`` changes; the selected agent is
     what every key acts on."""
 
@@ -44,7 +46,11 @@ class FleetConsole(AgentCommands):
     ENABLE_COMMAND_PALETTE = False
     CSS = """
     #head { height: auto; max-height: 40%; }
-    #agents { height: 1fr; }
+    #body { height: 1fr; }
+    #body.narrow { layout: vertical; }
+    #agents { height: 1fr; width: 1fr; }
+    #preview { width: 50%; height: 1fr; border: round $accent; display: none; }
+    #body.narrow #preview { width: 1fr; }
     #pane { height: 1fr; border: round $accent; display: none; }
     #attention { height: auto; max-height: 25%; }
     """
@@ -52,6 +58,7 @@ class FleetConsole(AgentCommands):
         Binding("j,down", "move(1)", "down", show=False),
         Binding("k,up", "move(-1)", "up", show=False),
         Binding("l", "log", "log"),
+        Binding("p", "preview", "preview", show=False),
         Binding("d", "diff", "diff"),
         Binding("enter", "attach", "attach"),
         Binding("s", "stop", "stop"),
@@ -59,15 +66,28 @@ class FleetConsole(AgentCommands):
         Binding("a", "answer", "answer"),
         Binding("c", "comment", "comment"),
         Binding("w", "pick_wave", "wave"),
-        Binding("slash", "filter", "filter"),
+        Binding("o", "sort", "order", show=False),
+        Binding("L", "pick_lane", "lane", show=False),
+        Binding("O", "launcher_log", "launcher log", show=False),
+        Binding("b", "board", "board", show=False),
+        Binding("e", "events", "events", show=False),
+        Binding("G", "start_lane", "start lane", show=False),
+        Binding("R", "resume_lane", "resume lane", show=False),
+        Binding("S", "stop_lane", "stop lane", show=False),
+        Binding("slash", "find", "filter"),
+        Binding("n", "find_next", "next match", show=False),
+        Binding("N", "find_previous", "previous match", show=False),
         Binding("question_mark", "keys", "keys"),
         Binding("escape", "close", "close", show=False),
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, layout: StateLayout, wave: int | None, fleet: Fleet) -> None:
+    def __init__(
+        self, layout: StateLayout, wave: int | None, fleet: Fleet, lanes: Lanes | None = None
+    ) -> None:
         super().__init__()
-        self.layout, self.pinned, self.fleet = layout, wave, fleet
+        self.layout, self.pinned, self.fleet, self.lanes = layout, wave, fleet, lanes
+        self.sort = SORTS[0]
         self.wave: int | None = None  # the wave on screen
         self.data: dict[str, Any] | None = None
         self.filter = ""
@@ -78,7 +98,8 @@ class FleetConsole(AgentCommands):
         self._run_state_seen: int | None = None  # run-state.json's mtime when last looked at
         self._latest: int | None = None  # the wave it named then
         self._usage: dict[str, tuple[int | None, float | None]] = {}
-        self._follower: LogFollower | None = None
+        self._init_pane()
+        self._init_preview()
         self._ticks = 0
         self.failure: BaseException | None = None  # what ended it, if not the person
         # the main screen's widgets, held rather than queried: a query asks the active screen,
@@ -87,6 +108,8 @@ class FleetConsole(AgentCommands):
         self.attention = Static(id="attention", markup=False)
         self.table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
         self.pane = Log(id="pane", max_lines=5000, auto_scroll=False)
+        self.preview = Log(id="preview", max_lines=2000, auto_scroll=False)
+        self.body = Horizontal(self.table, self.preview, id="body")
 
     def _fatal_error(self) -> None:
         """An error inside the console ends it without Textual's traceback on the person's
@@ -95,7 +118,7 @@ class FleetConsole(AgentCommands):
         self._close_messages_no_wait()
 
     def compose(self) -> ComposeResult:
-        yield from (self.head, self.table, self.pane, self.attention, Footer())
+        yield from (self.head, self.body, self.pane, self.attention, Footer())
 
     def on_mount(self) -> None:
         for name in COLUMNS:
@@ -126,6 +149,7 @@ class FleetConsole(AgentCommands):
             self._draw()
         if self._follower is not None:
             self._follow()
+        self._follow_preview()
 
     def _current_wave(self) -> int | None:
         """The wave running, else the latest: looked for again only when run-state.json
@@ -144,7 +168,8 @@ class FleetConsole(AgentCommands):
         width = max(40, width or self.size.width)
         self.head.update(self._head(data, width))
         self.attention.update(Group(*attention_lines(data)) if data else Text(""))
-        self._rows([a for a in dicts((data or {}).get("agents")) if self._shown(a)], width)
+        agents = [a for a in dicts((data or {}).get("agents")) if self._shown(a)]
+        self._rows(sort_agents(agents, self.sort, self._usage), max(40, self._table_room(width)))
 
     def _head(self, data: dict[str, Any] | None, width: int) -> RenderableType:
         if data is None:
@@ -162,9 +187,10 @@ class FleetConsole(AgentCommands):
             lane = self.layout.lane
             said = f"no launcher runs lane {lane}: this is the last state it recorded"
             parts.append(Text(said, "bold magenta", no_wrap=True, overflow="ellipsis"))
-        if self.filter:
-            said = f"filter: {self.filter}  (Esc clears)"
-            parts.append(Text(said, "cyan", no_wrap=True, overflow="ellipsis"))
+        shown = [f"filter: {self.filter}  (Esc clears)"] if self.filter else []
+        shown += [f"sorted by {self.sort}  (o: next order)"] if self.sort != SORTS[0] else []
+        if shown:
+            parts.append(Text("   ".join(shown), "cyan", no_wrap=True, overflow="ellipsis"))
         return Group(*parts)
 
     def _shown(self, agent: dict[str, Any]) -> bool:
@@ -203,6 +229,7 @@ class FleetConsole(AgentCommands):
         self.action_attach()
 
     def on_resize(self, event: events.Resize) -> None:
+        self._place_preview(event.size.width)
         self._rebuild = True  # the columns' widths are the table's own: made for the new width
         self._draw(event.size.width)
 
@@ -211,55 +238,9 @@ class FleetConsole(AgentCommands):
         table = self.table
         if self._ids:
             table.move_cursor(row=max(0, min(len(self._ids) - 1, table.cursor_row + step)))
-        if self._follower is not None:  # the log pane follows the selection
+        if self._pane_kind == "log":  # the output pane follows the selection
             self.action_log()
-
-    def action_log(self) -> None:
-        agent = self._agent()
-        if agent is None or self.wave is None:
-            return
-        self._follower = LogFollower(self.layout.agent(self.wave, agent).output_log)
-        self._open_pane(f"output of {agent} (follows; PgUp/PgDn scroll; Esc closes)")
-        self._follow()
-
-    def _follow(self) -> None:
-        assert self._follower is not None
-        if text := self._follower.read():
-            pane = self.pane
-            pane.write_lines(text.split("\n"), scroll_end=pane.is_vertical_scroll_end)
-
-    def action_diff(self) -> None:
-        agent = self._agent()
-        if agent is None or self.wave is None:
-            return
-        self._follower = None
-        self._open_pane(f"diff of {agent} (Esc closes)")
-        self._diff(agent, self.wave)
-
-    @work(thread=True, exclusive=True, group="diff")
-    def _diff(self, agent: str, wave: int) -> None:
-        done = self.fleet.command(["diff", agent, "--wave", str(wave)])
-        self.call_from_thread(self._show_diff, done)
-
-    def _show_diff(self, done: Done) -> None:
-        """The diff as words: the agent wrote every line of it, escapes included."""
-        pane = self.pane
-        if pane.display and self._follower is None:
-            pane.clear()
-            text = strip_controls(done.text, newlines=True) or "(no changes)"
-            pane.write_lines(text.split("\n"), scroll_end=False)
-
-    def _open_pane(self, title: str) -> None:
-        pane = self.pane
-        pane.clear()
-        pane.border_title = Content(strip_controls(title))  # a str would be parsed as markup
-        pane.display = True
-
-    def _close_pane(self) -> None:
-        self._follower = None
-        pane = self.pane
-        pane.display = False
-        self.table.focus()
+        self._follow_preview()
 
     def action_close(self) -> None:
         if self.pane.display:
@@ -276,15 +257,23 @@ class FleetConsole(AgentCommands):
 
         self.push_screen(PickWave(self._waves(), self.wave), chosen)
 
-    def action_filter(self) -> None:
-        def chosen(text: str | None) -> None:
-            if text is not None:
-                self.filter = text
-                self._draw()
+    def action_sort(self) -> None:
+        self.sort = next_sort(self.sort)
+        self._draw()
 
-        self.push_screen(
-            Ask("Show the agents whose id, state, role or executor has:", value=self.filter), chosen
-        )
+    def switch_lane(self, lane: str) -> None:
+        """Show ``lane`` from now on: its layout, its current wave, its fleet for every key."""
+        assert self.lanes is not None
+        self.layout, self.fleet = self.lanes.open(lane)
+        self.pinned = self._latest = self._run_state_seen = self._seen = None
+        self.filter, self._usage, self._ticks = "", {}, 0  # its launcher looked at now
+        self._close_pane()
+        self._preview_of = None
+        self._tick()
+
+    def _said(self, what: str, done: Done) -> None:
+        super()._said(what, done)
+        self._ticks = 0  # whether a launcher runs is looked at again now (a lane command)
 
     def action_keys(self) -> None:
         self.push_screen(Keys())

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..state.layout import StateLayout
+
 
 @dataclass(frozen=True)
 class Done:
@@ -29,3 +31,13 @@ class Fleet(Protocol):
 
     def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
         """Tokens and cost each agent's last finished attempt reported (metrics)."""
+
+
+class Lanes(Protocol):
+    """The repository's other lanes, for switching the console to one (the cli's layouts)."""
+
+    def lanes(self) -> list[tuple[str, str]]:
+        """Each lane's name and how it stands (a launcher running, its last result)."""
+
+    def open(self, lane: str) -> tuple[StateLayout, Fleet]:
+        """The lane's state layout and the fleet its keys then act on."""

@@ -1,14 +1,17 @@
-"""Following one agent's output for the dashboard's log pane: the end of the file first, then
-what is appended, a bounded chunk per read (a 500 MB log costs one chunk of memory)."""
+"""Following a file for the dashboard's panes: an agent's output (or the launcher's log, or the
+events) from the end of the file, then what is appended, a bounded chunk per read (a 500 MB
+log costs one chunk of memory); the board, which is rewritten whole, again when it changed."""
 
 from __future__ import annotations
 
 import codecs
+import json
 import os
 from pathlib import Path
 
 from ..errors import WaveError
 from ..sanitize import strip_controls
+from ..state.events import local_clock
 from ..state.fsutil import open_read
 
 TAIL_BYTES = 64 * 1024  # what the pane shows of what was written before it opened
@@ -46,3 +49,56 @@ class LogFollower:
         if len(self._partial) >= CHUNK_BYTES:  # a line with no end: shown in parts
             done, self._partial = f"{done}\n{self._partial}" if done else self._partial, ""
         return strip_controls(done, newlines=True) if done else ""
+
+
+class EventFollower(LogFollower):
+    """``events.jsonl`` as a timeline: a line per event, at this machine's clock. The fields
+    are decoded before they are cleaned (a JSON ``\\u001b`` is an escape too)."""
+
+    def read(self) -> str:
+        text = super().read()
+        return "\n".join(event_line(line) for line in text.split("\n") if line.strip())
+
+
+def event_line(line: str) -> str:
+    """``10:00:00  agent_started  wave 3  api  key=value ...``; a line that is no event as it is."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(record, dict):
+        return line
+    parts = [local_clock(str(record.get("at", ""))), str(record.get("event", "?"))]
+    if "wave" in record:
+        parts.append(f"wave {record['wave']}")
+    if "agent" in record:
+        parts.append(str(record["agent"]))
+    rest = {k: v for k, v in record.items() if k not in ("at", "event", "wave", "agent")}
+    parts += [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in rest.items()]
+    return strip_controls("  ".join(parts))
+
+
+class WholeFile:
+    """A file the launcher rewrites whole (the board): its text again when it changed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._seen: tuple[int, int] | bool | None = False  # False: not read yet
+
+    def read(self) -> str | None:
+        """The file's text when it changed since the last read ('' while there is none), else
+        None; a stat per call, a read only on a change."""
+        try:
+            st = self.path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._seen:
+            return None
+        self._seen = stamp
+        try:
+            with open_read(self.path) as fh:
+                data = fh.read(CHUNK_BYTES)
+        except (OSError, WaveError):  # not there, or a link or FIFO: nothing to show
+            return ""
+        return strip_controls(data.decode("utf-8", "replace"), newlines=True)

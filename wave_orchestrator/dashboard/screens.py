@@ -1,5 +1,5 @@
-"""The dashboard's small windows over the fleet: confirm with `y`, type an answer, pick a wave,
-read the keys. Each gives back what the person chose; the app acts on it.
+"""The dashboard's small windows over the fleet: confirm with `y`, type an answer, pick a wave
+or a lane, read the keys. Each gives back what the person chose; the app acts on it.
 
 What they show comes from state files an agent can write: plain text, never markup (a
 ``[/]`` would end the console, a ``[@click=...]`` run an action on a click) and never an
@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from ..sanitize import strip_controls
 
 MODAL_CSS = """
-Confirm, Ask, PickWave, Keys { align: center middle; }
+Confirm, Ask, PickWave, PickLane, Keys { align: center middle; }
 #box {
     width: 76; max-width: 100%; height: auto; max-height: 100%;
     border: round $accent; padding: 0 1; background: $surface;
@@ -32,14 +32,22 @@ Confirm, Ask, PickWave, Keys { align: center middle; }
 KEYS = (
     ("↑ ↓  j k", "move between agents"),
     ("l", "the agent's live output (follows; PgUp/PgDn scroll)"),
+    ("p", "preview the selected agent's output beside the table"),
     ("d", "the agent's diff (its branch, or its owned paths)"),
     ("Enter", "attach to its tmux session (detach: C-b d)"),
     ("s", "stop the agent (asks y)"),
     ("r", "rerun the agent (asks y)"),
     ("a", "answer its open question"),
     ("c", "send it a comment"),
+    ("o", "sort: state, elapsed, cost, attempts, id, wave order"),
     ("w", "switch wave"),
-    ("/", "filter agents (Esc clears)"),
+    ("L", "switch lane"),
+    ("O", "the launcher's log (follows)"),
+    ("b", "the wave's coordination board"),
+    ("e", "the lane's event timeline (follows)"),
+    ("G R S", "start (in the background), resume, stop the lane (ask y)"),
+    ("/", "filter agents; in a pane: find text"),
+    ("n N", "next, previous match in the pane"),
     ("Esc", "close the pane or the filter"),
     ("?", "these keys"),
     ("q", "quit"),
@@ -122,6 +130,38 @@ class PickWave(ModalScreen[int | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(int(event.option.id or 0))
+
+    def action_give_up(self) -> None:
+        self.dismiss(None)
+
+
+class PickLane(ModalScreen[str | None]):
+    """The repository's lanes with how each stands; Enter shows one."""
+
+    CSS = MODAL_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,L", "give_up", "cancel")]
+
+    def __init__(self, lanes: list[tuple[str, str]], current: str) -> None:
+        super().__init__()
+        self.lanes, self.current = lanes, current
+
+    def compose(self) -> ComposeResult:
+        width = max((len(name) for name, _ in self.lanes), default=0) + 2
+        options = [
+            Option(Content(strip_controls(f"{name:<{width}}{how}")), id=name)
+            for name, how in self.lanes
+        ]
+        with Vertical(id="box"):
+            yield Static("show which lane? (Enter picks, Esc cancels)", markup=False)
+            yield OptionList(*options, markup=False)
+
+    def on_mount(self) -> None:
+        names = [name for name, _ in self.lanes]
+        if self.current in names:
+            self.query_one(OptionList).highlighted = names.index(self.current)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
 
     def action_give_up(self) -> None:
         self.dismiss(None)
