@@ -137,8 +137,25 @@ def test_integration_needs_more_work_once_then_passes_without_rerunning_implemen
         f"else echo '{INT_OK}'; fi"
     )
     tmux_repo.lane("main", LANE.format(retries=1), {1: full_wave(I=flaky)})
-    result = tmux_repo.wave("launch", "--lane", "main")
+    result = tmux_repo.wave("launch", "--lane", "main", "--json")
     assert result.returncode == 0, result.stderr
+    # --json lists every run that ended, each once, attempt by attempt (S1 and S2 run together)
+    runs = json.loads(result.stdout)["waves"][0]["runs"]
+    ran = [(r["agent"], r["attempt"]) for r in runs]
+    assert ran[:1] + sorted(ran[1:4]) + ran[4:] == [
+        ("A1", 1),
+        ("E", 1),
+        ("S1", 1),
+        ("S2", 1),
+        ("I", 1),
+        ("I", 2),
+        ("D", 2),
+        ("QA", 2),
+    ]
+    assert {(r["outcome"], r["executor"], r["reused"]) for r in runs} == {
+        ("success", "local", False)
+    }
+    assert all(r["duration_ms"] > 0 and r["code"] == 0 for r in runs)
     launches: dict[str, list[int]] = {}
     for e in events(tmux_repo, "agent_launched"):
         launches.setdefault(e["agent"], []).append(e["attempt"])

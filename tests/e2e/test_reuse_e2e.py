@@ -169,3 +169,19 @@ def test_resume_mid_retry_runs_the_plans_targets_and_keeps_the_rest(tmux_repo: R
     assert runs(tmux_repo) == ["I"]  # A and B stand; I's rejected attempt 1 is not adopted
     done = tmux_repo.run_state("main")["waves"]["1"]
     assert (done["state"], done["attempts"]) == ("completed", 2)
+
+
+def test_launch_json_lists_the_reused_runs_beside_those_that_ran(tmux_repo: Repo) -> None:
+    tmux_repo.lane("main", local_lane(), {1: wave_file()})
+    assert launch(tmux_repo) != 0
+    (tmux_repo.root / "fixed").touch()
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["waves"][0]["runs"]
+    assert sorted((r["agent"], r["reused"], r["outcome"]) for r in rows) == [
+        ("A", True, "success"),
+        ("B", False, "success"),
+        ("C", False, "success"),
+        ("D", True, "success"),
+        ("QA", False, "success"),
+    ]

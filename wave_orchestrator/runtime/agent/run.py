@@ -243,6 +243,18 @@ class AgentRun:
             "detail": self.detail or None,
         }
 
+    def ended_row(self) -> dict[str, Any]:
+        """This run among a launch's finished runs (``wave launch --json``)."""
+        return {
+            "agent": self.id,
+            "attempt": self.launch.attempt,
+            "executor": self.launch.executor,
+            "outcome": self.state.outcome,
+            "duration_ms": self.duration_ms,
+            "code": self.code,
+            "reused": self.reused,
+        }
+
     def launcher_status(self, state: AgentState) -> dict[str, Any]:
         """The status file of an outcome the launcher decided (timeout, stall, ...); a
         `cancelled` one is launched again by `--resume` (``stopped_by``)."""

@@ -45,6 +45,7 @@ def _wave(outcome: WaveOutcome) -> dict[str, Any]:
         "attempts": outcome.attempts,
         "blocked": outcome.blocked,
         "failures": [] if ended else [_failure(r) for r in outcome.failures],
+        "runs": outcome.runs,
         "gate": {"stage": gate.stage, "failures": [f.fields() for f in gate.failures]}
         if gate is not None and not ended
         else None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...closure.gates import GateResult
 from ...coordination.follower import Coordinator
@@ -31,6 +32,7 @@ class WaveOutcome:
     gate: GateResult | None = None  # the gate that failed the last attempt, if one did
     blocked: bool = False  # failed with nothing safe left to retry (exit 4)
     note: str = ""  # why it is blocked, when a person's answer is what it waited for
+    runs: list[dict[str, Any]] = field(default_factory=list)  # every run that ended, in order
 
 
 @dataclass

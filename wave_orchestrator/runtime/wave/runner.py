@@ -107,6 +107,7 @@ class WaveRunner:
                 announce_retry(self.ctx.events, self.wave, attempt, plan)
             run_state.set_attempts(self.wave.number, attempt, self.attempt.reason, plan.saved())
             result = self._attempt(plan)
+            self._note_ended(outcome)
             write_summaries(self.latest.values(), self.judging.result, self.judging.gates)
             self.attempt.adopting = False
             self.refresh(force=True)
@@ -130,6 +131,18 @@ class WaveRunner:
             plan = next_plan
         self._end(outcome, run_state)
         return outcome
+
+    def _note_ended(self, outcome: WaveOutcome) -> None:
+        """Adds the runs that ended in this attempt to the outcome's list, in the order they
+        ended (a reused agent once, as reused)."""
+        seen = {(r["agent"], r["attempt"]) for r in outcome.runs}
+        ended = [
+            run
+            for run in self.latest.values()
+            if run.state.terminal and (run.id, run.launch.attempt) not in seen
+        ]
+        ended.sort(key=lambda run: run.finished_wall or 0.0)
+        outcome.runs.extend(run.ended_row() for run in ended)
 
     def refresh(self, force: bool = False, status: str = "running") -> bool:
         """dashboard.json anew (unless deferred); True when its update was deferred."""
