@@ -196,17 +196,23 @@ def test_a_tick_while_the_app_closes_draws_nothing_and_raises_nothing(layout: St
 def test_r_reruns_after_y_in_the_background_when_no_launcher_runs(
     layout: StateLayout, alive: bool
 ) -> None:
+    """With no launcher the question names the plan `wave rerun --dry-run` gives, and `y`
+    runs that plan without the command asking again."""
     fleet = FakeFleet(alive=alive)
+    fleet.replies["rerun"] = Done(0, "wave: warning: a word first\nreruns api; reuses store\n")
+    argv = ["rerun", "api", "--wave", "3", "--reason=rerun by a person from the dashboard"]
+    asked = "Rerun api of wave 3?" if alive else "Rerun api of wave 3? reruns api; reuses store"
 
     async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
         await pilot.press("r")
-        assert isinstance(app.screen, Confirm) and "Rerun api of wave 3?" in app.screen.question
+        await until(pilot, lambda: isinstance(app.screen, Confirm), "the confirmation")
+        assert isinstance(app.screen, Confirm) and app.screen.question == asked
         await pilot.press("y")
-        await until(pilot, lambda: fleet.commands, "the rerun command")
+        await until(pilot, lambda: len(fleet.commands) == (1 if alive else 2), "the rerun")
 
     drive(layout, fleet, script)
-    argv = ["rerun", "api", "--wave", "3", "--reason=rerun by a person from the dashboard"]
-    assert fleet.commands == [argv if alive else [*argv, "--detach"]]
+    planned = [["rerun", "api", "--wave", "3", "--dry-run"], [*argv, "--detach", "--yes"]]
+    assert fleet.commands == ([argv] if alive else planned)
 
 
 def test_a_answers_the_selected_agent_s_question_and_says_when_it_has_none(

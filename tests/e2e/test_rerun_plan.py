@@ -120,3 +120,56 @@ def ask_in_a_pane(repo: Repo, server: libtmux.Server, answer: str) -> str:
     pane.send_keys(answer, enter=True)
     wait_for(lambda: "EXIT=" in shown(), seconds=60, what="the command's end")
     return shown()
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_the_console_r_confirmation_names_the_same_plan(tmux_repo: Repo, edit: bool) -> None:
+    """The console's `r`, driven by Textual's pilot against the real command: its question
+    names what `wave rerun` would rerun and reuse; `y` runs that plan in the background."""
+    import asyncio
+
+    from wave_orchestrator.cli._common import state_layout
+    from wave_orchestrator.cli.dashboard_fleet import CommandFleet
+    from wave_orchestrator.dashboard.console_app import FleetConsole
+    from wave_orchestrator.dashboard.screens import Confirm
+
+    finished_and_merged(tmux_repo)
+    root = tmux_repo.root
+    if edit:
+        (root / "notes.md").write_text("a person's notes\n")
+        sh(root, "git", "add", "notes.md")
+        sh(root, "git", "commit", "-qm", "notes")
+    layout = state_layout(root, "main")
+    app = FleetConsole(layout, 1, CommandFleet(root, "main", layout))
+    asked: list[str] = []
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            while app.selected() != "QA":
+                await pilot.press("j")
+            await pilot.press("r")
+            deadline = asyncio.get_running_loop().time() + 30
+            while not isinstance(app.screen, Confirm):  # the plan has been asked for
+                assert asyncio.get_running_loop().time() < deadline, "no confirmation"
+                await pilot.pause(0.1)
+            asked.append(app.screen.question)
+            await pilot.press("y")
+            deadline = asyncio.get_running_loop().time() + 60
+            while tmux_repo.wave_state("main", 1) != "completed" or not runs(tmux_repo):
+                assert asyncio.get_running_loop().time() < deadline, "the rerun did not end"
+                await pilot.pause(0.2)
+
+    asyncio.run(run())
+    if edit:
+        assert asked == [
+            "Rerun QA of wave 1? reruns everything: the base moved since A ran (notes.md changed)"
+        ]
+        wait_for(lambda: runs(tmux_repo) == ["A", "B", "QA"], seconds=60, what="everyone ran")
+    else:
+        assert asked == ["Rerun QA of wave 1? reruns QA; reuses A, B"]
+        wait_for(lambda: runs(tmux_repo) == ["QA"], seconds=60, what="QA ran")
+    from wave_orchestrator.state.lock import live_lock
+
+    wait_for(lambda: live_lock(layout.lock) is None, seconds=60, what="the launcher's end")
+    assert runs(tmux_repo) == (["A", "B", "QA"] if edit else ["QA"])

@@ -64,10 +64,29 @@ class AgentCommands(App[None]):
             self._confirmed(question, f"stop {agent}", ["stop", "--agent", agent])
 
     def action_rerun(self) -> None:
+        """In a running wave, the agent now; else its wave again, after the confirmation
+        names what `wave rerun --dry-run` says it reruns and reuses, and why."""
         if (agent := self._agent()) and self.wave is not None:
             argv = ["rerun", agent, "--wave", str(self.wave), f"--reason={RERUN_REASON}"]
-            argv = argv if self.alive else [*argv, "--detach"]
-            self._confirmed(f"Rerun {agent} of wave {self.wave}?", f"rerun {agent}", argv)
+            question = f"Rerun {agent} of wave {self.wave}?"
+            if self.alive:
+                self._confirmed(question, f"rerun {agent}", argv)
+            else:
+                self._rerun_plan(agent, question, argv)
+
+    @work(thread=True, group="commands")
+    def _rerun_plan(self, agent: str, question: str, argv: list[str]) -> None:
+        """The plan off the event loop (it reads git), then the confirmation that names it:
+        `y` runs that plan in the background without asking again."""
+        plan = self.fleet.command([*argv[:4], "--dry-run"])
+        if plan.code != 0:
+            self.call_from_thread(self._said, f"rerun {agent}", plan)
+            return
+        words = strip_controls(plan.text.strip().splitlines()[-1] if plan.text.strip() else "")
+        asked = f"{question} {words}" if words else question
+        self.call_from_thread(
+            self._confirmed, asked, f"rerun {agent}", [*argv, "--detach", "--yes"]
+        )
 
     def action_answer(self) -> None:
         agent = self._agent()
