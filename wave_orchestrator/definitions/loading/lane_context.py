@@ -10,6 +10,7 @@ from pathlib import Path
 from ...errors import LaneProblem
 from ..model import IsolationSettings, PlacementSettings, SandboxSettings
 from ..repository.paths import inside_repository, normalise_repo_path
+from ..sections.closure import ClosureRules
 from ..sections.executor_settings import LaneSettings
 from ..sections.isolation import BaseRefs
 from ..source.schema import Checker
@@ -46,7 +47,7 @@ class LaneContext:
     display: Callable[[Path], str]
     problems: list[LaneProblem]
     settings: LaneSettings
-    required_roles: list[str]
+    closure: ClosureRules
     shared_files: bool
     isolation: IsolationSettings = field(default_factory=IsolationSettings)
     placement: PlacementSettings = field(default_factory=PlacementSettings)

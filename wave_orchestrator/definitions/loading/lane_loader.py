@@ -13,7 +13,6 @@ from ...errors import LaneInvalid, LaneProblem
 from ...names import LANE_NAME_RE, WAVE_FILE_RE
 from ...state.layout import resolve_state_dir
 from ..model import (
-    CLOSURE_ORDER,
     NUMBER_RANGES,
     ROLES,
     IsolationSettings,
@@ -22,6 +21,7 @@ from ..model import (
 )
 from ..repository.lanes import state_dir_problem
 from ..repository.paths import normalise_repo_path
+from ..sections.closure import check_closure
 from ..sections.defaults import check_defaults
 from ..sections.eval_targets import check_catalog
 from ..sections.executor_settings import (
@@ -92,7 +92,7 @@ class LaneLoader:
         description = ck.string(raw.get("description", ""), ("description",)) or ""
         shared_files = bool(ck.boolean(raw.get("shared_files", False), ("shared_files",)))
         defaults = check_defaults(ck, raw.get("defaults"))
-        required = self._required_roles(ck, raw.get("closure"))
+        closure = check_closure(ck, raw.get("closure"))
         role_prompts = self._role_prompts(ck, raw.get("role_prompts"))
         lane_settings = check_lane_executors(ck, raw.get("executors"))
         if self.default_executor is not None:
@@ -111,7 +111,7 @@ class LaneLoader:
             display=self.display,
             problems=self.problems,
             settings=LaneSettings(defaults.executor, lane_settings, profiles, governance.accounts),
-            required_roles=required,
+            closure=closure,
             shared_files=shared_files,
             isolation=isolation,
             placement=placement,
@@ -131,7 +131,7 @@ class LaneLoader:
             description=description,
             shared_files=shared_files,
             defaults=defaults,
-            required_roles=tuple(required),
+            required_roles=closure.required_roles,
             role_prompts=role_prompts,
             waves=tuple(waves),
             notify_command=notify.command,
@@ -149,15 +149,6 @@ class LaneLoader:
             ck.error(("state_dir",), why, "a path or null")
             text = None
         return resolve_state_dir(self.repo, self.name, text)
-
-    def _required_roles(self, ck: Checker, value: Any) -> list[str]:
-        raw = ck.mapping(value, ("closure",), ("required_roles",)) or {}
-        if "required_roles" not in raw:
-            return ["cont-qa"]  # a wave is done only when a cont-qa agent says so
-        got = ck.string_list(
-            raw["required_roles"], ("closure", "required_roles"), choices=CLOSURE_ORDER, noun="role"
-        )
-        return got or []
 
     def _role_prompts(self, ck: Checker, value: Any) -> dict[str, str]:
         raw = ck.mapping(value, ("role_prompts",), ROLES) or {}

@@ -98,7 +98,7 @@ class WaveLoader:
         )
         loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := agent.load(item, i))]
         # Wave-level rules run on the agents that loaded, so their errors show up now too.
-        check_wave_rules(ck, self.lane, loaded, [s for s in shared if s], agents_raw)
+        check_wave_rules(ck, self.lane, self.number, loaded, [s for s in shared if s], agents_raw)
         judged = any(a.role == "cont-eval" for _, a in loaded)
         targets = check_eval_targets(ck, raw.get("eval_targets"), self.lane.benchmarks, judged)
         lanes = self._lane_dependencies(raw.get("depends_on_lanes"))

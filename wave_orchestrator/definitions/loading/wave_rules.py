@@ -15,12 +15,14 @@ from .lane_context import LaneContext
 def check_wave_rules(
     ck: Checker,
     lane: LaneContext,
+    number: int,
     loaded: list[tuple[int, AgentDef]],
     shared: list[str],
     raw_items: list[Any],
 ) -> None:
-    """Rules across agents. ``loaded`` keeps each agent's index in the file; ids and roles of
-    agents that failed to load still count, so their absence is not reported twice."""
+    """Rules across agents of wave ``number``. ``loaded`` keeps each agent's index in the file;
+    ids and roles of agents that failed to load still count, so their absence is not reported
+    twice."""
     raw_ids = _raw_strings(raw_items, "id")
     raw_roles = _raw_strings(raw_items, "role")
     closure_ids = {a.id for _, a in loaded if a.is_closure}
@@ -54,13 +56,14 @@ def check_wave_rules(
                     "an implementation agent of this wave",
                 )
     check_cycles(ck, loaded, index)
+    required = lane.closure.required_in(number)
     for role in CLOSURE_ORDER:
         members = [i for i, a in loaded if a.role == role]
-        if role in lane.required_roles and not members and role not in raw_roles:
+        if role in required and not members and role not in raw_roles:
             ck.error(
                 ("agents",),
                 f"no agent with the required closure role {role!r}",
-                "closure.required_roles: " + ", ".join(lane.required_roles),
+                lane.closure.expected(role),
             )
         if role != "security" and len(members) > 1:
             ck.error(
