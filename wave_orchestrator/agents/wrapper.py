@@ -53,6 +53,7 @@ class WrapperSpec(NamedTuple):
     model: str | None = None  # for the run's footer line in output.log
     account: str | None = None  # what its usage counts against (governor.accounts)
     account_backoff: str | None = None  # that account's backoff file, shared by its wrappers
+    orchestrator_id: str = ""  # the launcher that wrote it, in its status file
 
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
@@ -164,9 +165,9 @@ account_backoff_until() {  # account_backoff_until DELAY_MS: tell the account's 
 write_status() {  # write_status CODE EXTRA [-n]: status.json, atomically (-n: unless one is there)
   local tmp="$agent_dir/.status.json.$$" finished_at
   now finished_at
-  printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "output_offset": %d%s}\n' \
+  printf '{"agent": %s, "wave": %d, "lane": %s, "attempt": %d, "code": %d, "tries": %d, "rate_limited": %d, "started_at": "%s", "finished_at": "%s", "prompt_sha256": "%s", "orchestrator_id": %s, "output_offset": %d%s}\n' \
     "$agent_json" "$wave" "$lane_json" "$attempt" "$1" "$try" "$rate_limited" \
-    "$started_at" "$finished_at" "$prompt_sha256" "$offset" "$2" > "$tmp" \
+    "$started_at" "$finished_at" "$prompt_sha256" "$orchestrator_json" "$offset" "$2" > "$tmp" \
     && "$bin_mv" "${3:--f}" -- "$tmp" "$agent_dir/status.json"
   [[ ${3:-} == -n ]] && "$bin_rm" -f -- "$tmp"  # not moved: a status was there
   return 0
@@ -382,6 +383,7 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"prompt_sha256={q(spec.prompt_sha256)}",
         f"agent_json={q(json.dumps(spec.agent))}",
         f"lane_json={q(json.dumps(spec.lane))}",
+        f"orchestrator_json={q(json.dumps(spec.orchestrator_id))}",
         f"wave={spec.wave}",
         f"attempt={spec.attempt}",
         f"model={q(spec.model or 'not named')}",

@@ -49,6 +49,7 @@ class EventLog:
         self.recent: deque[dict[str, Any]] = deque(maxlen=100)
         self.best_effort = False  # once the launcher runs, a failed append is not fatal
         self.failed: OSError | None = None  # the first append that failed, for a warning
+        self.orchestrator_id = ""  # a launcher's: in each event it writes
 
     def emit(
         self, event: str, wave: int | None = None, agent: str | None = None, **fields: Any
@@ -59,6 +60,8 @@ class EventLog:
         if agent is not None:
             record["agent"] = agent
         record.update({k: v for k, v in fields.items() if v is not None})
+        if self.orchestrator_id:
+            record["orchestrator_id"] = self.orchestrator_id
         try:
             append_jsonl(self.path, record)
         except OSError as exc:

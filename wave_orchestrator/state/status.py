@@ -75,7 +75,7 @@ def _stamp(value: Any) -> str | None:
 
 
 FINAL_OUTCOMES = frozenset(s.value for s in TERMINAL)
-_TEXT_FIELDS = ("started_at", "finished_at", "detail", "stopped_by")
+_TEXT_FIELDS = ("started_at", "finished_at", "detail", "stopped_by", "orchestrator_id")
 
 
 def _show(value: Any) -> str:
@@ -173,6 +173,7 @@ def launcher_outcome(
     started_at: str | None = None,
     finished_at: str | None = None,
     stopped_by: str | None = None,
+    orchestrator_id: str | None = None,
 ) -> dict[str, Any]:
     """The status.json of an end the wrapper did not write: one the launcher decided (timeout,
     stall, ...) or a person's `wave stop --agent`. It has the wrapper's fields, with the
@@ -192,6 +193,8 @@ def launcher_outcome(
     status |= {"finished_at": finished_at or utc_now(), "outcome": outcome, "detail": detail}
     if stopped_by is not None:
         status["stopped_by"] = stopped_by
+    if orchestrator_id is not None:
+        status["orchestrator_id"] = orchestrator_id
     return status
 
 

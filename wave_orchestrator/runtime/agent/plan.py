@@ -54,6 +54,7 @@ class AgentLaunch:
     fingerprint: str = ""  # what shapes its work, recorded in launch.json (runtime.reuse)
     accounts_dir: Path | None = None  # where each account's shared backoff file is
     sandbox: Confinement | None = None  # None: it runs unsandboxed
+    orchestrator_id: str = ""  # the launcher that starts it ("" in a dry run)
 
     @property
     def sandbox_label(self) -> str:
@@ -167,9 +168,10 @@ class Planner:
     """Plans the attempts of one lane's agents. What is the same for every agent (the PATH
     they get, the tmux socket, the lane's folders) is worked out once, not once per agent."""
 
-    def __init__(self, lane: LaneDef, layout: StateLayout) -> None:
+    def __init__(self, lane: LaneDef, layout: StateLayout, orchestrator_id: str = "") -> None:
         self.lane = lane
         self.layout = layout
+        self.orchestrator_id = orchestrator_id
         self.path_env = agent_path_env(layout.agent_bin)
         self._state_dir, self._repo = str(lane.state_dir), str(lane.repo)
         self._env_file = None if layout.dry_run else layout.agent_env
@@ -220,6 +222,7 @@ class Planner:
             "WAVE_REPO": self._repo,
             "WAVE_EXECUTOR": executor_id,
             **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
+            **({"WAVE_ORCHESTRATOR_ID": self.orchestrator_id} if self.orchestrator_id else {}),
             **command.env,
             # Inherited by all the agent starts: what it leaves running is found and ended by it.
             "WAVE_AGENT_TOKEN": agent_token(socket, session),
@@ -246,6 +249,7 @@ class Planner:
             fingerprint=fingerprint,
             accounts_dir=self._accounts,
             sandbox=sandbox,
+            orchestrator_id=self.orchestrator_id,
         )
 
     def next_executor(self, agent: AgentDef, history: list[str]) -> str:
@@ -310,6 +314,7 @@ def materialize(
         model=launch.model,
         account=launch.account,
         account_backoff=str(shared) if shared else None,
+        orchestrator_id=launch.orchestrator_id,
     )
     # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
     write(launch.paths.run_script, render_run_script(spec), mode=0o700)

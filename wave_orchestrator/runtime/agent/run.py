@@ -217,6 +217,7 @@ class AgentRun:
             "launched_at": self.launched_wall,
             "fingerprint": launch.fingerprint or None,
             "sandbox": launch.sandbox_label,
+            "orchestrator_id": launch.orchestrator_id or None,
         }
 
     def launched_fields(self) -> dict[str, Any]:
@@ -272,6 +273,7 @@ class AgentRun:
             started_at=utc_stamp(self.launched_wall or time.time()),
             finished_at=utc_stamp(self.finished_wall or time.time()),
             stopped_by="launcher" if state is AgentState.CANCELLED else None,
+            orchestrator_id=launch.orchestrator_id or None,
         )
 
 

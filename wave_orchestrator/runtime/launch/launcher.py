@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -54,9 +55,13 @@ class Launcher:
         self.layout = StateLayout(lane.state_dir, lane.name, repo=lane.repo)
         self.stop = threading.Event()
         self.signum: int | None = None
-        self.planner = Planner(lane, self.layout)
+        # Which launcher wrote a record: agents get it, and so do their status files, launch
+        # records and summaries and the events, so two launchers' records are told apart.
+        self.orchestrator_id = orchestrator_id(lane.name)
+        self.planner = Planner(lane, self.layout, self.orchestrator_id)
         self.logging = False  # launcher.log set up: warnings go there too
         self.events = EventLog(self.layout.events)
+        self.events.orchestrator_id = self.orchestrator_id
         self.tmux: TmuxServer | None = None  # the dashboard's, and the local agents'
         self.placement: Placement | None = None  # where agents run
         self.reaper: Reaper | None = None
@@ -339,3 +344,9 @@ def _bind_lane(name: str) -> None:
     import structlog  # configure_logging has just loaded it
 
     structlog.contextvars.bind_contextvars(lane=name)
+
+
+def orchestrator_id(lane: str) -> str:
+    """This launcher among all that ran the lane: its lane, when it started (UTC) and its
+    pid, e.g. ``main-20261205T191502Z-4242``."""
+    return f"{lane}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"

@@ -74,6 +74,7 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
         "sandbox": run.launch.sandbox_label,
         "model": run.launch.model,
         "reused": run.reused,
+        "orchestrator_id": run.launch.orchestrator_id or None,
         "status": run.state.outcome,
         "exit_code": run.code,
         "tries": run.tries,
