@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Log, Static
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
 from wave_orchestrator.dashboard.fleet import Done
-from wave_orchestrator.dashboard.screens import Ask
+from wave_orchestrator.dashboard.panes import Found
+from wave_orchestrator.dashboard.screens import KEYS, Ask
 from wave_orchestrator.state.layout import StateLayout
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "dashboard"
@@ -143,6 +145,16 @@ def test_o_cycles_the_sort_and_the_header_says_which(layout: StateLayout) -> Non
     drive(layout, script)
 
 
+def test_the_keys_window_fits_an_80x24_terminal(layout: StateLayout) -> None:
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        await pilot.press("question_mark")
+        box = app.screen.query_one("#box")
+        assert box.region.height == len(KEYS) + 2  # every key, q the last, inside its border
+        assert box.region.y >= 0 and box.region.bottom <= 24
+
+    drive(layout, script, (80, 24))
+
+
 def test_launcher_log_board_and_events_open_in_the_pane_as_plain_text(
     layout: StateLayout,
 ) -> None:
@@ -197,6 +209,10 @@ def test_slash_in_the_pane_finds_text_and_n_shift_n_move_between_matches(
         assert isinstance(app.screen, Ask)  # with the pane open, `/` searches it
         await pilot.press(*"error", "enter")
         await until(pilot, lambda: app._match == 40, "the first match")
+        assert pane.highlight and isinstance(pane.highlighter, Found)  # the text marked
+        marked = Text("an Error here")
+        pane.highlighter.highlight(marked)
+        assert [marked.plain[s.start : s.end] for s in marked.spans] == ["Error"]
         await until(pilot, lambda: int(pane.scroll_y) <= 40 < pane.scroll_y + pane.size.height, "")
         await pilot.press("n")
         assert app._match == 150
