@@ -15,6 +15,7 @@ from wave_orchestrator.errors import UsageError
 from wave_orchestrator.metrics.records import metrics_record
 from wave_orchestrator.metrics.report import (
     GROUP_KEYS,
+    LEGEND,
     aggregate,
     format_duration,
     format_table,
@@ -148,9 +149,11 @@ def test_averages_of_tries_tokens_and_cost() -> None:
     )
     assert group["avg_tries"] == 2.0
     assert group["avg_tokens"] == pytest.approx((120 + 360 + 40) / 3, abs=0.05)
-    assert group["avg_cost"] == 0.375 and group["total_cost"] == 0.75
+    assert group["avg_cost"] == 0.1875 and group["total_cost"] == 0.75  # over all 4 runs
+    assert group["avg_cost_reported"] == 0.375  # over the 2 that reported a cost
     # output tokens / timed seconds of the records with output tokens: 120 / (10 + 10 + 20)
-    assert group["tokens_per_second"] == 3.0
+    assert group["tokens_per_second_reported"] == 3.0
+    assert group["tokens_per_second"] == 2.4  # ... of every timed record: 120 / 50
 
 
 def test_unknown_tokens_and_cost_are_null() -> None:
@@ -499,9 +502,13 @@ def test_format_table() -> None:
         "tools",
         "avg",
         "cost",
+        "avg",
+        "reported",
         "total",
         "cost",
         "tok/s",
+        "tok/s",
+        "reported",
     ]
     assert lines[1].split() == [
         "claude-sonnet-5",
@@ -519,13 +526,16 @@ def test_format_table() -> None:
         "1000",
         "4.0",
         "9.0",
+        "$0.1250",
         "$0.2500",
         "$0.2500",
+        "0.6",
         "2.2",
     ]
     assert (
-        lines[2].split() == ["gpt-x", "—", "1", "0%", "—", "0", "—", "—", "—", "1.00"] + ["—"] * 6
+        lines[2].split() == ["gpt-x", "—", "1", "0%", "—", "0", "—", "—", "—", "1.00"] + ["—"] * 8
     )
+    assert lines[3:] == ["", *LEGEND.splitlines()]
     assert len({len(line) for line in lines[:2]}) == 1  # aligned columns
     assert lines[0].index("runs") < lines[0].index("success")
 

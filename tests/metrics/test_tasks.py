@@ -37,7 +37,8 @@ def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
             "completed": 1,
             "abandoned": 1,
             "active": 2,
-            "avg_complete_ms": 3000,
+            "avg_complete_ms": 62000,  # from A's first launch to the end of its retry
+            "avg_agent_ms": 3000,
             "cost_usd": None,
             "accepted": False,
         },
@@ -49,6 +50,7 @@ def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
             "abandoned": 0,
             "active": 0,
             "avg_complete_ms": 1000,
+            "avg_agent_ms": 1000,
             "cost_usd": None,
             "accepted": False,
         },
@@ -64,10 +66,12 @@ def test_a_task_counts_by_its_last_run_and_its_time_sums_every_run() -> None:
         "time",
         "to",
         "complete",
+        "agent",
+        "time",
         "accepted",
         "cost",
     ]
-    assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "3s", "no", "—"]
+    assert lines[1].split() == ["main", "1", "4", "1", "1", "2", "1m", "02s", "3s", "no", "—"]
 
 
 def test_a_wave_costs_every_run_and_an_accepted_one_counts_per_accepted_wave() -> None:
@@ -85,7 +89,8 @@ def test_a_wave_costs_every_run_and_an_accepted_one_counts_per_accepted_wave() -
     ]
     table = format_waves(rows).splitlines()
     assert table[1].split()[-2:] == ["yes", "$1.75"] and table[2].split()[-2:] == ["no", "$3.00"]
-    assert table[-1] == "cost per accepted wave: $1.75 (1 wave(s) whose gates passed)"
+    assert table[4] == "cost per accepted wave: $1.75 (1 wave(s) whose gates passed)"
+    assert table[5] == ""  # then what each time column means
 
 
 def test_odd_records_are_left_out() -> None:

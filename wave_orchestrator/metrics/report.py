@@ -35,8 +35,17 @@ GROUP_KEYS = (
     "avg_turns",
     "avg_tools",
     "avg_cost",
+    "avg_cost_reported",
     "total_cost",
     "tokens_per_second",
+    "tokens_per_second_reported",
+)
+
+# Where wave's figure and the JavaScript launcher's differ, the table shows both and says so.
+LEGEND = (
+    "avg cost and tok/s: over all runs and all timed runs, as the JavaScript launcher computes "
+    "them;\navg reported and tok/s reported: over the runs whose CLI reported a cost, or output "
+    "tokens."
 )
 
 
@@ -80,8 +89,10 @@ def _valid(record: dict[str, Any]) -> bool:
 
 
 def display_model(model: Any) -> str:
-    """The model without its provider prefix (``anthropic/claude-x`` -> ``claude-x``)."""
-    name = model.rsplit("/", 1)[-1].strip() if isinstance(model, str) else ""
+    """The model without its provider prefix, cut at the first ``/`` as the JavaScript
+    launcher does: ``openrouter/anthropic/claude-x`` -> ``anthropic/claude-x`` (a routed
+    model keeps its vendor), ``anthropic/claude-x`` -> ``claude-x``."""
+    name = model.split("/", 1)[-1].strip() if isinstance(model, str) else ""
     return name or UNKNOWN_MODEL
 
 
@@ -152,13 +163,15 @@ def _summary(
     ]
     durations = sorted(ms for _, ms in timed)
     tokens = [t for r in records if (t := record_tokens(r)) is not None]
-    turns = [t for r in records if (t := _count(r.get("turns"))) is not None]
-    tools = [t for r in records if (t := _count(r.get("tool_calls"))) is not None]
+    # a run with no turn or no tool call says nothing of how many a run takes: left out
+    turns = [t for r in records if (t := _count(r.get("turns")))]
+    tools = [t for r in records if (t := _count(r.get("tool_calls")))]
     costs = [c for r in records if (c := record_cost(r)) is not None]
     rate_pairs = [
         (out, ms) for r, ms in timed if (out := _count(r.get("output_tokens"))) is not None
     ]
     rate_ms = sum(ms for _, ms in rate_pairs)
+    output = sum(out for out, _ in rate_pairs)
     roles = Counter(r["role"] for r in records if isinstance(r.get("role"), str) and r["role"])
     group: dict[str, Any] = {
         "model": key[0],
@@ -178,11 +191,15 @@ def _summary(
         "avg_tokens": round(sum(tokens) / len(tokens), 1) if tokens else None,
         "avg_turns": round(sum(turns) / len(turns), 1) if turns else None,
         "avg_tools": round(sum(tools) / len(tools), 1) if tools else None,
-        "avg_cost": round(sum(costs) / len(costs), 6) if costs else None,
+        # over all runs, a run that reported no cost counting as none (the JavaScript
+        # launcher's), and over the runs that reported one (wave's: what a reporting run costs)
+        "avg_cost": round(sum(costs) / runs, 6) if costs else None,
+        "avg_cost_reported": round(sum(costs) / len(costs), 6) if costs else None,
         "total_cost": round(sum(costs), 6) if costs else None,
-        "tokens_per_second": (
-            round(sum(out for out, _ in rate_pairs) / (rate_ms / 1000), 2) if rate_ms else None
-        ),
+        # output tokens over the time of every timed run (the JavaScript launcher's), and over
+        # the time of the timed runs that reported output tokens (wave's: the model's speed)
+        "tokens_per_second": (round(output / (sum(durations) / 1000), 2) if rate_pairs else None),
+        "tokens_per_second_reported": round(output / (rate_ms / 1000), 2) if rate_ms else None,
     }
     if len(key) > 2:
         group["role"] = None if key[2] == NO_VALUE else key[2]
@@ -262,7 +279,7 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
         header.append("role")
     header += ["runs", "success", "accepted", "timeouts", "avg", "p50", "p90", "tries", "tokens"]
     header += ["turns", "tools"]
-    header += ["avg cost", "total cost", "tok/s"]
+    header += ["avg cost", "avg reported", "total cost", "tok/s", "tok/s reported"]
     numeric_from = 3 if by == "model-role" else 2
     rows = [header]
     for g in groups:
@@ -284,8 +301,10 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
             NO_VALUE if g["avg_turns"] is None else f"{g['avg_turns']:.1f}",
             NO_VALUE if g["avg_tools"] is None else f"{g['avg_tools']:.1f}",
             _money(g["avg_cost"]),
+            _money(g["avg_cost_reported"]),
             _money(g["total_cost"]),
-            f"{g['tokens_per_second']:.1f}" if g["tokens_per_second"] else NO_VALUE,
+            _speed(g["tokens_per_second"]),
+            _speed(g["tokens_per_second_reported"]),
         ]
         rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -296,8 +315,15 @@ def format_table(groups: Sequence[dict[str, Any]], by: str = "model") -> str:
             for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
+    figures = ("avg_cost", "tokens_per_second_reported")
+    if any(g[key] is not None for g in groups for key in figures):
+        lines += ["", LEGEND]
     return "\n".join(lines)
 
 
 def _money(value: float | None) -> str:
     return NO_VALUE if value is None else f"${value:.4f}"
+
+
+def _speed(value: float | None) -> str:
+    return f"{value:.1f}" if value else NO_VALUE

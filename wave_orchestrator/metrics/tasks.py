@@ -1,14 +1,22 @@
 """Per-wave task stats (as bot-lobby shows them): of each wave's agents (its
 tasks), how many completed, how many were abandoned (their last run did not succeed and
-nothing runs them now), how many are active, and the mean agent time a completed task took:
+nothing runs them now), how many are active, and how long a completed task took: from its
+first launch to its completion, as the JavaScript launcher counts it, and the agent time of
 all its recorded runs, retries and earlier runs of the wave included."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from .report import NO_VALUE, format_duration
+
+LEGEND = (
+    "time to complete: from a task's first launch to the end of its last run, as the "
+    "JavaScript launcher counts it (creation to completion);\nagent time: the durations of "
+    "its runs summed (wave's)."
+)
 
 
 def wave_stats(
@@ -30,7 +38,9 @@ def wave_stats(
         by_agent, now = runs.get(key, {}), active.get(key, set())
         completed = {a for a, rs in by_agent.items() if rs[-1].get("status") == "success"}
         abandoned = set(by_agent) - completed - now
-        spans = [s for a in completed if (s := _time_to_complete(by_agent[a])) is not None]
+        # a task that took no time (or whose times are unreadable) is left out of the means
+        spans = [s for a in completed if (s := _time_to_complete(by_agent[a]))]
+        spent = [s for a in completed if (s := _agent_time(by_agent[a]))]
         every = [r for rs in by_agent.values() for r in rs]
         costs = [c for r in every if isinstance(c := r.get("cost_usd"), int | float)]
         rows.append(
@@ -42,6 +52,7 @@ def wave_stats(
                 "abandoned": len(abandoned),
                 "active": len(now),
                 "avg_complete_ms": round(sum(spans) / len(spans)) if spans else None,
+                "avg_agent_ms": round(sum(spent) / len(spent)) if spent else None,
                 # every run of the wave, retries and rejected ones included: what it cost
                 "cost_usd": round(sum(costs), 4) if costs else None,
                 "accepted": any(verdicts.get(str(r.get("id"))) for r in every),
@@ -51,9 +62,36 @@ def wave_stats(
 
 
 def _time_to_complete(records: Sequence[dict[str, Any]]) -> int | None:
+    """From the task's creation (its first run's launch) to its completion (the end of its
+    last run), in ms: waits between its runs included."""
+    starts = [_moment(r.get("started_at")) for r in records]
+    last = records[-1].get("duration_ms")
+    if None in starts or not isinstance(last, int) or isinstance(last, bool):
+        return None
+    known = [s for s in starts if s is not None]
+    return max(0, round((known[-1] - min(known)) * 1000) + last)
+
+
+def _agent_time(records: Sequence[dict[str, Any]]) -> int | None:
     """The agent time a task took: every recorded run's duration, in ms."""
-    spent = [r["duration_ms"] for r in records if isinstance(r.get("duration_ms"), int)]
-    return sum(spent) if spent else None
+    spent = [
+        r["duration_ms"]
+        for r in records
+        if isinstance(r.get("duration_ms"), int) and not isinstance(r["duration_ms"], bool)
+    ]
+    return max(0, sum(spent)) if spent else None
+
+
+def _moment(value: Any) -> float | None:
+    """An ISO 8601 time (``2026-12-04T10:00:00.000Z``) in seconds, or None: the text is the
+    record's, read as hostile."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None
 
 
 def format_waves(rows: Sequence[dict[str, Any]]) -> str:
@@ -66,6 +104,7 @@ def format_waves(rows: Sequence[dict[str, Any]]) -> str:
         "abandoned",
         "active",
         "time to complete",
+        "agent time",
         "accepted",
         "cost",
     ]
@@ -78,6 +117,7 @@ def format_waves(rows: Sequence[dict[str, Any]]) -> str:
             str(r["abandoned"]),
             str(r["active"]),
             format_duration(r["avg_complete_ms"]) if r["avg_complete_ms"] is not None else NO_VALUE,
+            format_duration(r["avg_agent_ms"]) if r["avg_agent_ms"] is not None else NO_VALUE,
             "yes" if r["accepted"] else "no",
             f"${r['cost_usd']:.2f}" if r["cost_usd"] is not None else NO_VALUE,
         ]
@@ -98,4 +138,4 @@ def format_waves(rows: Sequence[dict[str, Any]]) -> str:
         ).rstrip()
         for row in table
     )
-    return text + footer
+    return text + footer + "\n\n" + LEGEND
