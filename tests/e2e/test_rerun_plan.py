@@ -6,6 +6,7 @@ tmux; each agent appends its id to `runs`, so what ran is counted, not guessed."
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import libtmux
@@ -21,13 +22,15 @@ QA = (
     "durability=pass live=pass docs=pass'; echo '[wave-verdict] pass'"
 )
 
+RANDOM_REPORT = "(echo 'Verdict: PASS'; date +%s%N) > qa.md"
+
 
 def runs(repo: Repo) -> list[str]:
     path = repo.root / "runs"
     return sorted(path.read_text().split()) if path.exists() else []
 
 
-def finished_and_merged(repo: Repo, *merge: str) -> None:
+def finished_and_merged(repo: Repo, *merge: str, qa: str = QA) -> None:
     """A two-agent worktree wave with a QA closure agent, launched, then merged into main by
     the person with the command wave printed."""
     git_repo(
@@ -36,7 +39,7 @@ def finished_and_merged(repo: Repo, *merge: str) -> None:
         [
             agent("A", COUNT + "echo a > A.txt"),
             agent("B", COUNT + "echo b > B.txt"),
-            agent("QA", QA, role="cont-qa", owns=["qa.md"]),
+            agent("QA", qa, role="cont-qa", owns=["qa.md"]),
         ],
     )
     first = repo.wave("launch", "--lane", "main", "--no-dashboard")
@@ -61,6 +64,19 @@ def test_a_rerun_after_merging_the_waves_branch_reuses_the_others_and_says_so(
     # the wave's result still holds both agents' work
     files = sh(tmux_repo.root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
     assert {"A.txt", "B.txt", "qa.md"} <= set(files)
+
+
+def test_a_second_rerun_still_reuses_though_the_first_rerun_changed_the_report(
+    tmux_repo: Repo,
+) -> None:
+    """QA's report differs each run: the base (the first run's result, merged) is still the
+    wave's own work, compared with every run's result, not only the latest."""
+    finished_and_merged(tmux_repo, qa=QA.replace("echo 'Verdict: PASS' > qa.md", RANDOM_REPORT))
+    for _ in range(2):
+        done = tmux_repo.wave("rerun", "QA", "--lane", "main", "--no-dashboard")
+        assert done.returncode == 0, done.stderr
+        assert "wave rerun: reruns QA; reuses A, B" in done.stderr
+    assert runs(tmux_repo) == ["QA", "QA"]
 
 
 def test_a_base_moved_by_another_change_reruns_everyone_and_says_why(
@@ -118,7 +134,8 @@ def ask_in_a_pane(repo: Repo, server: libtmux.Server, answer: str) -> str:
     pane.send_keys(line, enter=True)
     wait_for(lambda: "[y/N]" in shown(), seconds=60, what="the question")
     pane.send_keys(answer, enter=True)
-    wait_for(lambda: "EXIT=" in shown(), seconds=60, what="the command's end")
+    # the typed line holds `EXIT=$?`: the end is a digit after it
+    wait_for(lambda: re.search(r"EXIT=\d", shown()), seconds=60, what="the command's end")
     return shown()
 
 

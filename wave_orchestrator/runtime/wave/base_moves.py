@@ -101,10 +101,34 @@ class BaseMoves:
             if changed is None or not changed:
                 self._foreign[base] = changed
             else:
-                result = self.isolation.sha(self.isolation.integration_branch(self.wave))
-                theirs = self._diff(result, self.now) if result else None
-                self._foreign[base] = changed if theirs is None else changed & theirs
+                foreign = changed
+                for result in self._results():  # a file as any run's result has it is the wave's
+                    theirs = self._diff(result, self.now)
+                    foreign = foreign if theirs is None else foreign & theirs
+                self._foreign[base] = foreign
         return self._foreign[base]
+
+    def _results(self) -> list[str]:
+        """The wave's results: its integration branch, and those of earlier runs (set aside
+        as ``wave/<lane>/runs/<stamp>/wave-<n>``), latest first."""
+        name = self.isolation.integration_branch(self.wave)
+        runs = f"refs/heads/wave/{self.isolation.lane}/runs/"
+        try:
+            done = self.isolation.main().run(
+                "for-each-ref",
+                "--sort=-committerdate",
+                "--format=%(objectname) %(refname)",
+                runs,
+                check=False,
+            )
+        except (OSError, WaveError):
+            return []
+        found = [self.isolation.sha(name)]
+        for line in done.stdout.splitlines() if done.returncode == 0 else []:
+            sha, _, ref = line.partition(" ")
+            if ref.endswith(f"/{name.rsplit('/', 1)[-1]}") and _SHA.fullmatch(sha):
+                found.append(sha)
+        return [s for s in found[: EARLIER_RUNS + 1] if s]
 
     def _diff(self, old: str, new: str) -> set[str] | None:
         """The paths whose content differs between two commits (None: one is not there)."""
