@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
         "the launcher refuses (exit 2) an agent of a stage that is not running. With no "
         "launcher, the agent's latest wave (or --wave N) runs again with every other "
         "implementation agent's finished work reused unless it is stale (it failed, its "
-        "definition changed, or the base moved with a change to a file it touched or owns), "
+        "definition changed, or the base moved by more than the wave's own merged work), "
         "then its closure stages: a launcher in the foreground, or with --detach in the "
         "background. It first prints what it reruns and reuses, and why; when that is more "
         "than asked it asks (y/N) on a terminal, and goes on with the plan it printed "

@@ -6,7 +6,9 @@ deliverables, exit contract, dependencies, executor and its settings: model, rea
 flags), the executor it ran on, and in worktree mode the commit its branch started from. It
 is recorded in the attempt's ``launch.json``; a reused agent's folder is copied into the new
 run, so its output (and markers), status and branch stand for the gates, which always judge
-again. An agent is launched again when its fingerprint changed, when its last attempt did
+again. A fingerprint made on an earlier base of the wave's runs still holds when the base moved
+only by the wave's own work (the person merged its branch: ``base_moves``). An agent is
+launched again when its fingerprint changed, when its last attempt did
 not succeed, when the implementation gate that failed the earlier run named it, or when an
 agent it depends on is launched again (its input changed). ``--fresh`` reuses nothing.
 """
