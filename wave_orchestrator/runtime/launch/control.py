@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...agents.wrapper import quote_any
+from ...agents.env_file import quote_any
 from ...errors import LockHeld, UsageError, WaveError
 from ...placement.base import Placement
 from ...placement.choose import recorded_placement

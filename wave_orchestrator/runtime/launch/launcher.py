@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from ...agents.wrapper import render_env_file
+from ...agents.env_file import render_env_file
 from ...coordination.follower import Coordinator
 from ...definitions.model import LaneDef, WaveDef
 from ...errors import ExecutorMissing, LockHeld, TmuxError
