@@ -11,9 +11,11 @@ from typing import Any
 
 from ...closure.markers import ANSI_RE, Marker, output_lines, parse_line, readable_lines
 from ...closure.signals import deploy_text
+from ...definitions.model import AgentDef
 from ...state.events import iso_time as iso
 from ...state.events import utc_now
 from ...state.fsutil import open_read, write_json_atomic
+from ...state.layout import session_name
 from ...state.lifecycle import AgentState
 from ...state.snapshot_schema import EVENT, unknown_keys
 from ..agent.run import AgentRun
@@ -145,6 +147,52 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
     }
 
 
+def planned_row(wave: int, agent: AgentDef, attempt: Any) -> dict[str, Any]:
+    """An agent of the wave that has no run yet (a closure stage's, before its stage comes):
+    listed as pending from the wave's start, so the picture has every agent of the wave."""
+    return {
+        "id": agent.id,
+        "role": agent.role,
+        "executor": agent.executor.id,
+        "model": agent.executor.model,
+        "state": AgentState.PENDING.value,
+        "state_note": None,
+        "attempt": attempt if isinstance(attempt, int) else None,
+        "tries": 0,
+        "exit_code": None,
+        "elapsed_ms": 0,
+        "last_line": "",
+        "session": session_name(wave, agent.id),  # the one it will have
+        "detail": None,
+        "deploy": None,
+        "account": agent.executor.account,
+        "sandbox": None,
+        "limited_until": None,
+    }
+
+
+def every_agent(runs: list[AgentRun], attempt: Any, cache: OutputCache) -> list[dict[str, Any]]:
+    """A row for each agent of the runs' wave, in the wave file's order: its run's, or a
+    pending one while it has none."""
+    rows = {run.id: agent_row(run, cache) for run in runs}
+    if not runs:
+        return []
+    listed = [
+        rows.pop(a.id) if a.id in rows else planned_row(runs[0].launch.wave.number, a, attempt)
+        for a in runs[0].launch.wave.agents
+    ]
+    return listed + list(rows.values())
+
+
+def current_failure(failure: Any, stages: Any) -> Any:
+    """The last failed gate, unless its stage passed since (on a retry): the picture shows
+    what holds the wave now, not what an earlier attempt got past."""
+    if not isinstance(failure, dict) or not isinstance(stages, list):
+        return failure
+    passed = {s.get("stage") for s in stages if isinstance(s, dict) and s.get("state") == "passed"}
+    return None if failure.get("stage") in passed else failure
+
+
 class SnapshotWriter:
     def __init__(self, path: Path, header: dict[str, Any]) -> None:
         self.path = path
@@ -179,12 +227,15 @@ class SnapshotWriter:
         if not force and now - self._last < self._interval:
             return True
         self._last = now
+        if "gate_failure" in extra:
+            extra["gate_failure"] = current_failure(extra["gate_failure"], extra.get("stages"))
+        runs = list(runs)
         data = {
             **self.header,
             **extra,
             "started_at": self.started_at,
             "updated_at": utc_now(),
-            "agents": [agent_row(r, self._outputs) for r in runs],
+            "agents": every_agent(runs, extra.get("attempt"), self._outputs),
             "events": [{k: e[k] for k in EVENT if k in e} for e in events],
         }
         if unknown := unknown_keys(data):  # a field no view would show: add it to the schema
