@@ -104,6 +104,7 @@ def compose_prompt(
     briefing: str = "",
     retry_context: str = "",
     coordination: str = "",
+    skill_context: str = "",
 ) -> str:
     parts = []
     standing = lane.role_prompts.get(agent.role)
@@ -120,5 +121,7 @@ def compose_prompt(
         parts.append(briefing)
     if coordination:
         parts.append("## messages from the wave\n" + coordination.rstrip("\n") + "\n")
+    if skill_context:  # the catalog of its skill bundles (agents/skills_projection.py)
+        parts.append(skill_context.rstrip("\n") + "\n")
     parts.append("## task\n" + agent.prompt)
     return "\n".join(parts)
