@@ -24,6 +24,7 @@ VARIABLE = [
     (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z"), "ISO-TIME"),
     (re.compile(r"\d{2}:\d{2}:\d{2}\.\d{3}Z"), "HH:MM:SS.mmmZ"),
     (re.compile(r"\bpid \d+"), "pid N"),
+    (re.compile(r'"duration_ms": \d+'), '"duration_ms": N'),
     (re.compile(r"\b\d+h\d{2}m\b|\b\d+m\d{2}s\b"), "DURATION"),
     (re.compile(r"\b\d+(\.\d+)?s\b"), "Ns"),
     (re.compile(r"wave-[\w-]+?-[0-9a-f]{8}\b|wave-test-[\w-]+|libtmux_test\w+"), "SOCKET"),
