@@ -38,10 +38,16 @@ class CommandFleet:
 
     def attach(self, argv: list[str]) -> Done:
         """tmux (or srun) on this terminal until the person detaches; TMUX unset, as for any
-        attach from inside a tmux of one's own (the lane's server is another server)."""
+        attach from inside a tmux of one's own (the lane's server is another server).
+
+        A tmux client draws on the terminal of its input and prints only its
+        ``[detached (from session …)]`` line on its output: that output is taken here, or the
+        line would stay on the person's terminal after the console quits. srun's output is
+        the agent's: it keeps the terminal."""
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        quiet = subprocess.PIPE if os.path.basename(argv[0]) == "tmux" else None
         try:
-            done = subprocess.run(argv, env=env, stderr=subprocess.PIPE, check=False)
+            done = subprocess.run(argv, env=env, stdout=quiet, stderr=subprocess.PIPE, check=False)
         except OSError as exc:
             return Done(127, f"{argv[0]}: {exc.strerror}")
         return Done(done.returncode, done.stderr.decode("utf-8", "replace")[-2000:])
