@@ -131,6 +131,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_state(root, args.agents)
+        # A session that stays for the whole run: killing the last measured session must not
+        # end the server while the next one is being made ("server exited unexpectedly").
+        keep = [*tmux, "new-session", "-d", "-s", "keep", "tail -f /dev/null"]
+        subprocess.run(keep, check=True)
         try:
             times: dict[bool, list[float]] = {False: [], True: []}
             for _ in range(args.runs):  # interleaved: both see the same machine
