@@ -350,7 +350,7 @@ def test_what_agents_wrote_is_shown_not_obeyed_and_fits_80_columns(layout: State
     async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
         table: DataTable[Any] = app.query_one(DataTable)
         last = table.get_row("api")[-1].plain
-        assert "\x1b" not in last and last.startswith("cleared yyy") and last.endswith("…")
+        assert "\x1b" not in last and last.startswith("cleared yy") and last.endswith("…")
         assert sum(c.get_render_width(table) for c in table.columns.values()) <= 80
         assert "\x1b" not in text_of(app, "#head")
 
