@@ -105,6 +105,7 @@ def compose_prompt(
     retry_context: str = "",
     coordination: str = "",
     skill_context: str = "",
+    reference: str = "",
 ) -> str:
     parts = []
     standing = lane.role_prompts.get(agent.role)
@@ -123,5 +124,7 @@ def compose_prompt(
         parts.append("## messages from the wave\n" + coordination.rstrip("\n") + "\n")
     if skill_context:  # the catalog of its skill bundles (agents/skills_projection.py)
         parts.append(skill_context.rstrip("\n") + "\n")
+    if reference:  # library docs fetched for it, fenced and marked external (context7_docs)
+        parts.append(reference)
     parts.append("## task\n" + agent.prompt)
     return "\n".join(parts)
