@@ -227,6 +227,23 @@ class PlacementSettings(NamedTuple):
         return self.kind == "slurm"
 
 
+class Context7Selection(NamedTuple):
+    """The library docs fetched for an agent before it starts: the bundle chosen (agent, wave,
+    lane, then the index's default), the query, and each library as (id, name, query hint)."""
+
+    bundle: str
+    query: str
+    libraries: tuple[tuple[str, str, str], ...] = ()
+
+
+class Context7Settings(NamedTuple):
+    """``context7`` of lane.yaml: the bundle index read, and the API asked for the docs."""
+
+    index_file: str = "docs/context7/bundles.json"
+    url: str = "https://context7.com"
+    enabled: bool = True  # False: `wave launch --no-context7`
+
+
 class AgentDef(NamedTuple):
     """One agent of a wave, with its executor and placement already merged."""
 
@@ -245,6 +262,7 @@ class AgentDef(NamedTuple):
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
     # None when it runs unsandboxed (mode none): a lane without sandboxes digests as before
     sandbox: SandboxSettings | None = None
+    context7: Context7Selection | None = None  # None: no docs (a lane without digests as before)
 
     @property
     def is_closure(self) -> bool:
@@ -364,6 +382,7 @@ class LaneDef(NamedTuple):
     placement: PlacementSettings = PlacementSettings()
     benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report
     governance: Governance = Governance()
+    context7: Context7Settings | None = None  # None: the lane fetches no library docs
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

@@ -19,6 +19,7 @@ from ..model import (
 )
 from ..repository.paths import normalise_repo_path
 from ..sections.components import check_owned_components
+from ..sections.context7 import Pick, check_pick, resolve_selection
 from ..sections.executor_settings import resolve_executor
 from ..sections.isolation import check_agent_id
 from ..sections.ownership import paths_overlap
@@ -45,6 +46,7 @@ AGENT_KEYS = (
     "proof_artifacts",
     "components",
     "sandbox",
+    "context7",
 )
 CONTRACT_LEVELS = {
     "completion": ("contract", "integrated", "authoritative", "live"),
@@ -74,6 +76,7 @@ class AgentLoader:
         self.placement = placement  # the wave's, which an agent's own overrides
         self.components = components  # what the wave promotes, for the agents that own them
         self.sandbox = sandbox or SandboxSettings()  # the wave's, which an agent's own overrides
+        self.docs = Pick()  # the wave's Context7 bundle and query, which an agent's override
 
     def load(self, item: Any, i: int) -> AgentDef | None:
         """``agents[i]``, or None when it cannot be built; its problems are recorded."""
@@ -122,6 +125,7 @@ class AgentLoader:
         placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
         sandbox = check_sandbox(ck, raw.get("sandbox"), self.sandbox, p)
         proofs = self._proof_artifacts(raw.get("proof_artifacts"), (*p, "proof_artifacts"), role)
+        docs = check_pick(ck, raw.get("context7"), self.lane.context7, p)
         owned = check_owned_components(
             ck, raw.get("components"), (*p, "components"), self.components, role
         )
@@ -144,6 +148,7 @@ class AgentLoader:
             proof_artifacts=proofs,
             components=owned,
             sandbox=agent_sandbox(sandbox),
+            context7=resolve_selection(self.lane.context7, self.lane.name, self.docs, docs, prompt),
         )
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:

@@ -11,6 +11,7 @@ from ...errors import LaneProblem
 from ..model import IsolationSettings, PlacementSettings, SandboxSettings
 from ..repository.paths import inside_repository, normalise_repo_path
 from ..sections.closure import ClosureRules
+from ..sections.context7 import LaneContext7
 from ..sections.executor_settings import LaneSettings
 from ..sections.isolation import BaseRefs
 from ..source.schema import Checker
@@ -56,6 +57,7 @@ class LaneContext:
     benchmarks: tuple[str, ...] = ()  # lane.yaml's catalog: what eval_targets may pin
     name: str = ""  # the lane's own name (a wave may not wait on its own lane)
     base_refs: BaseRefs = field(default_factory=BaseRefs)
+    context7: LaneContext7 | None = None  # its bundle index and lane default: docs for agents
     _folders: dict[str, Path | None] = field(default_factory=dict)
 
     def confine(self, rel: str) -> Path | None:

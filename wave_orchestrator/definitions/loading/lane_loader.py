@@ -22,6 +22,7 @@ from ..model import (
 from ..repository.lanes import state_dir_problem
 from ..repository.paths import normalise_repo_path
 from ..sections.closure import check_closure
+from ..sections.context7 import check_lane_context7
 from ..sections.defaults import check_defaults
 from ..sections.eval_targets import check_catalog
 from ..sections.executor_settings import (
@@ -59,6 +60,7 @@ LANE_KEYS = (
     "accounts",
     "spend_limit_usd",
     "spend_limit",
+    "context7",
 )
 
 
@@ -106,6 +108,7 @@ class LaneLoader:
         placement = check_lane_placement(ck, raw.get("placement"))
         catalog = check_catalog(ck, raw.get("benchmarks"))
         governance = check_governance(ck, raw, raw.get("defaults"))
+        docs = check_lane_context7(ck, raw.get("context7"), self.repo, self.display, self.problems)
         lane = LaneContext(
             repo=self.repo,
             display=self.display,
@@ -119,6 +122,7 @@ class LaneLoader:
             lane_checker=ck,
             benchmarks=catalog,
             name=self.name,
+            context7=docs,
         )
         waves = self._waves(ck, lane)
         if self.problems:
@@ -141,6 +145,7 @@ class LaneLoader:
             placement=placement,
             benchmarks=catalog,
             governance=governance,
+            context7=docs.settings if docs else None,
         )
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 from ...names import LANE_NAME_RE
 from ..model import NUMBER_RANGES, WaveDef
 from ..sections.components import check_component_owners, check_components
+from ..sections.context7 import check_pick
 from ..sections.eval_targets import check_eval_targets
 from ..sections.governance import check_wave_governance
 from ..sections.isolation import check_isolation
@@ -39,6 +40,7 @@ WAVE_KEYS = (
     "max_running",
     "spend_limit_usd",
     "sandbox",
+    "context7",
 )
 
 
@@ -79,6 +81,7 @@ class WaveLoader:
         self.isolation = check_isolation(ck, raw, self.lane.isolation)  # agent ids depend on it
         self.sandbox = check_sandbox(ck, raw.get("sandbox"), self.lane.sandbox)
         self.components = check_components(ck, raw.get("components"))  # agents own them
+        docs = check_pick(ck, raw.get("context7"), self.lane.context7, ())
         self._check_base(raw)
         agents_raw = raw.get("agents")
         if not isinstance(agents_raw, list) or not agents_raw:
@@ -96,6 +99,7 @@ class WaveLoader:
             self.components,
             self.sandbox,
         )
+        agent.docs = docs  # the wave's Context7 bundle and query, which an agent's override
         loaded = [(i, a) for i, item in enumerate(agents_raw) if (a := agent.load(item, i))]
         # Wave-level rules run on the agents that loaded, so their errors show up now too.
         check_wave_rules(ck, self.lane, self.number, loaded, [s for s in shared if s], agents_raw)
