@@ -154,3 +154,28 @@ def test_the_closure_agents_are_listed_from_the_wave_s_start(tmux_repo: Repo) ->
             launcher.kill()
             launcher.wait()
     assert [row(snapshot(tmux_repo), a)["state"] for a in ("A1", "I", "QA")] == ["completed"] * 3
+
+
+def test_a_wave_whose_last_attempt_failed_without_a_gate_does_not_record_an_earlier_gate(
+    tmux_repo: Repo,
+) -> None:
+    """Integration fails on attempt 1; on attempt 2 the agent it named crashes: the wave
+    failed for the crash, and neither its record nor `wave status` names the gate."""
+    wave = (
+        "wave: 1\nagents:\n"
+        + local_agent("A1", on_attempt("echo done > A1.txt", "exit 3"))
+        + local_agent(
+            "I", on_attempt(INTEGRATION_FAILS, INTEGRATION_PASSES), role="integration", owns=[]
+        )
+        + local_agent("QA", QA_REPORT + QA_PASS, role="cont-qa", owns=["r/qa.md"])
+    )
+    tmux_repo.lane("main", local_lane(retries=1), {1: wave})
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert done.returncode == 1, done.stderr
+    record = tmux_repo.run_state("main")["waves"]["1"]
+    assert record["state"] == "failed" and record.get("gate_failure") is None, record
+    status = tmux_repo.wave("status", "--lane", "main").stdout
+    lines = [line.strip() for line in status.splitlines()]
+    assert any(line.startswith("A1") and "failed" in line for line in lines), status
+    assert not [line for line in lines if line.startswith("integration gate failed:")], status
+    assert "must change the key format" not in status, status

@@ -128,7 +128,10 @@ class Judging:
         return gate
 
     def _passed(self, stage: str, gate: GateResult) -> None:
-        """A gate-blocked item of an earlier attempt is resolved."""
+        """A gate-blocked item of an earlier attempt is resolved, and its failure is no
+        longer the wave's: views and the wave's record stop showing it."""
+        if self.failure is not None and self.failure.get("stage") == stage:
+            self.failure = None
         self.ctx.coordinator.gate_passed(stage, self.attempt.number)
         warnings = gate.warnings or None
         self.ctx.events.emit("gate_passed", self.wave.number, stage=stage, warnings=warnings)

@@ -49,6 +49,7 @@ class WaveRunner:
         self.ctx = ctx
         self.wave = wave
         self.latest: dict[str, AgentRun] = {}  # filled in place, never replaced
+        self._listed: set[tuple[object, ...]] = set()  # the runs `wave launch --json` lists
         self._stopped_by_person = functools.partial(stopped_by_person, wave, self.latest)
         self.max_attempts = ctx.lane.defaults.max_retries_per_wave + 1
         self.dashboard = SnapshotWriter(
@@ -135,13 +136,10 @@ class WaveRunner:
     def _note_ended(self, outcome: WaveOutcome) -> None:
         """Adds the runs that ended in this attempt to the outcome's list, in the order they
         ended (a reused agent once, as reused)."""
-        seen = {(r["agent"], r["attempt"]) for r in outcome.runs}
-        ended = [
-            run
-            for run in self.latest.values()
-            if run.state.terminal and (run.id, run.launch.attempt) not in seen
-        ]
+        listed = self._listed
+        ended = [r for r in self.latest.values() if r.state.terminal and _key(r) not in listed]
         ended.sort(key=lambda run: run.finished_wall or 0.0)
+        listed.update(_key(run) for run in ended)
         outcome.runs.extend(run.ended_row() for run in ended)
 
     def refresh(self, force: bool = False, status: str = "running") -> bool:
@@ -302,6 +300,9 @@ class WaveRunner:
         self.metrics.wait()
         if outcome.state != "cancelled":  # the gates' verdict on every run this wave recorded
             self.metrics.verdict(outcome.state == "completed", self.latest.values())
+        # The gate that failed the last attempt, if one did: not one an earlier attempt failed
+        if outcome.gate is None:
+            self.judging.failure = None  # nor in the last picture of the wave
         failed_gate = self.judging.failure if outcome.state == "failed" else None
         if failed_gate is not None:  # the report outlives its worktree
             failed_gate["report"] = self.workspaces.keep_report(failed_gate.get("report"))
@@ -321,3 +322,9 @@ class WaveRunner:
         if merged:
             ctx.events.emit("wave_merge", wave.number, message=merged)
             log.info(merged)
+
+
+def _key(run: AgentRun) -> tuple[object, ...]:
+    """One run among a wave's: a rerun in the same attempt is launched anew, and a reused
+    run keeps the attempt number of the run it stands for."""
+    return (run.id, run.launch.attempt, run.launched_wall, run.reused)
