@@ -81,6 +81,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard session")
     p.add_argument(
+        "--no-context7",
+        action="store_true",
+        help="fetch no library docs from Context7 for the agents (recorded as disabled)",
+    )
+    p.add_argument(
         "--keep-sessions", action="store_true", help="keep finished agents' tmux sessions"
     )
     p.add_argument(
@@ -138,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
             "launcher left, --fresh starts every agent anew"
         )
     lane = prepare_lane(repo, opts)
+    if args.no_context7:
+        from ..definitions.model import Context7Settings
+
+        lane = lane._replace(context7=(lane.context7 or Context7Settings())._replace(enabled=False))
     if not opts.dry_run and not args.detach:  # a launch outlives whoever reads its output
         from ..runtime.launch.streams import survive_closed_output
 

@@ -302,6 +302,10 @@ class StateLayout(_LayoutFields):
     def desk(self) -> Path:
         return self.root / "desk.sqlite3"
 
+    def context7_cache(self, selection: str) -> Path:
+        """Library docs fetched from Context7 for one selection (its digest), kept a day."""
+        return self.root / "context7" / f"{selection}.json"
+
     @property
     def launch_preview(self) -> Path:
         return self.base / "launch-preview.json"

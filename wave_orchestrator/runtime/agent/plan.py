@@ -25,6 +25,7 @@ from .confine import Confinement, Worktree, agent_env, confinement
 from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_executor
 
 if TYPE_CHECKING:
+    from ...agents.context7_docs import AgentDocs, Prefetcher
     from ...placement.base import AgentJob
     from ...sandbox.bwrap import Bind
 
@@ -55,6 +56,12 @@ class AgentLaunch:
     accounts_dir: Path | None = None  # where each account's shared backoff file is
     sandbox: Confinement | None = None  # None: it runs unsandboxed
     orchestrator_id: str = ""  # the launcher that starts it ("" in a dry run)
+    docs: AgentDocs | None = None  # library docs from Context7 (None: the lane has none)
+
+    @property
+    def context7_mode(self) -> str:
+        """How its library docs came (agents.context7_docs.MODES), once its prompt is written."""
+        return (self.docs.mode or "none") if self.docs is not None else "none"
 
     @property
     def sandbox_label(self) -> str:
@@ -124,6 +131,7 @@ class AgentLaunch:
             "account": self.account,
             "argv": [shown(arg) for arg in self.command.argv],
             "sandbox": self.sandbox_preview(),
+            "context7": self.docs.preview() if self.docs is not None else {"mode": "none"},
             # redact_env's rule, with each value looked through once for all the agents
             "env": {k: REDACTED if secret_name(k) else shown(v) for k, v in self.env.items()},
             "session": self.session,
@@ -177,6 +185,8 @@ class Planner:
         self._env_file = None if layout.dry_run else layout.agent_env
         self._bin_dir = layout.agent_bin
         self._accounts = layout.accounts
+        self._prefetcher: Prefetcher | None = None
+        self._warmed: set[int] = set()  # the waves whose docs are being fetched
 
     @functools.cached_property
     def socket(self) -> str:
@@ -250,7 +260,32 @@ class Planner:
             accounts_dir=self._accounts,
             sandbox=sandbox,
             orchestrator_id=self.orchestrator_id,
+            docs=self._docs_for(wave, agent),
         )
+
+    def _docs_for(self, wave: WaveDef, agent: AgentDef) -> AgentDocs | None:
+        """The agent's library docs: their fetch, with the rest of its wave's, starts now
+        (a dry run and a lane without Context7 fetch nothing, nor load what fetches)."""
+        settings = self.lane.context7
+        if settings is None:
+            return None
+        from ...agents.context7_docs import AgentDocs, Prefetcher
+
+        if not settings.enabled or agent.context7 is None or self.layout.dry_run:
+            mode = "disabled" if not settings.enabled else ("" if agent.context7 else "none")
+            return AgentDocs(agent.context7, mode)
+        if self._prefetcher is None:
+            from ...state.events import EventLog
+
+            events = EventLog(self.layout.events)
+            events.best_effort, events.orchestrator_id = True, self.orchestrator_id
+            self._prefetcher = Prefetcher(settings, self.layout.context7_cache, events)
+        if wave.number not in self._warmed:  # closure agents' docs ready when their stage is
+            self._warmed.add(wave.number)
+            for other in wave.agents:
+                if other.context7 is not None:
+                    self._prefetcher.request(other.context7)
+        return self._prefetcher.docs_for(agent.context7, wave.number, agent.id)
 
     def next_executor(self, agent: AgentDef, history: list[str]) -> str:
         """After a failure: the next fallback not yet tried and installed, else the same one."""
@@ -287,6 +322,7 @@ def materialize(
         launch.briefing,
         launch.retry_context,
         launch.coordination,
+        reference=launch.docs.settle() if launch.docs is not None else "",
     )
     ensure_dir(launch.paths.dir)
     paths = launch.paths

@@ -218,6 +218,7 @@ class AgentRun:
             "fingerprint": launch.fingerprint or None,
             "sandbox": launch.sandbox_label,
             "orchestrator_id": launch.orchestrator_id or None,
+            "context7": launch.context7_mode,  # how its library docs came
         }
 
     def launched_fields(self) -> dict[str, Any]:
