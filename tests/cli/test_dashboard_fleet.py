@@ -94,3 +94,19 @@ def test_usage_is_each_agent_s_last_recorded_attempt_of_the_wave(fleet: CommandF
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + "{torn\n")
     assert fleet.usage(1) == {"A": (1234, 1.25), "B": (None, None)}
     assert fleet.usage(2) == {"A": (None, 9.0)}
+
+
+@pytest.mark.parametrize(
+    ("key", "colour"), [("launch", "unset"), ("rerun", "unset"), ("stop", "1")]
+)
+def test_a_key_that_starts_a_launcher_hands_it_the_person_s_environment(
+    fleet: CommandFleet, monkeypatch: pytest.MonkeyPatch, key: str, colour: str
+) -> None:
+    """NO_COLOR keeps escapes out of what the console shows; a launcher started from a key
+    (and its agents) must not inherit it, as one started at a terminal would not."""
+    from wave_orchestrator.cli import dashboard_fleet
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    says = ["sh", "-c", 'printf "%s" "${NO_COLOR-unset}"']
+    monkeypatch.setattr(dashboard_fleet, "wave_argv", lambda *argv: says)
+    assert fleet.command([key]).text == colour

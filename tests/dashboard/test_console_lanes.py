@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from wave_orchestrator.dashboard.console_app import FleetConsole
+from wave_orchestrator.dashboard.console_app import TICK_SECONDS, FleetConsole
 from wave_orchestrator.dashboard.fleet import Done, Fleet
 from wave_orchestrator.dashboard.screens import Confirm, PickLane
 from wave_orchestrator.state.layout import StateLayout
@@ -152,3 +153,84 @@ def test_lane_keys_run_the_cli_s_command_only_after_y(
 
     drive(app, script)
     assert fleet.commands == [argv]
+
+
+class SlowPlanFleet(FakeFleet):
+    """A fleet whose `wave rerun --dry-run` takes until the test lets it answer."""
+
+    def __init__(self, lane: str) -> None:
+        super().__init__(lane, alive=False)
+        self.go = threading.Event()
+
+    def command(self, argv: list[str]) -> Done:
+        self.commands.append(argv)
+        if "--dry-run" in argv:
+            self.go.wait(10)
+            return Done(0, "wave rerun: reruns api; reuses store")
+        return Done(0, "")
+
+
+def test_a_rerun_plan_that_comes_back_after_a_lane_switch_is_not_asked_about(
+    layout: StateLayout, tmp_path: Path
+) -> None:
+    """`r` on lane main, then `L` to lane other while main's plan is being made: the plan is
+    dropped, and nothing runs on either lane (before, `y` ran main's plan on lane other)."""
+    lanes, main = FakeLanes(tmp_path), SlowPlanFleet("main")
+    app = FleetConsole(layout, None, main, lanes)
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        await pilot.press("r")
+        await until(pilot, lambda: main.commands, "the plan to be asked for")
+        await pilot.press("L", "down", "enter")
+        await until(pilot, lambda: app.layout.lane == "other", "the switch to lane other")
+        main.go.set()
+        await until(
+            pilot,
+            lambda: any("lane changed" in n.message for n in app._notifications),
+            "the plan to be dropped",
+        )
+        assert not isinstance(app.screen, Confirm)
+        await pilot.press("y")
+
+    drive(app, script)
+    assert [argv[-1] for argv in main.commands] == ["--dry-run"]
+    assert lanes.fleets["other"].commands == []
+
+
+def test_the_preview_lets_go_of_the_old_lane_s_agent_after_a_switch(
+    layout: StateLayout, tmp_path: Path
+) -> None:
+    lanes = FakeLanes(tmp_path)
+    app = FleetConsole(layout, None, FakeFleet("main"), lanes)
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        agent = app.selected()
+        assert agent is not None
+        log = layout.agent(3, agent).output_log
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("old lane line\n")
+        await pilot.press("p")
+        await until(pilot, lambda: "old lane line" in list(app.preview.lines), "the preview")
+        app.switch_lane("other")
+        await until(pilot, lambda: app.layout.lane == "other", "the switch")
+        with log.open("a") as fh:
+            fh.write("still the old lane\n")
+        await pilot.pause(3 * TICK_SECONDS)
+        assert list(app.preview.lines) in ([], [""])
+        assert "no agent selected" in str(app.preview.border_title)
+
+    drive(app, script)
+
+
+def test_a_lane_whose_state_folder_is_a_link_is_listed_as_unusable(tmp_path: Path) -> None:
+    from wave_orchestrator.cli.dashboard_fleet import CommandLanes
+
+    repo = tmp_path / "repo"
+    for lane in ("main", "other"):
+        (repo / "lanes" / lane / "waves").mkdir(parents=True)
+        (repo / "lanes" / lane / "lane.yaml").write_text("defaults: {executor: local}\n")
+    (repo / ".wave").mkdir()
+    (repo / ".wave" / "other").symlink_to(tmp_path)
+    rows = dict(CommandLanes(repo).lanes())
+    assert rows["main"] == "never run"
+    assert rows["other"].startswith("state folder unusable")

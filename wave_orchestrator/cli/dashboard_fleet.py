@@ -13,6 +13,7 @@ from ..self_command import wave_argv
 from ..state.layout import StateLayout
 
 OUTPUT_LIMIT = 4 * 1024 * 1024  # what the app takes of a command's output (a diff can be huge)
+STARTS_A_LAUNCHER = frozenset({"launch", "rerun"})
 
 
 class CommandFleet:
@@ -23,7 +24,11 @@ class CommandFleet:
 
     def command(self, argv: list[str]) -> Done:
         full = wave_argv(*argv, "--lane", self.lane, "--repo", str(self.repo))
-        env = {**os.environ, "NO_COLOR": "1"}  # the app shows the words, not escapes
+        # The app shows the words, not escapes (its output is a pipe besides); but a command
+        # that starts a launcher hands its environment to the launcher and every agent, which
+        # must get what a launch typed at a terminal gets.
+        starts = argv[0] in STARTS_A_LAUNCHER
+        env = dict(os.environ) if starts else {**os.environ, "NO_COLOR": "1"}
         pipe, devnull = subprocess.PIPE, subprocess.DEVNULL
         with subprocess.Popen(
             full, cwd=self.repo, env=env, stdin=devnull, stdout=pipe, stderr=subprocess.STDOUT
@@ -86,15 +91,18 @@ class CommandLanes:
 
     def lanes(self) -> list[tuple[str, str]]:
         from ..definitions.repository.lanes import list_lanes
+        from ..errors import WaveError
         from ..state.lock import live_lock
 
         rows = []
         for name in list_lanes(self.repo):
-            layout, problem = self._layout(name)
-            if live_lock(layout.lock) is not None:
-                said = "launcher running"
-            else:
-                said = _last_result(layout)
+            try:
+                layout, problem = self._layout(name)
+                running = live_lock(layout.lock) is not None
+            except (WaveError, OSError):  # its state folder is a link, a file, unreadable
+                rows.append((name, "state folder unusable: see wave status --lane " + name))
+                continue
+            said = "launcher running" if running else _last_result(layout)
             rows.append((name, f"{said}  (lane.yaml unreadable)" if problem else said))
         return rows
 

@@ -72,21 +72,27 @@ class AgentCommands(App[None]):
             if self.alive:
                 self._confirmed(question, f"rerun {agent}", argv)
             else:
-                self._rerun_plan(agent, question, argv)
+                self._rerun_plan(agent, question, argv, self.fleet)
 
     @work(thread=True, group="commands")
-    def _rerun_plan(self, agent: str, question: str, argv: list[str]) -> None:
+    def _rerun_plan(self, agent: str, question: str, argv: list[str], fleet: Fleet) -> None:
         """The plan off the event loop (it reads git), then the confirmation that names it:
-        `y` runs that plan in the background without asking again."""
-        plan = self.fleet.command([*argv[:4], "--dry-run"])
+        `y` runs that plan in the background without asking again, on the lane it is for."""
+        plan = fleet.command([*argv[:4], "--dry-run"])
         if plan.code != 0:
             self.call_from_thread(self._said, f"rerun {agent}", plan)
             return
         words = strip_controls(plan.text.strip().splitlines()[-1] if plan.text.strip() else "")
         asked = f"{question} {words}" if words else question
-        self.call_from_thread(
-            self._confirmed, asked, f"rerun {agent}", [*argv, "--detach", "--yes"]
-        )
+        argv = [*argv, "--detach", "--yes"]
+        self.call_from_thread(self._confirm_plan, asked, f"rerun {agent}", argv, fleet)
+
+    def _confirm_plan(self, question: str, what: str, argv: list[str], fleet: Fleet) -> None:
+        """A plan made for a lane the person has since left is not asked about."""
+        if fleet is not self.fleet:
+            self.notify("the lane changed: rerun not started", title=what, markup=False)
+            return
+        self._confirmed(question, what, argv)
 
     def action_answer(self) -> None:
         agent = self._agent()

@@ -23,6 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Log, Static
 
+from ..errors import WaveError
 from ..sanitize import clean_tree, strip_controls
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
@@ -264,11 +265,15 @@ class FleetConsole(LaneKeys, PreviewKeys):
     def switch_lane(self, lane: str) -> None:
         """Show ``lane`` from now on: its layout, its current wave, its fleet for every key."""
         assert self.lanes is not None
-        self.layout, self.fleet = self.lanes.open(lane)
+        try:
+            self.layout, self.fleet = self.lanes.open(lane)
+        except (WaveError, OSError) as exc:  # its state folder is a link, a file, unreadable
+            self.notify(strip_controls(str(exc))[:300], title=f"lane {lane}", markup=False)
+            return
         self.pinned = self._latest = self._run_state_seen = self._seen = None
         self.filter, self._usage, self._ticks = "", {}, 0  # its launcher looked at now
         self._close_pane()
-        self._preview_of = None
+        self._reset_preview()
         self._tick()
 
     def _said(self, what: str, done: Done) -> None:

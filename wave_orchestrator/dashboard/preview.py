@@ -17,6 +17,9 @@ from .panes import PaneKeys
 WIDE = 120  # from this many columns the preview stands beside the table, else under it
 
 
+ANEW = object()  # what the preview follows when it must look again
+
+
 class PreviewKeys(PaneKeys):
     """`p` and the preview it toggles; ``FleetConsole`` builds the widgets."""
 
@@ -26,12 +29,16 @@ class PreviewKeys(PaneKeys):
 
     def _init_preview(self) -> None:
         self._preview: LogFollower | None = None
-        self._preview_of: tuple[int, str] | None = None  # the wave and agent it follows
+        self._preview_of: object = ANEW  # the wave and agent it follows (None: no agent)
+
+    def _reset_preview(self) -> None:
+        """Whatever it followed is let go: the next look starts anew, even at no agent."""
+        self._preview, self._preview_of = None, ANEW
 
     def action_preview(self) -> None:
         shown = not self.preview.display
         self.preview.display = shown
-        self._preview = self._preview_of = None
+        self._reset_preview()
         if shown:
             self._place_preview(self.size.width)
             self._follow_preview()
