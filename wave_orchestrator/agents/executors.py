@@ -76,7 +76,7 @@ def build_codex_argv(spec: ExecutorSpec, confined: bool = False) -> list[str]:
     return argv
 
 
-def build_claude_argv(spec: ExecutorSpec) -> list[str]:
+def build_claude_argv(spec: ExecutorSpec, skills: bool = False) -> list[str]:
     s = spec.settings_for("claude")
     fmt = s["output_format"]
     argv = [s["command"], "-p", "--output-format", fmt]
@@ -100,7 +100,7 @@ def build_claude_argv(spec: ExecutorSpec) -> list[str]:
         argv.append("--disallowedTools=" + ",".join(s["disallowed_tools"]))
     if s.get("settings"):
         argv += ["--settings", s["settings"]]
-    if s.get("append_system_prompt_file"):
+    if s.get("append_system_prompt_file") and not skills:  # with skills: in their file
         argv += ["--append-system-prompt-file", s["append_system_prompt_file"]]
     return argv
 
@@ -134,20 +134,26 @@ def build_local_argv(spec: ExecutorSpec) -> list[str]:
 
 
 def build_command(
-    spec: ExecutorSpec, executor_id: str, agent_id: str, confined: bool = False
+    spec: ExecutorSpec,
+    executor_id: str,
+    agent_id: str,
+    confined: bool = False,
+    skill_args: Sequence[str] = (),
 ) -> ExecutorCommand:
     """The argv and extra environment for running ``spec`` on ``executor_id``; ``confined``:
-    inside wave's sandbox, where the CLI's own sandbox is left off."""
+    inside wave's sandbox, where the CLI's own sandbox is left off; ``skill_args``: how its
+    skill bundles reach it (agents/skills_projection.py)."""
     env: dict[str, str] = {}
     if executor_id == "codex":
         argv = build_codex_argv(spec, confined)
+        argv[-1:-1] = skill_args  # before the `-` that reads the prompt
     elif executor_id == "claude":
-        argv = build_claude_argv(spec)
+        argv = build_claude_argv(spec, bool(skill_args)) + list(skill_args)
         mode = spec.settings_for("claude").get("permission_mode")
         if mode == "bypassPermissions" and os.geteuid() == 0:
             env["IS_SANDBOX"] = "1"  # claude refuses bypass mode as root without it
     elif executor_id == "opencode":
-        argv = build_opencode_argv(spec, agent_id)
+        argv = build_opencode_argv(spec, agent_id) + list(skill_args)  # -f goes last
     elif executor_id == "local":
         argv = build_local_argv(spec)
     else:

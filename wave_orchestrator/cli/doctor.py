@@ -4,7 +4,8 @@ or a login file: never printed), tmux and git answer, the Slurm cluster answers 
 places there, bubblewrap starts a trial sandbox that keeps its promise (blocking only when a
 lane's agents need one), and every state dir is writable. Warned of, never blocking: a state
 dir in the repository that git does not ignore, a lane wanting desktop notifications with no
-notify-send. Exit 1 with each blocking problem.
+notify-send, a skill bundle a lane lists that no agent gets. Exit 1 with each blocking
+problem.
 
 Its lines quote lane settings (a problem's value) and the environment (a login folder's
 path): every line is printed with the credentials in it hidden by value, JSON too."""
@@ -68,7 +69,9 @@ def register(sub: Any) -> None:
         "the line gives the fix: a blocking problem only when a lane sets sandbox: "
         "bubblewrap); every lane's state dir is writable, and (a warning) git-ignored when it "
         "is inside the repository; notify-send is on PATH when a lane sets notify.desktop "
-        "(a warning). Prints one line per check and exits 1 when any blocking check failed.",
+        "(a warning); a lane's skill bundles: how many its agents get, and (a warning) one "
+        "lane.yaml lists that its activation keeps from every agent. Prints one line per "
+        "check and exits 1 when any blocking check failed.",
         [
             ("wave doctor", "every check, one line each"),
             ("wave doctor --json", "the checks as JSON, for a script or CI"),
@@ -127,6 +130,7 @@ def diagnose(repo: Path) -> list[Check]:
     checks.append(_sandbox(lanes))
     checks += [_writable(lane.name, lane.state_dir) for lane in lanes]
     checks += _ignored(repo, lanes) + _desktop(lanes)
+    checks += [c for lane in lanes if lane.skills is not None for c in _skills(lane)]
     return checks
 
 
@@ -301,3 +305,36 @@ def _desktop(lanes: list[Any]) -> list[Check]:
     said = f"notify.desktop: true {who} but notify-send is not on PATH: no desktop "
     said += f"notifications; fix: {DESKTOP_FIX}"
     return [Check("notify-send", False, said, blocking=False, fix=DESKTOP_FIX)]
+
+
+def _skills(lane: Any) -> list[Check]:
+    """A lane's skill bundles (their manifests were checked with the lane): how many each
+    agent gets on its executor, and (a warning) a skill the lane lists that no agent gets,
+    its activation matching none of them."""
+    skills = lane.skills
+    given: dict[str, int] = {}
+    listed = {
+        *skills.base,
+        *(i for ids in (*skills.by_role.values(), *skills.by_executor.values()) for i in ids),
+    }
+    for wave in lane.waves:
+        for agent in wave.agents:
+            for executor in dict.fromkeys((agent.executor.id, *agent.executor.fallbacks)):
+                for bundle in skills.resolve(agent.role, executor, agent.skills):
+                    given[bundle.id] = given.get(bundle.id, 0) + 1
+    name = f"skills {lane.name}"
+    said = f"{len(skills.bundles)} bundle(s) in {skills.dir}/, {len(given)} given to agents"
+    checks = [Check(name, True, said)]
+    idle = sorted(listed - set(given))
+    if idle:
+        checks.append(
+            Check(
+                name,
+                False,
+                "listed in lane.yaml but given to no agent (their activation matches none): "
+                + ", ".join(idle),
+                blocking=False,
+                fix="widen the skill's activation or take it out of lane.yaml's skills",
+            )
+        )
+    return checks

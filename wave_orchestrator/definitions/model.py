@@ -7,6 +7,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from .skill_model import SkillsSettings
+
 # The default of every mapping field: read-only, so one instance serves every record.
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -262,6 +264,10 @@ class AgentDef(NamedTuple):
     components: tuple[tuple[str, str], ...] = ()  # (component, target level) it promotes
     # None when it runs unsandboxed (mode none): a lane without sandboxes digests as before
     sandbox: SandboxSettings | None = None
+    skills: tuple[str, ...] = ()  # the ids it names itself: given whatever their activation
+    # A digest of the skills it resolves to on its own executor ("" with none: a lane without
+    # skills digests as before), so that a changed skill is not reused.
+    skill_digest: str = ""
     context7: Context7Selection | None = None  # None: no docs (a lane without digests as before)
 
     @property
@@ -382,6 +388,7 @@ class LaneDef(NamedTuple):
     placement: PlacementSettings = PlacementSettings()
     benchmarks: tuple[str, ...] = ()  # the catalog of benchmark ids a cont-EVAL may report
     governance: Governance = Governance()
+    skills: SkillsSettings | None = None  # None: the lane uses no skill bundles
     context7: Context7Settings | None = None  # None: the lane fetches no library docs
 
     def wave(self, number: int) -> WaveDef:

@@ -138,6 +138,11 @@ class AgentPaths(NamedTuple):
     def rerun_answer(self) -> Path:
         return self.dir.parent.parent / "reruns" / f"{self.dir.name}.answer.json"
 
+    @property
+    def skills(self) -> Path:
+        """Its skill bundles as wave gives them (the files: agents/skills_projection.py)."""
+        return self.dir / "skills"
+
     def sibling(self, agent_id: str) -> AgentPaths:
         """The folder of another agent of the same wave run."""
         if not AGENT_ID_RE.fullmatch(agent_id):

@@ -11,6 +11,7 @@ from ..model import (
     CLOSURE_ORDER,
     ROLES,
     AgentDef,
+    ExecutorSpec,
     ExitContract,
     IsolationSettings,
     PlacementSettings,
@@ -25,6 +26,7 @@ from ..sections.isolation import check_agent_id
 from ..sections.ownership import paths_overlap
 from ..sections.placement import check_placement_override
 from ..sections.sandbox import agent_sandbox, check_sandbox
+from ..sections.skills import check_skill_ids, skill_digest
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .lane_context import LaneContext, read_inside
@@ -46,6 +48,7 @@ AGENT_KEYS = (
     "proof_artifacts",
     "components",
     "sandbox",
+    "skills",
     "context7",
 )
 CONTRACT_LEVELS = {
@@ -129,6 +132,7 @@ class AgentLoader:
         owned = check_owned_components(
             ck, raw.get("components"), (*p, "components"), self.components, role
         )
+        skills, digest = self._skills(raw.get("skills"), (*p, "skills"), role, spec)
         # An agent with other problems is still built, so the rules across agents see it;
         # the lane stays invalid because its problems are recorded.
         if agent_id is None or spec is None:
@@ -148,8 +152,25 @@ class AgentLoader:
             proof_artifacts=proofs,
             components=owned,
             sandbox=agent_sandbox(sandbox),
+            skills=skills,
+            skill_digest=digest,
             context7=resolve_selection(self.lane.context7, self.lane.name, self.docs, docs, prompt),
         )
+
+    def _skills(
+        self, value: Any, p: FieldPath, role: str, spec: ExecutorSpec | None
+    ) -> tuple[tuple[str, ...], str]:
+        """The skills it names (checked against the lane's bundles), and the digest of all it
+        resolves to on its own executor ("" with none)."""
+        lane_skills = self.lane.skills
+        if value is not None:
+            lane_skills = self.lane.skill_settings()
+        if lane_skills is None:
+            return (), ""
+        named = check_skill_ids(self.ck, value, p, lane_skills)
+        if spec is None:
+            return named, ""
+        return named, skill_digest(lane_skills.resolve(role, spec.id, named))
 
     def _owned(self, raw: str, path: FieldPath) -> str | None:
         return self.lane.owned(self.ck, raw, path)

@@ -14,6 +14,8 @@ from ..sections.closure import ClosureRules
 from ..sections.context7 import LaneContext7
 from ..sections.executor_settings import LaneSettings
 from ..sections.isolation import BaseRefs
+from ..sections.skills import DEFAULT_DIR, read_catalog
+from ..skill_model import SkillsSettings
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath, Located, YamlSyntaxError, load_located, read_lane_file
 
@@ -58,7 +60,15 @@ class LaneContext:
     name: str = ""  # the lane's own name (a wave may not wait on its own lane)
     base_refs: BaseRefs = field(default_factory=BaseRefs)
     context7: LaneContext7 | None = None  # its bundle index and lane default: docs for agents
+    skills: SkillsSettings | None = None  # lane.yaml's; None until an agent names a skill
     _folders: dict[str, Path | None] = field(default_factory=dict)
+
+    def skill_settings(self) -> SkillsSettings:
+        """The lane's skills; the default folder's bundles, read the first time an agent of a
+        lane without a ``skills`` key names one."""
+        if self.skills is None:
+            self.skills = read_catalog(self.repo, DEFAULT_DIR, self.problems)
+        return self.skills
 
     def confine(self, rel: str) -> Path | None:
         """``inside_repository`` for an owned path, each parent folder resolved once: the

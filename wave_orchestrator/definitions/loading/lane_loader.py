@@ -34,6 +34,7 @@ from ..sections.governance import check_governance
 from ..sections.isolation import check_isolation, check_merge
 from ..sections.notify import check_feedback_minutes, check_notify
 from ..sections.placement import check_lane_placement
+from ..sections.skills import check_lane_skills
 from ..source.schema import Checker
 from ..source.yaml_source import Located
 from .lane_context import LaneContext, parse_file, read_inside
@@ -61,6 +62,7 @@ LANE_KEYS = (
     "spend_limit_usd",
     "spend_limit",
     "context7",
+    "skills",
 )
 
 
@@ -109,6 +111,7 @@ class LaneLoader:
         catalog = check_catalog(ck, raw.get("benchmarks"))
         governance = check_governance(ck, raw, raw.get("defaults"))
         docs = check_lane_context7(ck, raw.get("context7"), self.repo, self.display, self.problems)
+        skills = check_lane_skills(ck, raw.get("skills"), self.repo)
         lane = LaneContext(
             repo=self.repo,
             display=self.display,
@@ -123,6 +126,7 @@ class LaneLoader:
             benchmarks=catalog,
             name=self.name,
             context7=docs,
+            skills=skills,
         )
         waves = self._waves(ck, lane)
         if self.problems:
@@ -146,6 +150,7 @@ class LaneLoader:
             benchmarks=catalog,
             governance=governance,
             context7=docs.settings if docs else None,
+            skills=lane.skills,
         )
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:

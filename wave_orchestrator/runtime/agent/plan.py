@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...agents.executors import ExecutorCommand, build_command, model_for
 from ...agents.prompts import compose_prompt
+from ...agents.skills_projection import SkillProjection, project_skills
 from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ...governor.accounts import account_of
@@ -56,6 +57,7 @@ class AgentLaunch:
     accounts_dir: Path | None = None  # where each account's shared backoff file is
     sandbox: Confinement | None = None  # None: it runs unsandboxed
     orchestrator_id: str = ""  # the launcher that starts it ("" in a dry run)
+    skills: SkillProjection | None = None  # its skill bundles on this executor (None: none)
     docs: AgentDocs | None = None  # library docs from Context7 (None: the lane has none)
 
     @property
@@ -131,6 +133,7 @@ class AgentLaunch:
             "account": self.account,
             "argv": [shown(arg) for arg in self.command.argv],
             "sandbox": self.sandbox_preview(),
+            **({"skills": self.skills.record()} if self.skills is not None else {}),
             "context7": self.docs.preview() if self.docs is not None else {"mode": "none"},
             # redact_env's rule, with each value looked through once for all the agents
             "env": {k: REDACTED if secret_name(k) else shown(v) for k, v in self.env.items()},
@@ -213,8 +216,12 @@ class Planner:
         lane, executor_id = self.lane, executor or agent.executor.id
         sandbox = confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files)
         confined = sandbox is not None and not sandbox.refused
-        command = build_command(agent.executor, executor_id, agent.id, confined)
         paths = self.layout.agent(wave.number, agent.id)
+        # Resolved for the executor it runs on: a fallback gets that executor's skills.
+        skills = project_skills(lane.skills, agent, executor_id, paths.skills, agent.executor.env)
+        command = build_command(
+            agent.executor, executor_id, agent.id, confined, skills.argv() if skills else ()
+        )
         session, socket = session_name(wave.number, agent.id), self.socket
         # The agent's env may set PATH (wave's bin still goes first), but never the WAVE_* facts.
         own_path = agent.executor.env.get("PATH")
@@ -233,6 +240,7 @@ class Planner:
             "WAVE_EXECUTOR": executor_id,
             **({"WAVE_WORKTREE": str(workdir)} if workdir else {}),
             **({"WAVE_ORCHESTRATOR_ID": self.orchestrator_id} if self.orchestrator_id else {}),
+            **(skills.env() if skills is not None else {}),
             **command.env,
             # Inherited by all the agent starts: what it leaves running is found and ended by it.
             "WAVE_AGENT_TOKEN": agent_token(socket, session),
@@ -260,6 +268,7 @@ class Planner:
             accounts_dir=self._accounts,
             sandbox=sandbox,
             orchestrator_id=self.orchestrator_id,
+            skills=skills,
             docs=self._docs_for(wave, agent),
         )
 
@@ -323,6 +332,7 @@ def materialize(
         launch.retry_context,
         launch.coordination,
         reference=launch.docs.settle() if launch.docs is not None else "",
+        skill_context=launch.skills.catalog() if launch.skills is not None else "",
     )
     ensure_dir(launch.paths.dir)
     paths = launch.paths
@@ -333,6 +343,8 @@ def materialize(
             ensure_agent_bin(launch.bin_dir)
     if (shared := launch.account_backoff) is not None:
         ensure_dir(shared.parent)
+    if launch.skills is not None:
+        launch.skills.materialize(launch.agent.executor, launch.cwd, write, fresh=live)
     write(launch.paths.prompt, prompt)
     spec = WrapperSpec(
         lane=launch.lane.name,
