@@ -76,7 +76,7 @@ def test_docs_are_fetched_fenced_and_recorded(tmux_repo: Repo) -> None:
         assert records(tmux_repo, "A", "summary.json")["context7"] == "disabled"
         assert HEADING not in (tmux_repo.root / "A.txt").read_text()
         assert len(stub.requests(CONTEXT)) == 1
-    assert not [e for e in tmux_repo.events("main") if e["event"] == "context7_warning"]
+    assert not [e for e in tmux_repo.events("main") if e["event"] == "library_docs_warning"]
 
 
 def test_no_docs_warns_and_the_launch_goes_on(tmux_repo: Repo) -> None:
@@ -87,7 +87,7 @@ def test_no_docs_warns_and_the_launch_goes_on(tmux_repo: Repo) -> None:
         assert stub.seen == []
     assert records(tmux_repo, "A", "launch.json")["context7"] == "missing-key"
     assert (tmux_repo.root / "A.txt").exists()  # it ran, without docs
-    (warning,) = [e for e in tmux_repo.events("main") if e["event"] == "context7_warning"]
+    (warning,) = [e for e in tmux_repo.events("main") if e["event"] == "library_docs_warning"]
     assert (warning["agent"], warning["mode"]) == ("A", "missing-key")
     assert warning["orchestrator_id"]
 

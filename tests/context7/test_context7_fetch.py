@@ -104,7 +104,7 @@ def test_still_busy_after_three_tries_is_unavailable_and_warned(tmp_path: Path) 
         assert settle(p, BY_ID) == ("unavailable", "")
         assert slept == [1.0, 2.0] and len(stub.requests(CONTEXT)) == 3
     (warning,) = events(tmp_path)
-    assert warning["event"] == "context7_warning" and warning["mode"] == "unavailable"
+    assert warning["event"] == "library_docs_warning" and warning["mode"] == "unavailable"
     assert warning["agent"] == "A" and warning["wave"] == 1
 
 

@@ -191,7 +191,7 @@ class Prefetcher:
         def warn(mode: str, detail: str) -> None:
             log.warning("no library docs for the agent", agent=agent, mode=mode, why=detail)
             self.events.emit(
-                "context7_warning", wave, agent, mode=mode, detail=detail, bundle=selection.bundle
+                "library_docs_warning", wave, agent, mode=mode, detail=detail, bundle=selection.bundle
             )
 
         return AgentDocs(selection, fetch=self.request(selection), warn=warn)
@@ -217,12 +217,13 @@ class Prefetcher:
             for lib_id, name, hint in fetch.selection.libraries:
                 query = f"{hint} {fetch.selection.query}".strip()
                 try:
-                    text = clean_docs(client.library_docs(lib_id, name, query))
+                    found, text = client.library_docs(lib_id, name, query)
                 except FetchFailed as exc:
                     failed.append(exc)
                     continue
-                if text.strip():
-                    parts.append(f"### {lib_id or name}\n{text}")
+                if (text := clean_docs(text)).strip():
+                    label = lib_id or f"{name} ({found})"  # both checked: no control characters
+                    parts.append(f"### {label}\n{text}")
         if not parts:
             if failed:
                 return failed[0].mode, "", failed[0].detail

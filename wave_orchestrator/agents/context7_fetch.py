@@ -65,15 +65,15 @@ class Client:
         self.base_delay = base_delay
         self.opener = urllib.request.build_opener(_NoRedirect())
 
-    def library_docs(self, library_id: str, name: str, query: str) -> str:
-        """The docs text of one library ("" when the service has none for it)."""
+    def library_docs(self, library_id: str, name: str, query: str) -> tuple[str, str]:
+        """(the library's id, its docs text); "" for either when the service has none."""
         query = query[:MAX_QUERY]
         if not library_id:
             library_id = self.search(name, query)
             if not library_id:
-                return ""
+                return "", ""
         body = self.get("/api/v2/context", {"libraryId": library_id, "query": query, "type": "txt"})
-        return body.decode("utf-8", errors="replace")
+        return library_id, body.decode("utf-8", errors="replace")
 
     def search(self, name: str, query: str) -> str:
         """The id of the best library for ``name`` ("" when none matched)."""
