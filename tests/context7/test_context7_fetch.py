@@ -199,3 +199,10 @@ def test_the_deadline_bounds_every_try(tmp_path: Path) -> None:
             client.library_docs("/a/b", "", "q")
         assert caught.value.mode == "unavailable"
         assert len(stub.requests(CONTEXT)) == 1  # a 20 s wait would pass the deadline
+
+
+def test_only_an_http_url_is_asked(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not leak")
+    p, _ = prefetcher(tmp_path, f"file://{secret}")
+    assert p.url == "http://unused.invalid"  # the lane's, not a file

@@ -167,7 +167,10 @@ class Prefetcher:
         events: EventLog,
         env: Mapping[str, str] = os.environ,
     ) -> None:
-        self.url = env.get(URL_ENV) or settings.url
+        self.url = env.get(URL_ENV, "").strip() or settings.url
+        if not self.url.startswith(("http://", "https://")):  # urllib would read file:// too
+            log.warning("context7 URL ignored: not http(s)", variable=URL_ENV)
+            self.url = settings.url
         self.key = env.get(KEY_ENV, "").strip()
         self.cache_of = cache_of
         self.events = events
@@ -191,7 +194,12 @@ class Prefetcher:
         def warn(mode: str, detail: str) -> None:
             log.warning("no library docs for the agent", agent=agent, mode=mode, why=detail)
             self.events.emit(
-                "library_docs_warning", wave, agent, mode=mode, detail=detail, bundle=selection.bundle
+                "library_docs_warning",
+                wave,
+                agent,
+                mode=mode,
+                detail=detail,
+                bundle=selection.bundle,
             )
 
         return AgentDocs(selection, fetch=self.request(selection), warn=warn)
