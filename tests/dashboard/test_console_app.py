@@ -322,7 +322,10 @@ def test_question_mark_lists_every_key_and_q_quits(layout: StateLayout) -> None:
 
 def test_with_no_launcher_it_shows_the_last_state_and_says_so(layout: StateLayout) -> None:
     async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
-        assert "no launcher runs lane main" in text_of(app, "#head")
+        head = text_of(app, "#head")
+        # it recorded the wave running: with its launcher gone, the wave is shown interrupted
+        assert "[interrupted]" in head and "[running]" not in head
+        assert "launcher not running (pid 1234): the last state it recorded" in head
         assert app._ids == AGENTS
 
     drive(layout, FakeFleet(alive=False), script)

@@ -179,6 +179,9 @@ class FleetConsole(LaneKeys, PreviewKeys):
                 Text(f"lane {self.layout.lane}: no wave has started yet (state dir {where})")
             ]
         else:
+            interrupted = not self.alive and data.get("status") == "running"
+            if interrupted:  # its launcher is gone: nothing runs it any more
+                data = {**data, "status": "interrupted"}
             parts = [header(data, width), stages_line(data)]
             reason = data.get("attempt_reason")
             if isinstance(reason, str) and reason:
@@ -187,6 +190,9 @@ class FleetConsole(LaneKeys, PreviewKeys):
         if not self.alive:
             lane = self.layout.lane
             said = f"no launcher runs lane {lane}: this is the last state it recorded"
+            pid = (data or {}).get("launcher_pid")
+            if (data or {}).get("status") == "interrupted" and isinstance(pid, int):
+                said = f"launcher not running (pid {pid}): the last state it recorded (--resume)"
             parts.append(Text(said, "bold magenta", no_wrap=True, overflow="ellipsis"))
         shown = [f"filter: {self.filter}  (Esc clears)"] if self.filter else []
         shown += [f"sorted by {self.sort}  (o: next order)"] if self.sort != SORTS[0] else []
