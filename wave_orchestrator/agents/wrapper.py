@@ -183,6 +183,9 @@ on_slurm_term() {
   [[ $pgrp == "$$" ]] && kill -TERM -- "-$$" 2>/dev/null
   exit 143
 }
+# Every job of this script (the CLI, the pane's tail), from the job table: a signal that comes
+# between the CLI's start and `cli=$!` would find $cli empty and leave the CLI running.
+end_jobs() { local pids; pids=$(jobs -p); [[ -n $pids ]] && kill -TERM $pids 2>/dev/null; }
 cut_pgrp() { local line; read -r line; line=${line##*) }; set -- $line; echo "$3"; }
 slurm_time_limit_reached() {  # prints the job's limit when Slurm ends it for it (its reason)
   local squeue reason limit
@@ -258,9 +261,9 @@ if [[ ${WAVE_PLACEMENT:-} == slurm ]]; then
   trap on_slurm_term TERM
   printf '%s\n' "${SLURMD_NODENAME:-$HOSTNAME}" > "$agent_dir/slurm-node"
 else
-  trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 143' TERM
+  trap 'end_jobs; exit 143' TERM
 fi
-trap '[[ -n $cli ]] && kill -TERM "$cli" 2>/dev/null; [[ -n $shower ]] && kill "$shower" 2>/dev/null; exit 130' INT HUP
+trap 'end_jobs; exit 130' INT HUP
 # In a job's own tmux, the server's end (Slurm signals it too) hangs the pane up: a status
 # is written as for TERM.
 [[ ${WAVE_PLACEMENT:-} == slurm && -n ${WAVE_IN_PANE:-} ]] && trap on_slurm_term HUP
