@@ -3,12 +3,14 @@ lane.yaml's ``skills`` with the rule that picks an agent's bundles (``resolve``)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 EMPTY: Mapping[Any, Any] = MappingProxyType({})
+SKILL_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # a bundle's folder name
 
 
 class SkillBundle(NamedTuple):

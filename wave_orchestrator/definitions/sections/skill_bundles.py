@@ -9,20 +9,17 @@ it is run. Every problem is reported with the file (and line and column in a man
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
 
 from ...errors import LaneProblem
 from ..model import EXECUTOR_IDS, ROLES
-from ..skill_model import SkillBundle
+from ..skill_model import SKILL_ID_RE, SkillBundle
 from ..source.schema import Checker
 from ..source.yaml_source import Located, YamlSyntaxError, load_located, read_lane_file
 
-SKILL_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 MANIFESTS = ("skill.yaml", "skill.json")
 INSTRUCTIONS = "SKILL.md"
 MAX_BUNDLES = 200
@@ -105,6 +102,8 @@ class BundleReader:
         meta = self._manifest(folder, name, manifests[0])
         if meta is None:
             return None
+        import hashlib  # a lane with skills only: OpenSSL's loading costs every command
+
         digest = hashlib.sha256()
         for rel in sorted(files):
             digest.update(rel.encode() + b"\0" + files[rel] + b"\0")

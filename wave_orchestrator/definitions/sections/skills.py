@@ -13,10 +13,9 @@ from typing import Any
 from ...errors import LaneProblem
 from ..model import EXECUTOR_IDS, ROLES
 from ..repository.paths import inside_repository, normalise_repo_path
-from ..skill_model import SkillBundle, SkillsSettings
+from ..skill_model import SKILL_ID_RE, SkillBundle, SkillsSettings
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
-from .skill_bundles import SKILL_ID_RE, BundleReader
 
 SKILLS_KEYS = ("dir", "base", "by_role", "by_executor")
 DEFAULT_DIR = "skills"
@@ -38,6 +37,8 @@ def read_catalog(
         else:
             problems.append(LaneProblem(folder, 1, 1, "", message))
         return SkillsSettings(dir=folder)
+    from .skill_bundles import BundleReader  # a lane that uses skills only
+
     reader = BundleReader(root, folder.rstrip("/"), problems)
     return SkillsSettings(dir=folder, bundles=reader.read_all(), broken=tuple(reader.broken))
 
