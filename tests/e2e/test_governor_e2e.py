@@ -313,6 +313,15 @@ def test_a_rate_limit_one_agent_meets_is_waited_out_by_its_account_s_other_agent
     said = (tmux_repo.agent_dir("main", 1, "R2") / "output.log").read_text()
     assert "[wave] account c1 is backing off: waiting" in said
     assert "backing off" not in (tmux_repo.agent_dir("main", 1, "R3") / "output.log").read_text()
+    # R2 waited on its account, but met no limit itself: its wait is said as such, not as a
+    # limited try of its own, and its status counts none
+    limited = [e for e in tmux_repo.events("main") if e["event"] == "agent_rate_limited"]
+    assert {(e["agent"], e.get("account_wait")) for e in limited} == {("R1", None), ("R2", "c1")}
+    assert all("try" not in e for e in limited if e["agent"] == "R2")
+    assert tmux_repo.status("main", 1, "R2")["rate_limited"] == 0
+    log = (tmux_repo.state("main") / "launcher.log").read_text()
+    assert "agent R2 waits out account c1's backoff" in log
+    assert "agent R2 rate-limited" not in log
 
 
 def test_wave_stop_ends_a_wait_for_a_reset_at_once(tmux_repo: Repo) -> None:

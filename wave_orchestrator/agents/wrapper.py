@@ -118,10 +118,11 @@ first_match() {  # first_match OFFSET -e PATTERN...: the first text that matched
     | "$bin_head" -n 1
 }
 seconds() { if (( $1 % 1000 == 0 )); then echo $(( $1 / 1000 )); else printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )); fi; }
-write_backoff() {
+write_backoff() {  # write_backoff DELAY_MS [1: the account's wait, not this try's limit]
   local tmp="$agent_dir/.backoff.json.$$"
-  printf '{"try": %d, "tries": %d, "delay_ms": %d, "until_ms": %d}\n' \
-    "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) > "$tmp" && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
+  printf '{"try": %d, "tries": %d, "delay_ms": %d, "until_ms": %d, "account_wait": %d}\n' \
+    "$try" "$tries" "$1" $(( $("$bin_date" +%s%3N) + $1 )) "${2:-0}" > "$tmp" \
+    && "$bin_mv" -f -- "$tmp" "$agent_dir/backoff.json"
 }
 say() {  # say LINE: into the log, and the pane when it shows the output
   printf '%s\n' "$1" >> "$log"
@@ -139,7 +140,7 @@ account_wait() {
   (( until_ms > now_ms )) || return 0
   wait_ms=$(( until_ms - now_ms < max_ms ? until_ms - now_ms : max_ms ))
   say "[wave] account $account is backing off: waiting $(seconds "$wait_ms")s"
-  write_backoff "$wait_ms"
+  write_backoff "$wait_ms" 1
   "$bin_sleep" "$(seconds "$wait_ms")"
   "$bin_touch" -- "$log"
   "$bin_rm" -f -- "$agent_dir/backoff.json"

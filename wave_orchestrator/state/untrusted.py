@@ -96,6 +96,7 @@ class Backoff(NamedTuple):
     tries: int | None  # how many tries the wrapper allows
     delay_ms: int | None
     until: float | None  # when the sleep ends, seconds since the epoch
+    account_wait: bool = False  # it waits out its account's backoff: its own try met no limit
 
 
 def read_backoff(path: Path) -> Backoff | None:
@@ -107,6 +108,7 @@ def read_backoff(path: Path) -> Backoff | None:
         tries=count(data.get("tries")),
         delay_ms=count(data.get("delay_ms"), maximum=2**62),
         until=epoch_ms(data.get("until_ms")),
+        account_wait=data.get("account_wait") == 1,
     )
 
 

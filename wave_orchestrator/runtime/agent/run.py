@@ -56,6 +56,7 @@ class AgentRun:
     detail: str = ""
     pid: int | None = None
     seen_backoff_try: int = 0
+    seen_account_wait: int = 0  # the try before which it last waited out its account's backoff
     executors: list[str] = field(default_factory=list)
     backing_off: bool = False  # the wrapper sleeps on a rate limit (backoff.json)
     foreign_status: bool = False  # a status file of another attempt was seen (and ignored)

@@ -13,7 +13,7 @@ from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
 from ...state.status import StatusFile
-from ...state.untrusted import count, read_backoff
+from ...state.untrusted import Backoff, count, read_backoff
 from ..agent.run import AgentRun
 
 log = Logger(__name__)
@@ -67,6 +67,8 @@ def follow_backoff(run: AgentRun, events: EventLog) -> bool:
     if info is None:
         run.backing_off = False
         return settle_rate_limited(run)
+    if info.account_wait:
+        return _follow_account_wait(run, events, info)
     if info.try_number <= run.seen_backoff_try:
         return False
     run.seen_backoff_try = info.try_number
@@ -82,6 +84,28 @@ def follow_backoff(run: AgentRun, events: EventLog) -> bool:
         delay_ms=info.delay_ms,
     )
     log.info(f"agent {run.id} rate-limited, try {run.seen_backoff_try}/{info.tries}", agent=run.id)
+    return True
+
+
+def _follow_account_wait(run: AgentRun, events: EventLog, info: Backoff) -> bool:
+    """Before a try, the wrapper waits out the backoff another agent of the same account
+    set: the agent waits on a rate limit (and shows so), but it met none itself, and its
+    tries are not counted as limited."""
+    if info.try_number <= run.seen_account_wait:
+        return False
+    run.seen_account_wait = info.try_number
+    run.backing_off = True
+    settle_rate_limited(run)
+    account = run.launch.account
+    events.emit(
+        "agent_rate_limited",
+        run.launch.wave.number,
+        run.id,
+        attempt=run.launch.attempt,
+        account_wait=account,
+        delay_ms=info.delay_ms,
+    )
+    log.info(f"agent {run.id} waits out account {account}'s backoff", agent=run.id)
     return True
 
 
