@@ -77,6 +77,11 @@ def test_agents_get_their_skills_and_a_fallback_gets_its_own(tmux_repo: Repo) ->
     assert "- runtime-local:" in b_prompt and "runtime-claude" not in b_prompt
     resolved = tmux_repo.agent_dir("main", 1, "B") / "skills" / "resolved.json"
     assert json.loads(resolved.read_text())["executor"] == "local"
+    # recorded in the last attempt's launch record and summary
+    b_dir = tmux_repo.agent_dir("main", 1, "B")
+    for name in ("launch.json", "summary.json"):
+        record = json.loads((b_dir / name).read_text())["skills"]
+        assert (record["ids"], record["executor"]) == (["house-style", "runtime-local"], "local")
 
 
 def test_the_dry_run_previews_each_agents_skills(repo: Repo) -> None:

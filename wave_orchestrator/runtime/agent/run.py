@@ -220,6 +220,7 @@ class AgentRun:
             "sandbox": launch.sandbox_label,
             "orchestrator_id": launch.orchestrator_id or None,
             "context7": launch.context7_mode,  # how its library docs came
+            **({"skills": launch.skills.record()} if launch.skills is not None else {}),
         }
 
     def launched_fields(self) -> dict[str, Any]:

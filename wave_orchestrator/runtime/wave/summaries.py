@@ -75,6 +75,7 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
         "model": run.launch.model,
         "reused": run.reused,
         "orchestrator_id": run.launch.orchestrator_id or None,
+        **({"skills": run.launch.skills.record()} if run.launch.skills is not None else {}),
         "context7": run.launch.context7_mode,
         "status": run.state.outcome,
         "exit_code": run.code,
