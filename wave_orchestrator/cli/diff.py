@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     branch = iso.branch(wave, args.agent)
     if not iso.exists(branch):
         raise UsageError(_no_branch(repo, lane, wave, args.agent, branch))
-    start = _start(record, args.agent)
+    start = _start(record, args.agent) or _earlier_start(layout, wave, args.agent, iso, branch)
+    start = start or _base(record)
     if start is None or iso.sha(start) is None:
         where = layout.wave_dir(wave) / RECORD
         raise UsageError(
@@ -151,13 +152,43 @@ def _record(layout: StateLayout, wave: int) -> dict[str, Any]:
 
 
 def _start(record: dict[str, Any], agent: str) -> str | None:
-    """The commit the agent started from, else the wave's base: 40-hex shas only."""
+    """The commit the agent started from in the run ``record`` is of: a 40-hex sha, or None
+    (a run that reused the agent's work records no start for it)."""
     agents = record.get("agents")
     own = agents.get(agent) if isinstance(agents, dict) else None
-    for sha in (own, record.get("base")):
-        if isinstance(sha, str) and _SHA.fullmatch(sha):
-            return sha
+    return own if isinstance(own, str) and _SHA.fullmatch(own) else None
+
+
+def _base(record: dict[str, Any]) -> str | None:
+    base = record.get("base")
+    return base if isinstance(base, str) and _SHA.fullmatch(base) else None
+
+
+def _earlier_start(
+    layout: StateLayout, wave: int, agent: str, iso: Isolation, branch: str
+) -> str | None:
+    """Where a reused agent's branch started in the run that made it: the latest earlier run
+    (set aside as ``wave-<n>.<stamp>``) recording a start the branch holds. The new run's base
+    is no answer: after a person merged the wave's branch it is the merge, which holds the
+    agent's work, and the diff from it would be empty."""
+    from ..state.fsutil import read_json
+
+    folder = layout.wave_dir(wave)
+    for run in sorted(folder.parent.glob(f"{folder.name}.*"), key=_run_order, reverse=True):
+        try:
+            found = read_json(run / RECORD)
+        except (OSError, ValueError):
+            continue
+        start = _start(found, agent) if isinstance(found, dict) else None
+        if start is not None and iso.sha(start) == start and iso.contains(start, branch):
+            return start
     return None
+
+
+def _run_order(path: Path) -> tuple[str, int]:
+    """``wave-<n>.<stamp>[-k]`` in the order the runs were set aside."""
+    stamp, _, k = path.name.partition(".")[2].partition("-")
+    return stamp, int(k) if k.isdigit() else 1
 
 
 def _latest_wave(layout: StateLayout, iso: Isolation, agent: str) -> int:

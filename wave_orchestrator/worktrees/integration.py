@@ -159,13 +159,16 @@ def integrate(
 
 
 def finish(iso: Isolation, wave: int, base: str, fast_forward: bool) -> str:
-    """After a completed wave: fast-forward the person's branch (``merge: ff``) when it has
-    not moved and has no uncommitted change, else say the one command to run."""
+    """After a completed wave: nothing to do when the person's branch already holds the
+    wave's work; else fast-forward it (``merge: ff``) when it has not moved and has no
+    uncommitted change, else say the one command to run."""
     branch = iso.integration_branch(wave)
     g = iso.main()
     done = g.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
     here = done.stdout.strip() if done.returncode == 0 else None
     command = f"git merge {branch}"
+    if iso.contains(branch, "HEAD"):  # merged already (a rerun after the person took it)
+        return f"wave {wave}'s work is already in {here or 'HEAD'}: nothing to merge"
     if not fast_forward:
         return f"wave {wave}'s work is on branch {branch}; to take it: {command}"
     if here is None:
