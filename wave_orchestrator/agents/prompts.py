@@ -8,6 +8,19 @@ from typing import Any
 
 from ..definitions.model import AgentDef, LaneDef, WaveDef, is_closure_role
 
+# The infra gate's words (closure/signals.py; a test keeps them equal): the infra states that
+# let the wave go on, and the states a deploy signal may take.
+INFRA_WORDS = (
+    "conformant",
+    "setup-required",
+    "setup-in-progress",
+    "action-required",
+    "action-approved",
+    "action-complete",
+)
+DEPLOY_WORDS = ("deploying", "healthy", "failed", "rolledover")
+SIGNAL_ROLES = {"infra": "infra-status", "deploy": "deploy-status"}  # the role that prints it
+
 
 def _bullets(items: tuple[str, ...]) -> str:
     return "\n".join(f"  - {item}" for item in items) if items else "  - (none)"
@@ -51,10 +64,13 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
             "and `[wave-gap] kind=<one word> detail=<what is missing>` for each gap you notice "
             "that this wave leaves open."
         )
+    lines += shared_plan_lines(lane, wave, agent)
     lines.append(
         "As you move between phases, print `[wave-phase] coding` "
         "(or validating, deploying, finalizing) on a line of its own."
     )
+    lines += signal_lines(wave, agent)
+    lines += closer_lines(wave, agent)
     lines += [
         "Talk to the other agents of this wave (and to people) through the coordination log:",
         "  wave coord inbox        (items addressed to you, guidance from people; read it often)",
@@ -76,6 +92,82 @@ def harness_preamble(lane: LaneDef, wave: WaveDef, agent: AgentDef, attempt: int
             "Everything you hold is handed over automatically when you finish.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def closer_lines(wave: WaveDef, agent: AgentDef) -> list[str]:
+    """Who judges an implementation agent's work after it: the closure agents by stage."""
+    stages = wave.closure_stages()
+    if agent.is_closure or not stages:
+        return []
+    named = "; ".join(f"{role}: {', '.join(a.id for a in group)}" for role, group in stages)
+    return [
+        f"Closure agents close this wave after its implementation agents, stage by stage: "
+        f"{named}. They judge your marker lines, your deliverables and your log."
+    ]
+
+
+def signal_lines(wave: WaveDef, agent: AgentDef) -> list[str]:
+    """The infra and deploy markers, for a non-closure agent whose role or wave prints them
+    (the wave has an agent of that role): the wave's infra gate reads them from any agent."""
+    if agent.is_closure:
+        return []
+    used = {SIGNAL_ROLES[a.role] for a in wave.agents if a.role in SIGNAL_ROLES}
+    lines = []
+    if "infra-status" in used:
+        lines += [
+            "Report each infrastructure check on a line of its own (your last one counts), e.g.:",
+            "  [infra-status] kind=dns target=api.example state=conformant",
+            f"  kind and target: one word each; state: {', '.join(INFRA_WORDS)} let the wave "
+            "go on; any other word (drift, failed) fails the wave's infra gate as infra-<state>. "
+            "detail=why may follow.",
+        ]
+    if "deploy-status" in used:
+        lines += [
+            "Report a deployment's state on a line of its own as it moves (your last one "
+            "counts), e.g.:",
+            "  [deploy-status] service=api state=healthy",
+            f"  service: one word; state: one of {', '.join(DEPLOY_WORDS)}; failed fails the "
+            "wave's infra gate as deploy-failed. detail=why may follow.",
+        ]
+    return lines
+
+
+def shared_plan_lines(lane: LaneDef, wave: WaveDef, agent: AgentDef) -> list[str]:
+    """The lane's shared plan docs, for an agent whose exit contract touches them and for the
+    documentation agent that brings them in line (with who said they changed them)."""
+    docs = lane.shared_plan_docs
+    contract = agent.exit_contract
+    if not docs:
+        return []
+    if contract is not None and contract.doc_impact == "shared-plan":
+        lines = ["The lane's shared plan docs, which your work changes:"]
+        for doc in docs:
+            mine = doc in agent.owns or any(
+                o.endswith("/") and doc.startswith(o) for o in agent.owns
+            )
+            lines.append(
+                f"  - {doc} (yours: update it)"
+                if mine
+                else f"  - {doc} (not yours: name it in paths= of [wave-doc-delta] and say in "
+                "detail= what must change; the documentation agent updates it)"
+            )
+        return lines
+    if agent.role != "documentation":
+        return []
+    planners = [
+        a.id
+        for a in wave.implementation_agents
+        if a.exit_contract is not None and a.exit_contract.doc_impact == "shared-plan"
+    ]
+    said = (
+        f" {', '.join(planners)} declared a shared-plan doc impact: read their "
+        "[wave-doc-delta] lines."
+        if planners
+        else ""
+    )
+    return ["The lane's shared plan docs: bring them in line with this wave." + said] + [
+        f"  - {doc}" for doc in docs
+    ]
 
 
 def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:

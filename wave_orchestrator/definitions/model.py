@@ -390,6 +390,7 @@ class LaneDef(NamedTuple):
     governance: Governance = Governance()
     skills: SkillsSettings | None = None  # None: the lane uses no skill bundles
     context7: Context7Settings | None = None  # None: the lane fetches no library docs
+    shared_plan_docs: tuple[str, ...] = ()  # what a shared-plan doc impact is about
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

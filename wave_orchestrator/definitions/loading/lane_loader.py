@@ -34,6 +34,7 @@ from ..sections.governance import check_governance
 from ..sections.isolation import check_isolation, check_merge
 from ..sections.notify import check_feedback_minutes, check_notify
 from ..sections.placement import check_lane_placement
+from ..sections.shared_plan import check_shared_plan_docs
 from ..sections.skills import check_lane_skills
 from ..source.schema import Checker
 from ..source.yaml_source import Located
@@ -63,6 +64,7 @@ LANE_KEYS = (
     "spend_limit",
     "context7",
     "skills",
+    "shared_plan_docs",
 )
 
 
@@ -112,6 +114,7 @@ class LaneLoader:
         governance = check_governance(ck, raw, raw.get("defaults"))
         docs = check_lane_context7(ck, raw.get("context7"), self.repo, self.display, self.problems)
         skills = check_lane_skills(ck, raw.get("skills"), self.repo)
+        plan_docs = check_shared_plan_docs(ck, raw.get("shared_plan_docs"))
         lane = LaneContext(
             repo=self.repo,
             display=self.display,
@@ -151,6 +154,7 @@ class LaneLoader:
             governance=governance,
             context7=docs.settings if docs else None,
             skills=lane.skills,
+            shared_plan_docs=plan_docs,
         )
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:
