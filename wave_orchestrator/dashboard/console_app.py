@@ -21,6 +21,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static
 
 from ..errors import WaveError
@@ -33,7 +34,7 @@ from .fleet import Done, Fleet, Lanes
 from .lane_commands import LaneKeys
 from .preview import PreviewKeys
 from .render import attention_lines, current_wave, dicts, header, stages_line
-from .screens import Keys, PickWave
+from .screens import Beneath, Keys, PickWave, late
 from .sorting import SORTS, next_sort, sort_agents
 
 TICK_SECONDS = 0.25  # how often the files are looked at (a stat each; read only when changed)
@@ -111,12 +112,24 @@ class FleetConsole(LaneKeys, PreviewKeys):
         self.pane = Log(id="pane", max_lines=5000, auto_scroll=False)
         self.preview = Log(id="preview", max_lines=2000, auto_scroll=False)
         self.body = Horizontal(self.table, self.preview, id="body")
+        self.beneath = Beneath()
 
     def _fatal_error(self) -> None:
         """An error inside the console ends it without Textual's traceback on the person's
         terminal: the cli says what failed and how to go on (``failure``)."""
         self.failure = sys.exc_info()[1]
         self._close_messages_no_wait()
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.beneath
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key typed on before a window opened reaches here after it: the window's."""
+        late_key = isinstance(event, events.Key) and self.beneath.came_here(event)
+        if isinstance(event, events.Key) and late_key and self.screen is not self.beneath:
+            late(self.screen, event)
+            return
+        await super().on_event(event)
 
     def compose(self) -> ComposeResult:
         yield from (self.head, self.body, self.pane, self.attention, Footer())

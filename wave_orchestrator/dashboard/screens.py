@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -59,6 +59,39 @@ def plain(text: str) -> Static:
     return Static(Content(strip_controls(text, newlines=True)), markup=False)
 
 
+class Beneath(Screen[None]):
+    """The console's own screen. Keys are queued to the focused widget as they arrive, so a key
+    typed while a window opens over it (`a` then the answer, without waiting) still passes here
+    and reaches the app after the window is up: it is the window's (``late``), never an action
+    of the console beneath, nor a key of the window's field applied without its letters."""
+
+    def __init__(self) -> None:
+        super().__init__(id="_default")
+        self._passed: set[int] = set()  # the keys on their way to the app from here
+
+    def on_key(self, event: events.Key) -> None:
+        if self.is_current:
+            self._passed.add(id(event))
+            return
+        event.stop()
+        event.prevent_default()
+        late(self.app.screen, event)
+
+    def came_here(self, event: events.Key) -> bool:
+        """Whether ``event`` reached the app from this screen (asked once per key)."""
+        if id(event) in self._passed:
+            self._passed.discard(id(event))
+            return True
+        return False
+
+
+def late(window: Screen[object], event: events.Key) -> None:
+    """A key typed for ``window`` before it showed: into a text box, else dropped (a stray key
+    must never answer a confirmation)."""
+    if isinstance(window, Ask):
+        window.typed(event)
+
+
 class Confirm(ModalScreen[bool]):
     """`y` does it; any other key leaves things as they are (a stray key never stops an agent)."""
 
@@ -95,6 +128,30 @@ class Ask(ModalScreen[str | None]):
             if self.prompt:
                 yield plain(self.prompt)
             yield Input(value=self.value, placeholder="Enter sends, Esc cancels")
+
+    def on_key(self, event: events.Key) -> None:
+        """A key that reaches the box while its field has no focus yet goes into the field."""
+        if not self.query_one(Input).has_focus:
+            event.stop()
+            event.prevent_default()
+            self.typed(event)
+
+    def typed(self, event: events.Key) -> None:
+        """``event`` as the field would take it: a person types on without waiting for the box,
+        and what they typed before it showed belongs in it (a letter for the console beneath
+        would run an action there, and the text would be lost)."""
+        if not self.is_current:
+            return
+        field = self.query_one(Input)
+        field.focus()
+        if event.key == "escape":
+            self.action_give_up()
+        elif event.key == "enter":
+            self.dismiss(field.value.strip())
+        elif event.key == "backspace":
+            field.action_delete_left()
+        elif event.is_printable and event.character:
+            field.insert_text_at_cursor(event.character)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip())
