@@ -17,6 +17,7 @@ QA = (
     COUNT + "echo 'Verdict: PASS' > qa.md; echo '[wave-gate] architecture=pass integration=pass "
     "durability=pass live=pass docs=pass'; echo '[wave-verdict] pass'"
 )
+WORDS = "reruns qa (and the closure sweep: sec); reuses core, cli, util"
 
 
 def merged_then_rerun(repo: Repo) -> tuple[str, str]:
@@ -37,10 +38,14 @@ def merged_then_rerun(repo: Repo) -> tuple[str, str]:
     assert first.returncode == 0, first.stderr
     sh(repo.root, "git", "merge", "-q", "wave/main/wave-1")
     (repo.root / "runs").unlink()
+    plan = repo.wave("rerun", "qa", "--lane", "main", "--wave", "1", "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert plan.stdout.strip() == WORDS
     again = repo.wave("rerun", "qa", "--lane", "main", "--wave", "1", "--no-dashboard")
     assert again.returncode == 0, again.stderr
     ran = sorted((repo.root / "runs").read_text().split())
     assert ran == ["qa", "sec"]  # the others reused: the base moved by their own merge
+    assert f"wave rerun: {WORDS}\n" in again.stderr  # every agent that runs is named
     return base, again.stderr
 
 

@@ -29,3 +29,12 @@ def test_an_agent_run_again_for_its_own_reason_says_it() -> None:
     plan = ReusePlan(("QA",), ("B",), {"A": "the launcher saw it end failed"})
     assert plan.words() == "reruns QA, A; reuses B: the launcher saw it end failed"
     assert plan.more_than_asked
+
+
+def test_the_closure_agents_that_run_again_are_named() -> None:
+    """The closure sweep runs every closure agent again: those not asked for are named too."""
+    plan = ReusePlan(("qa",), ("core", "cli", "util"), {}, sweep=("sec",))
+    assert plan.words() == "reruns qa (and the closure sweep: sec); reuses core, cli, util"
+    assert not plan.more_than_asked
+    both = ReusePlan(("A",), ("B",), {}, sweep=("sec", "qa"))
+    assert both.words() == "reruns A (and the closure sweep: sec, qa); reuses B"

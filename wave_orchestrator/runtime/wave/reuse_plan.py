@@ -28,6 +28,7 @@ class ReusePlan:
     reused: tuple[str, ...]
     again: Mapping[str, str]  # agent -> why it runs again
     follows: frozenset[str] = frozenset()  # of ``again``: only as they depend on one asked
+    sweep: tuple[str, ...] = ()  # the closure agents not asked for: the closure sweep runs them
 
     @property
     def more_than_asked(self) -> bool:
@@ -35,12 +36,17 @@ class ReusePlan:
         return bool(set(self.again) - self.follows)
 
     def words(self) -> str:
-        """The plan in one line: "reruns QA; reuses A, B", "reruns everything: the base moved
-        since A ran (A.txt changed)"."""
+        """The plan in one line, naming every agent that runs: "reruns QA (and the closure
+        sweep: sec); reuses A, B", "reruns everything: the base moved since A ran (A.txt
+        changed)"."""
         runs = [*self.asked, *(a for a in self.again if a not in self.asked)]
-        text = (
-            "reruns everything" if self.again and not self.reused else "reruns " + ", ".join(runs)
-        )
+        if self.again and not self.reused:
+            text = "reruns everything"
+        else:
+            text = "reruns " + ", ".join(runs)
+            sweep = [a for a in self.sweep if a not in runs]
+            if sweep:
+                text += f" (and the closure sweep: {', '.join(sweep)})"
         if self.reused:
             text += "; reuses " + ", ".join(self.reused)
         why = list(dict.fromkeys(self.again[a] for a in self.again if a not in self.follows))
@@ -70,14 +76,15 @@ def plan_reuse(
 
     asked = tuple(rerun_notes(previous))
     impl = wave.implementation_agents
+    sweep = tuple(a.id for a in wave.agents if a.is_closure and a.id not in asked)
     if fresh:
-        return ReusePlan(
-            asked, (), {a.id: "--fresh reuses nothing" for a in impl if a.id not in asked}
-        )
+        again = {a.id: "--fresh reuses nothing" for a in impl if a.id not in asked}
+        return ReusePlan(asked, (), again, sweep=sweep)
     try:
         base = workspaces.reuse_base()
     except WaveError as exc:  # no base to compare with: nothing reused
-        return ReusePlan(asked, (), {a.id: f"no base to start from: {exc}" for a in impl})
+        why = {a.id: f"no base to start from: {exc}" for a in impl}
+        return ReusePlan(asked, (), why, sweep=sweep)
     moves = None
     if workspaces.enabled:
         moves = BaseMoves(
@@ -93,7 +100,8 @@ def plan_reuse(
             again[a] = "a person asked for it"
     follows = _following(wave, set(asked), again)
     reused = tuple(a.id for a in impl if a.id not in again)
-    return ReusePlan(asked, reused, {a: w for a, w in again.items() if a not in asked}, follows)
+    again = {a: w for a, w in again.items() if a not in asked}
+    return ReusePlan(asked, reused, again, follows, sweep)
 
 
 def _following(wave: WaveDef, asked: set[str], again: Mapping[str, str]) -> frozenset[str]:
