@@ -195,7 +195,7 @@ class FleetConsole(LaneKeys, PreviewKeys):
             interrupted = not self.alive and data.get("status") == "running"
             if interrupted:  # its launcher is gone: nothing runs it any more
                 data = {**data, "status": "interrupted"}
-            parts = [header(data, width), stages_line(data)]
+            parts = [header(data, width), stages_line(data, width)]
             reason = data.get("attempt_reason")
             if isinstance(reason, str) and reason:
                 why = f"why attempt {data.get('attempt', '?')}: {reason}"

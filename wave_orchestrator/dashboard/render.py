@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
@@ -43,6 +44,7 @@ STATE_STYLES = {
     "status-unreadable": "red",
     "cancelled": "magenta",
 }
+STAGES_INDENT = len("stages: ")  # where a stages line's later lines start
 STAGE_MARKS = {"pending": "·", "running": "…", "passed": "✓", "failed": "✗"}
 
 
@@ -76,19 +78,27 @@ def _cut(text: str, room: int) -> str:
     return text if len(text) <= room else text[: max(0, room - 1)] + "…"
 
 
-def stages_line(data: dict[str, Any]) -> Text:
-    """Each closure stage with its mark; once the wave failed, a stage still marked running
-    is the one that failed (its gate, or the attempt, ended there)."""
+def stages_line(data: dict[str, Any], width: int = 0) -> Text:
+    """Each closure stage with its mark, onto more lines when they do not fit ``width`` (0:
+    one line), broken between stages, so a lane's last stages show too; once the wave failed,
+    a stage still marked running is the one that failed (its gate, or the attempt, ended there)."""
     failed_wave = data.get("status") == "failed"
     line = Text("stages: ", no_wrap=True, overflow="ellipsis")
+    used = line.cell_len
     for i, stage in enumerate(dicts(data.get("stages"))):
-        if i:
-            line.append(" → ", "dim")
         state = stage.get("state", "pending")
         if failed_wave and state == "running":
             state = "failed"
         style = {"passed": "green", "failed": "red", "running": "cyan"}.get(state, "dim")
-        line.append(f"{stage.get('stage')} {STAGE_MARKS.get(state, '?')}", style)
+        said = f"{stage.get('stage')} {STAGE_MARKS.get(state, '?')}"
+        if i and width and used + 3 + cell_len(said) > width:  # the rest on the next line
+            line.append(" →\n" + " " * STAGES_INDENT, "dim")
+            used = STAGES_INDENT
+        elif i:
+            line.append(" → ", "dim")
+            used += 3
+        line.append(said, style)
+        used += cell_len(said)
     return line
 
 
@@ -207,8 +217,9 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     reason = data.get("attempt_reason")
     reason = reason if isinstance(reason, str) and reason else None
     attention = attention_lines(data)
+    stages = stages_line(data, width)
     # header, stages, the table's header row, the line the cursor sits on
-    room = max(1, height - 4 - (1 if reason else 0) - len(attention))
+    room = max(1, height - 4 - stages.plain.count("\n") - (1 if reason else 0) - len(attention))
     if len(agents) <= room:
         shown, hidden = agents, []
     else:
@@ -216,7 +227,7 @@ def render(data: dict[str, Any], width: int = 80, height: int = 40) -> Renderabl
     left = room - len(shown) - (1 if hidden else 0)
     events = dicts(data.get("events"))[-min(5, left - 1) :] if left >= 2 else []
     heading = left >= 1
-    parts: list[RenderableType] = [header(data, width), stages_line(data)]
+    parts: list[RenderableType] = [header(data, width), stages]
     if reason:  # why this attempt runs, in one line
         parts.append(Text(f"why attempt {data.get('attempt', '?')}: {reason}", "yellow"))
     parts.append(_table(shown, width))
