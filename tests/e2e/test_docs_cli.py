@@ -160,6 +160,7 @@ RUN_HERE = {
     ("cli.md", "wave attach --lane slow --launcher --print"),
     ("cli.md", "wave attach --lane big A1 --print"),  # test_docs_placement
     ("cli.md", "wave summary A"),
+    ("cli.md", "wave summary --lane main A"),  # test_summary_as_it_ends_e2e
     ("cli.md", "wave ps"),
     ("cli.md", "wave doctor"),
     ("lanes.md", "wave validate --lane demo"),

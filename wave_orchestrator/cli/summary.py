@@ -25,11 +25,12 @@ def register(sub: Any) -> None:
         sub,
         "summary",
         "an agent's execution summary: markers, files, how it ended, the gate's verdict",
-        "Print the summary wave wrote after the agent's last attempt (summary.json beside its "
-        "status.json): how it ended and why (with a hint), each marker the gates read, its "
-        "deliverables and proof artifacts with whether they exist and when they were written, "
-        "the verdict of its stage's gate on it, and where its log and report are. It is what "
-        "a gate decision was made on, without reading the raw log.",
+        "Print the summary wave wrote when the agent's last attempt ended, rewritten after "
+        "each gate that judged it (summary.json beside its status.json): how it ended and "
+        "why (with a hint), each marker the gates read, its deliverables and proof artifacts "
+        "with whether they exist and when they were written, the verdict of its stage's gate "
+        "on it, and where its log and report are. It is what a gate decision was made on, "
+        "without reading the raw log.",
         [
             ("wave summary A1", "agent A1 in its latest wave"),
             ("wave summary qa --wave 2 --json", "the whole summary.json of qa in wave 2"),
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if data is None:
         raise UsageError(
             f"no summary of agent {args.agent!r} in wave {wave} yet ({path}): it is written "
-            "when an attempt of its wave ends"
+            "when the agent ends"
         )
     data = clean_tree(data)  # written by wave, but under .wave/: shown, never obeyed
     if args.json:

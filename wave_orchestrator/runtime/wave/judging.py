@@ -13,6 +13,7 @@ with ``component-current-level-stale``.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ from ...state.status import last_try_output
 from ...state.untrusted import read_object
 from ..agent.run import AgentRun
 from .context import Attempt, AttemptResult, WaveContext
-from .summaries import gaps_of
+from .summaries import gaps_of, write_summary
 from .workspaces import Workspaces
 
 log = Logger(__name__)
@@ -57,6 +58,7 @@ class Judging:
         self.gates: dict[str, GateResult] = {}  # each stage's latest verdict, for the summaries
         self.failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
+        self._judged_at: dict[str, float] = {}  # when each stage's latest verdict was made
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
@@ -95,6 +97,15 @@ class Judging:
             self._results[agent.id] = (run, result)
         return result
 
+    def summarize(self, run: AgentRun) -> None:
+        """An agent's summary as it ends: only the gates judged since it was launched (an
+        earlier attempt's verdict is not this run's); the gate that judges it rewrites it."""
+        if run.launched_wall is None or run.launch.agent.id not in self.latest:
+            return
+        since = run.launched_wall
+        fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
+        write_summary(run, self.result, fresh)
+
     def gaps(self) -> list[dict[str, Any]]:
         """What the judged agents said they left undone, for the dashboard."""
         return [gap for _, result in self._results.values() for gap in gaps_of(result)]
@@ -121,11 +132,19 @@ class Judging:
         owners = [a for a in self.wave.agents if a.id in self.latest and a.proof_artifacts]
         judge_proof_artifacts(gate, [self.result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"
+        self._judged_at[stage] = time.time()
+        for run in self._judged_runs(agents, gate):  # what `wave summary` shows of it now
+            write_summary(run, self.result, self.gates)
         if gate.passed:
             self._passed(stage, gate)
         else:
             self._failed(stage, gate, results, agents)
         return gate
+
+    def _judged_runs(self, agents: tuple[AgentDef, ...], gate: GateResult) -> list[AgentRun]:
+        """The ended runs a verdict concerns: its stage's agents and any other it names."""
+        ids = {a.id for a in agents} | set(gate.agents)
+        return [r for aid, r in self.latest.items() if aid in ids and r.state.terminal]
 
     def _passed(self, stage: str, gate: GateResult) -> None:
         """A gate-blocked item of an earlier attempt is resolved, and its failure is no

@@ -78,6 +78,7 @@ class WaveRunner:
             self.metrics,
             self.desk,
             self.refresh,
+            self.judging.summarize,
         )
 
     def run(self, run_state: RunState) -> WaveOutcome:

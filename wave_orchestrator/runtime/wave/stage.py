@@ -47,6 +47,7 @@ class StageLauncher:
         metrics: MetricsWriter,
         desk: Desk | None,
         on_change: Callable[[], bool],
+        on_ended: Callable[[AgentRun], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.wave = wave
@@ -56,6 +57,7 @@ class StageLauncher:
         self.metrics = metrics
         self.desk = desk
         self.on_change = on_change  # the dashboard redrawn
+        self.on_ended = on_ended  # its summary written as it ends
         self.executors: dict[str, list[str]] = {a.id: [a.executor.id] for a in wave.agents}
         self.reused: list[str] = []  # implementation agents whose earlier success stands
         self.reaper = (
@@ -207,10 +209,12 @@ class StageLauncher:
         return self.ctx.planner.next_executor(agent, history)
 
     def _on_finish(self, run: AgentRun) -> None:
-        """What a finished agent leaves behind: a metrics record, and the files it held.
-        Neither may stop the launcher: a failure here is logged and the wave goes on."""
+        """What a finished agent leaves behind: a metrics record, the files it held, its
+        summary. None may stop the launcher: a failure here is logged and the wave goes on."""
         try:
             self._record_and_release(run)
+            if self.on_ended is not None:
+                self.on_ended(run)
         except (OSError, WaveError) as exc:
             log.warning("after-finish bookkeeping failed", agent=run.id, error=str(exc))
 

@@ -1,8 +1,9 @@
-"""Each agent's execution summary: ``summary.json`` beside its status.json,
-rewritten after every attempt of its wave. What explains a gate decision without reading
-raw logs: the markers the gates read (the same parsed result they judged), deliverables and
-proof artifacts with whether they exist and when they were written, how the attempt ended
-with a hint, the gate's verdict on the agent, and where its log and report are."""
+"""Each agent's execution summary: ``summary.json`` beside its status.json, written when
+the agent ends, rewritten after each gate that judges it and after every attempt of its wave.
+What explains a gate decision without reading raw logs: the markers the gates read (the same
+parsed result they judged), deliverables and proof artifacts with whether they exist and when
+they were written, how the attempt ended with a hint, the gate's verdict on the agent, and
+where its log and report are."""
 
 from __future__ import annotations
 
@@ -44,16 +45,26 @@ def write_summaries(
     infra gate and of any other gate that named it (a proof artifact another stage needed),
     as judged so far; a summary that cannot be written costs only itself."""
     for run in runs:
-        if run.launched_wall is None or not run.state.terminal:
-            continue
-        agent = run.launch.agent
-        stage = agent.role if agent.is_closure else "implementation"
-        named = {name for name, g in gates.items() if agent.id in g.agents}
-        judged = [g for name, g in gates.items() if name in (stage, "infra", *named)]
-        try:
-            write_json_atomic(run.launch.paths.summary, summary(run, result_of(agent), judged))
-        except OSError:
-            continue
+        write_summary(run, result_of, gates)
+
+
+def write_summary(
+    run: AgentRun,
+    result_of: Callable[[AgentDef], AgentResult],
+    gates: Mapping[str, GateResult],
+) -> None:
+    """One ended agent's summary: written as it ends (no gate judged it yet) and again after
+    each gate that concerns it, so `wave summary` answers while its wave still runs."""
+    if run.launched_wall is None or not run.state.terminal:
+        return
+    agent = run.launch.agent
+    stage = agent.role if agent.is_closure else "implementation"
+    named = {name for name, g in gates.items() if agent.id in g.agents}
+    judged = [g for name, g in gates.items() if name in (stage, "infra", *named)]
+    try:
+        write_json_atomic(run.launch.paths.summary, summary(run, result_of(agent), judged))
+    except OSError:
+        return
 
 
 def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> dict[str, Any]:
