@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 from ..coordination.log import KINDS, PERSON, PRIORITIES, STATUSES, CoordLog
@@ -26,6 +28,8 @@ from ._common import (
     state_layout,
 )
 from ._help import COMMAND_EXIT_CODES, exit_codes_text, wrap
+
+_STAMP = re.compile(r"[0-9]{8}T[0-9]{6}Z(-[0-9]{1,6})?")
 
 EXAMPLES = """examples:
   wave coord post --kind request --target agent:api --summary "expose GET /items"
@@ -69,6 +73,11 @@ def register(sub: Any) -> None:
 
     show = _action(actions, "show", "list the wave's items, merged, newest first", _show)
     show.add_argument("--open", action="store_true", help="only open items")
+    show.add_argument(
+        "--run",
+        metavar="STAMP",
+        help="an earlier run's items: its log, set aside when the wave ran again",
+    )
 
     resolve = _action(actions, "resolve", "mark an item resolved", _resolve)
     resolve.add_argument("record_id", metavar="ID", help="the item's id (c-...)")
@@ -150,7 +159,13 @@ def _poster(agent: str | None) -> tuple[str, str]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    _, log = _open(args)
+    layout, log = _open(args)
+    earlier = _earlier_runs(layout, log.wave)
+    if args.run is not None:
+        if args.run not in earlier:
+            runs = ", ".join(earlier) or "none"
+            raise UsageError(f"wave {log.wave} has no earlier run {args.run!r} (runs: {runs})")
+        log = CoordLog(_earlier_log(layout, log.wave, args.run), log.wave, direct=True)
     items = [r for r in newest_first(log.records().values()) if r.is_open or not args.open]
     if args.json:
         emit_json([r.to_json() for r in items])
@@ -163,7 +178,32 @@ def _show(args: argparse.Namespace) -> int:
             f"{clean(r.id)}  {clean(r.kind):<21} {clean(r.status):<12} {clean(r.priority):<6} "
             f"{clean(r.agent)}{to}: {clean(r.summary)}"
         )
+    if earlier and args.run is None:  # a new run starts a fresh log: its items are not lost
+        more = f" ({len(earlier)} earlier runs: --run takes any)" if len(earlier) > 1 else ""
+        print(
+            f"earlier run's items: wave coord show --lane {layout.lane} --wave {log.wave} "
+            f"--run {earlier[0]}{more}"
+        )
     return 0
+
+
+def _earlier_log(layout: StateLayout, wave: int, stamp: str) -> Path:
+    return layout.coordination_dir / f"wave-{wave}.{stamp}.jsonl"
+
+
+def _earlier_runs(layout: StateLayout, wave: int) -> list[str]:
+    """The stamps of the wave's earlier runs whose logs a new run set aside, latest first."""
+    found = []
+    for path in layout.coordination_dir.glob(f"wave-{wave}.*.jsonl"):
+        stamp = path.name.removeprefix(f"wave-{wave}.").removesuffix(".jsonl")
+        if _STAMP.fullmatch(stamp) and path.is_file():
+            found.append(stamp)
+    return sorted(found, key=_order, reverse=True)
+
+
+def _order(stamp: str) -> tuple[str, int]:
+    day, _, k = stamp.partition("-")
+    return day, int(k) if k else 1
 
 
 def _resolve(args: argparse.Namespace) -> int:
