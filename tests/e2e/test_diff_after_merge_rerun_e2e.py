@@ -20,7 +20,7 @@ QA = (
 WORDS = "reruns qa (and the closure sweep: sec); reuses core, cli, util"
 
 
-def merged_then_rerun(repo: Repo) -> tuple[str, str]:
+def merged_then_rerun(repo: Repo, *merge: str) -> tuple[str, str]:
     """core, cli (on core's work), util, a security and a QA closure agent: launched, merged
     by the person, then QA rerun. Returns (the first run's base, the rerun's stderr)."""
     base = git_repo(
@@ -36,7 +36,7 @@ def merged_then_rerun(repo: Repo) -> tuple[str, str]:
     )
     first = repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert first.returncode == 0, first.stderr
-    sh(repo.root, "git", "merge", "-q", "wave/main/wave-1")
+    sh(repo.root, "git", "merge", "-q", *merge, "wave/main/wave-1")
     (repo.root / "runs").unlink()
     plan = repo.wave("rerun", "qa", "--lane", "main", "--wave", "1", "--dry-run")
     assert plan.returncode == 0, plan.stderr
@@ -49,10 +49,11 @@ def merged_then_rerun(repo: Repo) -> tuple[str, str]:
     return base, again.stderr
 
 
+@pytest.mark.parametrize("merge", [(), ("--no-ff", "-m", "merge wave 1")])
 def test_a_reused_agent_is_diffed_from_where_it_started_after_a_merge_and_a_rerun(
-    tmux_repo: Repo,
+    tmux_repo: Repo, merge: tuple[str, ...]
 ) -> None:
-    merged_then_rerun(tmux_repo)
+    merged_then_rerun(tmux_repo, *merge)
     cli = tmux_repo.wave("diff", "cli", "--lane", "main", "--wave", "1")
     assert cli.returncode == 0, cli.stderr
     assert "+++ b/cli.txt" in cli.stdout, cli.stderr
@@ -68,6 +69,11 @@ def test_no_merge_is_advised_when_your_branch_already_holds_the_waves_work(
     _, said = merged_then_rerun(tmux_repo)
     root = tmux_repo.root
     assert sh(root, "git", "rev-parse", "main") == sh(root, "git", "rev-parse", "wave/main/wave-1")
+    # also after a second rerun: the earlier runs are searched, latest first
+    again = tmux_repo.wave("rerun", "qa", "--lane", "main", "--no-dashboard")
+    assert again.returncode == 0 and "already in main" in again.stderr, again.stderr
+    cli = tmux_repo.wave("diff", "cli", "--lane", "main")
+    assert "+++ b/cli.txt" in cli.stdout and "core.txt" not in cli.stdout, cli.stderr
     assert "to take it" not in said and "git merge wave/main/wave-1" not in said, said
     assert "wave 1's work is already in main" in said, said
 
