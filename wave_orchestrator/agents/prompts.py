@@ -170,8 +170,9 @@ def shared_plan_lines(lane: LaneDef, wave: WaveDef, agent: AgentDef) -> list[str
     ]
 
 
-def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:
-    """What a closure agent reviews: every agent of the wave, its result, deliverables, log."""
+def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]], extra: str = "") -> str:
+    """What a closure agent reviews: every agent of the wave, its result, deliverables, log;
+    then ``extra``, what its stage adds (the integration summary, for the integration agent)."""
     lines = ["## the wave so far"]
     if wave.commit_message:
         lines.append(f"Commit message: {wave.commit_message}")
@@ -185,7 +186,7 @@ def closure_briefing(wave: WaveDef, rows: list[dict[str, Any]]) -> str:
             lines.append(f"  owns: {', '.join(agent.owns)}")
         if row["log"]:
             lines.append(f"  log: {row['log']}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + (f"\n{extra}" if extra else "")
 
 
 def compose_prompt(

@@ -84,6 +84,7 @@ def render(data: dict[str, Any]) -> list[str]:
     passed = "passed" if verdict.get("passed") is True else "failed" if failures else "not judged"
     lines.append(f"  gate ({gates}): {passed}")
     lines += [f"    {f.get('code')}: {f.get('detail')}" for f in failures]
+    lines += [f"    warning: {w}" for w in verdict.get("warnings") or [] if isinstance(w, str)]
     markers = _dict(data.get("markers"))
     for kind, marker in markers.items():
         marker = _dict(marker)

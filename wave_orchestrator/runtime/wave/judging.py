@@ -19,6 +19,7 @@ from typing import Any
 
 from ...closure.gates import AgentResult, GateResult, judge_stage
 from ...closure.implementation_gate import judge_implementation, judge_proof_artifacts
+from ...closure.integration_summary import IntegrationSummary, build_summary, judge_summary
 from ...closure.markers import Marker, parse_markers
 from ...closure.signals import has_signals, judge_infra
 from ...definitions.model import AgentDef, WaveDef
@@ -73,7 +74,28 @@ class Judging:
         judge = functools.partial(
             judge_stage, role, targets=self.wave.eval_targets, catalog=lane.benchmarks
         )
+        if role == "integration":  # its verdict names the summary's open items
+            return self._judge(role, functools.partial(self._integration_gate, judge), members)
         return self._judge(role, judge, members)
+
+    def integration_summary(self) -> IntegrationSummary:
+        """What the wave's ended agents (but the integration agents) said of proof gaps,
+        deploy risks, changed interfaces and security findings."""
+        ended = [
+            a
+            for a in self.wave.agents
+            if a.role != "integration" and a.id in self.latest and self.latest[a.id].state.terminal
+        ]
+        return build_summary([self.result(a) for a in ended])
+
+    def briefing_for(self, role: str) -> str:
+        """What a closure stage's prompt adds to the wave so far: the integration summary."""
+        return self.integration_summary().text() if role == "integration" else ""
+
+    def _integration_gate(self, judge: Judge, results: Sequence[AgentResult]) -> GateResult:
+        gate = judge(results)
+        judge_summary(gate, self.integration_summary(), results)
+        return gate
 
     def infra(self) -> AttemptResult:
         """The infra gate (closure.signals), in a wave where some agent printed an infra or

@@ -189,7 +189,8 @@ class WaveRunner:
                 continue
             self.judging.stages[role] = "running"
             rows = briefing_rows(self.wave, self.latest)
-            self.stage.run(list(members), briefing=closure_briefing(self.wave, rows))
+            briefing = closure_briefing(self.wave, rows, self.judging.briefing_for(role))
+            self.stage.run(list(members), briefing=briefing)
             if self.ctx.stop.is_set():
                 return AttemptResult(failed=self._failed(members), failed_stage=index)
             gate = self.judging.closure_stage(role, members)

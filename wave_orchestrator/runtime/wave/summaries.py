@@ -107,6 +107,10 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
             "gates": sorted({g.stage for g in gates}),
             "passed": not failures and any(True for _ in gates),
             "failures": failures,
+            # what a gate that passed said of it (the open items of the integration summary)
+            "warnings": [
+                _cut(w) for g in gates for w in g.warnings if w.startswith(f"{agent.id}: ")
+            ],
         },
         "log": str(run.launch.paths.output_log),
         "report": str(report) if report else None,
