@@ -70,7 +70,7 @@ class Workspaces:
                 return
         from ...worktrees.branches import start_fresh  # only a live worktree launch
 
-        self.base = self.isolation.base(self.wave.isolation.base)
+        self.base = self._base(say=True)
         self.reused = set(reused)
         self.starts = self._earlier_starts(self.reused)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -101,13 +101,60 @@ class Workspaces:
     def reuse_base(self) -> str:
         """What a new run's agents would start from, part of their fingerprint ("" in a
         shared checkout)."""
-        return self.isolation.base(self.wave.isolation.base) if self.enabled else ""
+        return self._base() if self.enabled else ""
 
     def has_branch(self, agent_id: str) -> bool:
         """Whether the agent's work of an earlier run is still there to reuse."""
         return not self.enabled or self.isolation.exists(
             self.isolation.branch(self.wave.number, agent_id)
         )
+
+    def _base(self, say: bool = False) -> str:
+        """The commit the wave's agents start from: the wave's ``base`` when it names one,
+        else HEAD; but when an earlier wave of the lane completed and its work is not in HEAD
+        yet (merge: none, or a fast-forward that could not be made), that wave's branch, so
+        that wave 2 builds on wave 1's work (and merging wave 2's branch takes both)."""
+        ref = self.wave.isolation.base
+        head = self.isolation.base(ref)
+        earlier = None if ref is not None else self._earlier_wave()
+        if earlier is None:
+            return head
+        number, branch, tip = earlier
+        if self.isolation.contains(tip, head):
+            return head  # in your branch already
+        n = self.wave.number
+        if self.isolation.contains(head, tip):
+            if say:
+                log.info(f"wave {n} starts from {branch}: wave {number}'s work, not yet merged")
+            return tip
+        if say:
+            log.warning(
+                f"wave {n} starts from your branch without wave {number}'s work: {branch} and "
+                f"your branch have both moved since; merge {branch} to build on it"
+            )
+        return head
+
+    def _earlier_wave(self) -> tuple[int, str, str] | None:
+        """(number, branch, tip) of the latest earlier wave of the lane that completed in
+        worktrees, by the launcher's run-state record."""
+        waves = self._read(self.layout.run_state).get("waves")
+        if not isinstance(waves, dict):
+            return None
+        done = [
+            int(k)
+            for k, v in waves.items()
+            if isinstance(k, str)
+            and k.isdigit()
+            and len(k) < 6
+            and int(k) < self.wave.number
+            and isinstance(v, dict)
+            and v.get("state") == "completed"
+        ]
+        for number in sorted(done, reverse=True):
+            branch = self.isolation.integration_branch(number)
+            if (tip := self.isolation.sha(branch)) is not None:
+                return number, branch, tip
+        return None
 
     def _read(self, path: Path) -> dict[str, Any]:
         try:
@@ -148,7 +195,7 @@ class Workspaces:
             return None
         if not self.base:
             try:
-                self.base = self.isolation.base(self.wave.isolation.base)
+                self.base = self._base()
             except WaveError as exc:
                 self.base = f"(unresolved: {exc})"
         closure = agent.is_closure
