@@ -121,11 +121,15 @@ def test_in_worktrees_a_reused_agents_branch_stands_and_is_merged(tmux_repo: Rep
     )
     root = tmux_repo.root
     assert launch(tmux_repo) != 0
+    record = tmux_repo.state("main") / "waves" / "wave-1" / "isolation.json"
+    a_start = json.loads(record.read_text())["agents"]["A"]
     (root / "fixed").touch()
     (root / "runs").unlink()
     second = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert second.returncode == 0, second.stderr
     assert runs(tmux_repo) == ["B"]
+    # the new run's record keeps where A's reused branch started in the run that made it
+    assert json.loads(record.read_text())["agents"]["A"] == a_start
     files = sh(root, "git", "ls-tree", "--name-only", "wave/main/wave-1").splitlines()
     assert {"A.txt", "B.txt"} <= set(files)  # A's work of the first run, merged
     assert sh(root, "git", "log", "--format=%s", "-1", "wave/main/w1-A") == "wave: A attempt 1"

@@ -275,6 +275,8 @@ class WaveRunner:
         self.attempt.notes = rerun_notes(previous)
         if (suffix := ctx.layout.set_aside_wave(wave.number, stamp)) is not None:
             ctx.coordinator.archive(wave.number, suffix)  # the previous run's files are kept
+            earlier = ctx.layout.earlier_run(wave.number, suffix).dir / "isolation.json"
+            self.workspaces.earlier_record = earlier
             self.stage.reused = carry_over(ctx.layout, wave.number, suffix, reusable)
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:

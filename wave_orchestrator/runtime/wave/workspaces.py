@@ -47,6 +47,7 @@ class Workspaces:
         self.layout = layout
         self.isolation = Isolation(lane.repo, layout.worktrees, lane.name)
         self.record = layout.wave_dir(wave.number) / "isolation.json"
+        self.earlier_record: Path | None = None  # the run before's, once its folder is set aside
         self.base = ""
         self.starts: dict[str, str] = {}  # agent id -> the commit its branch started from
         self.reused: set[str] = set()  # agents whose branch an earlier run made
@@ -86,7 +87,7 @@ class Workspaces:
     def _earlier_starts(self, reused: set[str]) -> dict[str, str]:
         """Where each reused agent's branch started in the run that made it, so `wave diff`
         shows its work and not an empty change from its own tip."""
-        earlier = self._read(self.record).get("agents")
+        earlier = self._read(self.earlier_record or self.record).get("agents")
         if not isinstance(earlier, dict):
             return {}
         return {
