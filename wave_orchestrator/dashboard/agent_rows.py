@@ -1,17 +1,16 @@
 """The console's agent table, row by row: the cells of one agent and the fitting of them to
-the terminal's width. Plain text only; the table widget draws what it is given.
+the table's room. Plain text only; the table widget draws what it is given.
 
-The table sizes a column when its rows are added, not when a cell changes later: each cell
-whose words change while the wave runs (state, tokens, cost, last output) is measured at the
-width it may take at this terminal's width, so a state that comes later (``waiting-human``)
-or a first line of output shows whole without the table being made again."""
+The columns are sized here, to what the rows show now: the state column to the widest state
+shown (a note only when one is), the last output to what the others leave. When the room is
+small (a preview beside the table, a narrow terminal) the less needed columns give way before
+the last output gets too narrow to read; a cut cell ends in an ellipsis. A change of any
+width makes the table again (the widget sizes a column once), which a wave does rarely."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, ConsoleOptions
-from rich.measure import Measurement
 from rich.text import Text
 
 from ..state.lifecycle import AgentState
@@ -22,26 +21,12 @@ COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "sandbox", "las
 # The widest state word (status-unreadable, the phases an agent reports included): never cut.
 STATE_WIDTH = max(len(word) for word in [*STATE_STYLES, *AgentState])
 WIDE_STATE = 30  # from 120 columns: room for what it waits on (``waiting for team until 09:40``)
-TOKENS_WIDTH, COST_WIDTH = 6, 5  # ``123.4k``, ``$9.99``
+GIVE_WAY = ("sandbox", "tokens", "cost", "att", "elapsed")  # dropped first to last, when needed
+READABLE = 24  # the last output's columns worth dropping another column for
+PADDING = 2  # the table's own space around each cell
+SCROLLBAR = 2  # kept free for the table's scroll bar, shown once the rows outgrow it
 Usage = dict[str, tuple[int | None, float | None]]  # agent id -> tokens, cost
-
-
-class Cell(Text):
-    """Text that the table measures at least ``room`` wide: its column is made wide enough
-    for the words the cell may show later, while its text stays what it says."""
-
-    __slots__ = ("room",)
-
-    def __init__(self, text: str, style: str = "", *, justify: Any = None, room: int = 0):
-        super().__init__(text, style, justify=justify)
-        self.room = room
-
-    def __bool__(self) -> bool:
-        return True  # empty, it still holds its room (the table drops a falsy cell for its own)
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        said = super().__rich_measure__(console, options)
-        return Measurement(max(said.minimum, self.room), max(said.maximum, self.room))
+Fit = tuple[tuple[str, ...], tuple[int, ...]]  # the columns shown, and each one's width
 
 
 def agent_cells(agent: dict[str, Any], usage: Usage) -> list[Text]:
@@ -51,36 +36,41 @@ def agent_cells(agent: dict[str, Any], usage: Usage) -> list[Text]:
     last = str(agent.get("last_line") or agent.get("detail") or "")
     return [
         Text(str(agent.get("id"))),
-        Cell(state_text(agent), STATE_STYLES.get(state, ""), room=STATE_WIDTH),
+        Text(state_text(agent), STATE_STYLES.get(state, "")),
         Text(str(agent.get("attempt", "")), justify="right"),
         Text(elapsed(agent.get("elapsed_ms")), justify="right"),
-        Cell(tokens_text(tokens), justify="right", room=TOKENS_WIDTH),
-        Cell("-" if cost is None else f"${cost:.2f}", justify="right", room=COST_WIDTH),
+        Text(tokens_text(tokens), justify="right"),
+        Text("-" if cost is None else f"${cost:.2f}", justify="right"),
         Text(sandbox_text(agent.get("sandbox"))),
-        Cell(last, "dim"),
+        Text(last, "dim"),
     ]
 
 
-def fit_last_column(rows: dict[str, list[Text]], width: int) -> None:
-    """Fit each row to ``width``: its state to the state column's room, its last output to
-    what the other columns leave, each measured at that room (see the module's docstring)."""
-    state_room = WIDE_STATE if width >= 120 else STATE_WIDTH
+def fit_columns(rows: dict[str, list[Text]], width: int) -> Fit:
+    """The columns that fit ``width`` and their widths; each row kept to those columns, its
+    cells cut to them with an ellipsis (a state word never: its column is at least as wide)."""
+    cap = WIDE_STATE if width >= 120 else STATE_WIDTH
+    words = [cells[1].plain.split(" ", 1)[0] for cells in rows.values()]
+    state_room = max([min(cap, cells[1].cell_len) for cells in rows.values()] + [5])
+    state_room = max([state_room, *(len(word) for word in words)])
+    widths = {name: len(name) for name in COLUMNS}
     for cells in rows.values():
         cells[1].truncate(state_room, overflow="ellipsis")
-        if isinstance(cells[1], Cell):
-            cells[1].room = state_room
-    widths = [len(name) for name in COLUMNS[:-1]]
+        for name, cell in zip(COLUMNS[:-1], cells, strict=False):
+            widths[name] = max(widths[name], cell.cell_len)
+    shown, give_way = list(COLUMNS), list(GIVE_WAY)
+    while True:
+        room = width - sum(widths[n] + PADDING for n in shown) - SCROLLBAR + widths[COLUMNS[-1]]
+        if room >= READABLE or not give_way:
+            break
+        shown.remove(give_way.pop(0))
+    # all the room left, whatever the lines say now: a longer line later needs no new table
+    widths["last output"] = max(5, room)
     for cells in rows.values():
-        widths = [max(w, cell_width(cell)) for w, cell in zip(widths, cells, strict=False)]
-    room = max(len(COLUMNS[-1]), width - sum(widths) - 2 * len(COLUMNS) - 2)  # padding, a bar
-    for cells in rows.values():
-        cells[-1].truncate(room, overflow="ellipsis")
-        if isinstance(cells[-1], Cell):
-            cells[-1].room = room
-
-
-def cell_width(cell: Text) -> int:
-    return max(cell.cell_len, cell.room if isinstance(cell, Cell) else 0)
+        cells[-1].truncate(widths["last output"], overflow="ellipsis")
+        kept = [cell for name, cell in zip(COLUMNS, cells, strict=True) if name in shown]
+        cells[:] = kept
+    return tuple(shown), tuple(widths[n] for n in shown)
 
 
 def sandbox_text(sandbox: object) -> str:

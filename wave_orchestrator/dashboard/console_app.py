@@ -22,20 +22,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static
+from textual.widgets import DataTable, Footer, Static
 
 from ..errors import WaveError
 from ..sanitize import clean_tree, strip_controls
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
 from ..state.untrusted import read_snapshot
-from .agent_rows import COLUMNS, agent_cells, fit_last_column
+from .agent_rows import Fit, agent_cells, fit_columns
 from .fleet import Done, Fleet, Lanes
 from .lane_commands import LaneKeys
 from .preview import PreviewKeys
 from .render import attention_lines, current_wave, dicts, header, stages_line
 from .screens import Beneath, Keys, PickWave, late
 from .sorting import SORTS, next_sort, sort_agents
+from .wrapped_log import WrappedLog
 
 TICK_SECONDS = 0.25  # how often the files are looked at (a stat each; read only when changed)
 
@@ -96,6 +97,7 @@ class FleetConsole(LaneKeys, PreviewKeys):
         self.alive = True
         self._seen: tuple[Path | None, float, bool] | None = None
         self._ids: list[str] = []
+        self._fit: Fit = ((), ())  # the table's columns and their widths
         self._rebuild = False  # the table made again at the next draw (a new width)
         self._run_state_seen: int | None = None  # run-state.json's mtime when last looked at
         self._latest: int | None = None  # the wave it named then
@@ -109,8 +111,8 @@ class FleetConsole(LaneKeys, PreviewKeys):
         self.head = Static(id="head", markup=False)
         self.attention = Static(id="attention", markup=False)
         self.table: DataTable[Any] = DataTable(id="agents", cursor_type="row", zebra_stripes=False)
-        self.pane = Log(id="pane", max_lines=5000, auto_scroll=False)
-        self.preview = Log(id="preview", max_lines=2000, auto_scroll=False)
+        self.pane = WrappedLog(id="pane", max_lines=5000)
+        self.preview = WrappedLog(id="preview", max_lines=2000)
         self.body = Horizontal(self.table, self.preview, id="body")
         self.beneath = Beneath()
 
@@ -135,8 +137,6 @@ class FleetConsole(LaneKeys, PreviewKeys):
         yield from (self.head, self.body, self.pane, self.attention, Footer())
 
     def on_mount(self) -> None:
-        for name in COLUMNS:
-            self.table.add_column(name, key=name)
         self._tick()
         self.set_interval(TICK_SECONDS, self._tick)
 
@@ -222,10 +222,12 @@ class FleetConsole(LaneKeys, PreviewKeys):
     def _rows(self, agents: list[dict[str, Any]], width: int) -> None:
         table = self.table
         rows = {str(a.get("id")): agent_cells(a, self._usage) for a in agents}
-        fit_last_column(rows, width)
-        if list(rows) != self._ids or self._rebuild:
-            chosen, self._rebuild = self.selected(), False
-            table.clear()
+        fit = fit_columns(rows, width)
+        if list(rows) != self._ids or fit != self._fit or self._rebuild:
+            chosen, self._rebuild, self._fit = self.selected(), False, fit
+            table.clear(columns=True)  # a column keeps the widest width it ever had
+            for name, room in zip(*fit, strict=True):
+                table.add_column(name, key=name, width=room)
             for key, cells in rows.items():
                 table.add_row(*cells, key=key)
             self._ids = list(rows)
@@ -234,7 +236,7 @@ class FleetConsole(LaneKeys, PreviewKeys):
             return
         for key, cells in rows.items():
             before = table.get_row(key)
-            for column, cell, was in zip(COLUMNS, cells, before, strict=True):
+            for column, cell, was in zip(fit[0], cells, before, strict=True):
                 if (cell.plain, cell.style) != (was.plain, was.style):  # redraw what changed
                     table.update_cell(key, column, cell)
 

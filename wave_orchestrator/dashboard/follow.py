@@ -78,6 +78,44 @@ def event_line(line: str) -> str:
     return strip_controls("  ".join(parts))
 
 
+class LauncherLogFollower(LogFollower):
+    """``launcher.log`` as a person reads it: a JSON record per line, shown as its time, level,
+    words and fields (decoded before they are cleaned, as the events are)."""
+
+    def read(self) -> str:
+        text = super().read()
+        return "\n".join(launcher_line(line) for line in text.split("\n") if line.strip())
+
+
+LOG_KEYS = ("at", "level", "event", "wave", "agent", "logger", "lane")  # said first, or not
+
+
+def launcher_line(line: str) -> str:
+    """``10:00:00  info  agent launched  wave 3  api  attempt=1 session=w3-api``: the lane is
+    the pane's, the logger is for whoever debugs wave; a line that is no record as it is."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(record, dict):
+        return line
+    parts = [local_clock(str(record.get("at", ""))), str(record.get("level", "?"))]
+    parts.append(str(record.get("event", "")))
+    if "wave" in record:
+        parts.append(f"wave {record['wave']}")
+    if "agent" in record:
+        parts.append(str(record["agent"]))
+    fields = [f"{k}={_field(v)}" for k, v in record.items() if k not in LOG_KEYS]
+    return strip_controls("  ".join([*parts, " ".join(fields)]).rstrip())
+
+
+def _field(value: object) -> str:
+    """A field's value as words: quoted when it has spaces (``title="Build and review"``)."""
+    if isinstance(value, str):
+        return value if value and not any(c.isspace() for c in value) else json.dumps(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
 class WholeFile:
     """A file the launcher rewrites whole (the board): its text again when it changed."""
 

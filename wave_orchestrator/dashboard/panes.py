@@ -17,7 +17,7 @@ from ..sanitize import strip_controls
 from ..state.layout import StateLayout
 from .agent_commands import AgentCommands
 from .fleet import Done
-from .follow import EventFollower, LogFollower, WholeFile
+from .follow import EventFollower, LauncherLogFollower, LogFollower, WholeFile
 from .screens import Ask
 
 NO_BOARD = "(no board yet: the launcher writes it when the wave starts and as agents post)"
@@ -60,7 +60,7 @@ class PaneKeys(AgentCommands):
 
     def action_launcher_log(self) -> None:
         title = f"the launcher's log of lane {self.layout.lane} (follows; Esc closes)"
-        self._show(LogFollower(self.layout.launcher_log), "launcher", title)
+        self._show(LauncherLogFollower(self.layout.launcher_log), "launcher", title)
 
     def action_events(self) -> None:
         title = f"events of lane {self.layout.lane} (follows; Esc closes)"
