@@ -108,3 +108,35 @@ def test_escape_typed_ahead_closes_the_box_and_sends_nothing(tmp_path: Path) -> 
 
     asyncio.run(run())
     assert fleet.commands == []
+
+
+def test_a_burst_of_keys_in_an_open_box_is_applied_in_the_order_typed(tmp_path: Path) -> None:
+    """The box is up; the keys come in one burst (typed while the console was busy): BSpace
+    removes the letter before it, not the last one of the burst, and Enter sends all of it
+    (the newcomer's answer was stored as ``aHello, newcome``)."""
+    layout = StateLayout(tmp_path / "state", "main")
+    path = layout.dashboard(3)
+    path.parent.mkdir(parents=True)
+    data = json.loads(FIXTURE.read_text())
+    data["coordination"] = {"questions": [{"id": "q-7", "agent": "api", "question": "v1?"}]}
+    path.write_text(json.dumps(data))
+    fleet = RecordingFleet()
+    app = FleetConsole(layout, None, fleet)
+
+    async def run() -> None:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("a")
+            deadline = time.monotonic() + 10
+            while not isinstance(app.screen, Ask):
+                assert time.monotonic() < deadline, "the box never opened"
+                await pilot.pause(0.05)
+            await pilot.pause(0.2)
+            for key in typed(["a", "backspace", *"Hello, newcomer", "enter"]):
+                app.post_message(key)
+            while not fleet.commands:
+                assert time.monotonic() < deadline, "nothing was sent"
+                await pilot.pause(0.05)
+
+    asyncio.run(run())
+    assert fleet.commands == [["feedback", "respond", "q-7", "--response=Hello, newcomer"]]

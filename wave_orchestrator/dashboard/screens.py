@@ -112,6 +112,23 @@ class Confirm(ModalScreen[bool]):
             self.dismiss(event.key == "y")
 
 
+class Field(Input):
+    """A text field that acts on BSpace and Enter where the letters are typed, in order: as
+    Input's bindings they go round by the app first, so in a burst of keys (typed fast, or
+    while the console was busy) the letters after them got in first (``ab``, BSpace, ``c``
+    left ``a``+``b`` and lost the ``c``)."""
+
+    async def on_key(self, event: events.Key) -> None:
+        if event.key not in ("backspace", "enter"):
+            return
+        event.stop()
+        event.prevent_default()
+        if event.key == "backspace":
+            self.action_delete_left()
+        else:
+            await self.action_submit()
+
+
 class Ask(ModalScreen[str | None]):
     """One line of text from the person (an answer, a comment, a filter); Esc gives up."""
 
@@ -127,7 +144,7 @@ class Ask(ModalScreen[str | None]):
             yield plain(self.title_text)
             if self.prompt:
                 yield plain(self.prompt)
-            yield Input(value=self.value, placeholder="Enter sends, Esc cancels")
+            yield Field(value=self.value, placeholder="Enter sends, Esc cancels")
 
     def on_key(self, event: events.Key) -> None:
         """A key that reaches the box while its field has no focus yet goes into the field."""
