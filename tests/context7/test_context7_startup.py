@@ -1,5 +1,5 @@
-"""A launch of a lane without Context7 loads nothing of it: neither wave's fetching modules
-nor urllib (bench/startup.py measures a launch's imports)."""
+"""A launch of a lane without Context7 or skills loads nothing of them: neither wave's fetching
+modules nor urllib, nor the skills' projection (bench/startup.py measures a launch's imports)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ NOT_LOADED = (
     "http.client",
     "wave_orchestrator.agents.context7_docs",
     "wave_orchestrator.agents.context7_fetch",
+    "wave_orchestrator.agents.skills_projection",
 )
 
 

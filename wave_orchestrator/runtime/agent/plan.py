@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ...agents.executors import ExecutorCommand, build_command, model_for
 from ...agents.prompts import compose_prompt
-from ...agents.skills_projection import SkillProjection, project_skills
 from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ...governor.accounts import account_of
@@ -27,6 +26,7 @@ from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_e
 
 if TYPE_CHECKING:
     from ...agents.context7_docs import AgentDocs, Prefetcher
+    from ...agents.skills_projection import SkillProjection
     from ...placement.base import AgentJob
     from ...sandbox.bwrap import Bind
 
@@ -218,7 +218,13 @@ class Planner:
         confined = sandbox is not None and not sandbox.refused
         paths = self.layout.agent(wave.number, agent.id)
         # Resolved for the executor it runs on: a fallback gets that executor's skills.
-        skills = project_skills(lane.skills, agent, executor_id, paths.skills, agent.executor.env)
+        skills = None
+        if lane.skills is not None:  # a lane with no skills never loads their projection
+            from ...agents.skills_projection import project_skills
+
+            skills = project_skills(
+                lane.skills, agent, executor_id, paths.skills, agent.executor.env
+            )
         command = build_command(
             agent.executor, executor_id, agent.id, confined, skills.argv() if skills else ()
         )
