@@ -43,6 +43,7 @@ def test_a_finished_agent_has_its_summary_before_the_attempt_ends(tmux_repo: Rep
             "gates": [],
             "passed": False,
             "failures": [],
+            "warnings": [],
         }
         assert a["markers"]["phase"]["values"] == {"value": "coding"}
         shown = tmux_repo.wave("summary", "--lane", "main", "A")
@@ -59,7 +60,12 @@ def test_a_finished_agent_has_its_summary_before_the_attempt_ends(tmux_repo: Rep
             30,
             what="A's summary after the implementation gate",
         )
-        assert judged["verdict"] == {"gates": ["implementation"], "passed": True, "failures": []}
+        assert judged["verdict"] == {
+            "gates": ["implementation"],
+            "passed": True,
+            "failures": [],
+            "warnings": [],
+        }
         assert summary(tmux_repo, "QA") is None  # it has not ended
         assert summary(tmux_repo, "B") is not None
         (tmux_repo.root / "go-qa").write_text("")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ...closure.gates import AgentResult, GateResult, judge_stage
@@ -26,15 +27,16 @@ from ...definitions.model import AgentDef, WaveDef
 from ...state.events import utc_now
 from ...state.fsutil import write_json_atomic
 from ...state.layout import StateLayout
-from ...state.logs import Logger
+from ...state.logs import Logger, in_context
 from ...state.status import last_try_output
 from ...state.untrusted import read_object
 from ..agent.run import AgentRun
 from .context import Attempt, AttemptResult, WaveContext
-from .summaries import gaps_of, write_summary
+from .summaries import gaps_of, write_summaries, write_summary
 from .workspaces import Workspaces
 
 log = Logger(__name__)
+INLINE_BYTES = 4 * 1024 * 1024  # an agent's log up to this size is summarized on the loop
 ENTRY_TEXT = 200  # a level, an agent id or a stamp read back from the matrix is cut to this
 Judge = Callable[[Sequence[AgentResult]], GateResult]
 
@@ -60,6 +62,8 @@ class Judging:
         self.failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
         self._judged_at: dict[str, float] = {}  # when each stage's latest verdict was made
+        self._writer: ThreadPoolExecutor | None = None  # summaries of big logs, off the loop
+        self._pending: list[Future[None]] = []
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
@@ -126,7 +130,36 @@ class Judging:
             return
         since = run.launched_wall
         fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
-        write_summary(run, self.result, fresh)
+        try:
+            big = run.launch.paths.output_log.stat().st_size > INLINE_BYTES
+        except OSError:
+            big = False
+        if not big:
+            write_summary(run, self.result, fresh)
+            return
+        # its log's tail is parsed off the loop, which goes on noticing the other agents
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-summary")
+        self._pending.append(
+            self._writer.submit(in_context(write_summary), run, self.result, fresh)
+        )
+
+    def write_summaries(self) -> None:
+        """Every ended agent's summary with the verdicts so far (after an attempt)."""
+        self._settle_summaries()
+        write_summaries(self.latest.values(), self.result, self.gates)
+
+    def _settle_summaries(self) -> None:
+        """Summaries still being written off the loop are done before a verdict rewrites them."""
+        pending, self._pending = self._pending, []
+        for future in pending:
+            try:
+                future.result()
+            except Exception as exc:  # a summary costs only itself, never the wave
+                log.warning("summary not written", error=str(exc))
+        if self._writer is not None:
+            self._writer.shutdown(wait=False)
+            self._writer = None
 
     def gaps(self) -> list[dict[str, Any]]:
         """What the judged agents said they left undone, for the dashboard."""
@@ -155,6 +188,7 @@ class Judging:
         judge_proof_artifacts(gate, [self.result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"
         self._judged_at[stage] = time.time()
+        self._settle_summaries()
         for run in self._judged_runs(agents, gate):  # what `wave summary` shows of it now
             write_summary(run, self.result, self.gates)
         if gate.passed:

@@ -35,7 +35,6 @@ from .retry import (
 from .reuse import carry_over, rerun_notes, reusable_agents
 from .snapshot import SnapshotWriter
 from .stage import StageLauncher
-from .summaries import write_summaries
 from .workspaces import Workspaces
 
 log = Logger(__name__)
@@ -110,7 +109,7 @@ class WaveRunner:
             run_state.set_attempts(self.wave.number, attempt, self.attempt.reason, plan.saved())
             result = self._attempt(plan)
             self._note_ended(outcome)
-            write_summaries(self.latest.values(), self.judging.result, self.judging.gates)
+            self.judging.write_summaries()
             self.attempt.adopting = False
             self.refresh(force=True)
             if self.ctx.stop.is_set() or result.ok:
