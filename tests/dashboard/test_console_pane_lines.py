@@ -109,3 +109,44 @@ def test_o_shows_the_launcher_log_readably_and_e_wraps_long_event_lines(tmp_path
 
     asyncio.run(run())
     assert app.failure is None
+
+
+def test_l_opens_at_the_log_s_end_follows_it_and_pgup_pgdn_scroll_the_pane(
+    tmp_path: Path,
+) -> None:
+    """A log longer than the pane: `l` shows its end and what is written next; PgUp scrolls
+    the pane (not the table) and it stops following; PgDn back to the end follows again."""
+    layout = StateLayout(tmp_path / "state", "main")
+    path = layout.dashboard(3)
+    path.parent.mkdir(parents=True)
+    path.write_text(FIXTURE.read_text())
+    app = FleetConsole(layout, None, QuietFleet())
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            agent = app.selected()
+            assert agent is not None
+            log = layout.agent(3, agent).output_log
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text("".join(f"step {i}/80\n" for i in range(1, 61)))
+            row = app.table.cursor_row
+            await pilot.press("l")
+            await until(pilot, lambda: "step 60/80" in screen_text(app), "the log's end")
+            assert "step 1/80\n" not in screen_text(app) + "\n"
+            with log.open("a") as fh:
+                fh.write("step 61/80\n")
+            await until(pilot, lambda: "step 61/80" in screen_text(app), "the next line")
+            await pilot.press("pageup")
+            await until(pilot, lambda: "step 61/80" not in screen_text(app), "a page up")
+            assert app.table.cursor_row == row and not app.pane.is_vertical_scroll_end
+            with log.open("a") as fh:
+                fh.write("step 62/80\n")
+            await pilot.pause(0.6)
+            assert "step 62/80" not in screen_text(app)  # scrolled up: it stays where it was
+            for _ in range(10):
+                await pilot.press("pagedown")
+            await until(pilot, lambda: "step 62/80" in screen_text(app), "the end again")
+
+    asyncio.run(run())
+    assert app.failure is None

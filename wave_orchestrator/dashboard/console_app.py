@@ -82,6 +82,9 @@ class FleetConsole(LaneKeys, PreviewKeys):
         Binding("N", "find_previous", "previous match", show=False),
         Binding("question_mark", "keys", "keys"),
         Binding("escape", "close", "close", show=False),
+        # before the table's own page keys: with a pane open, they scroll the pane
+        Binding("pageup", "page(-1)", "page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "page down", show=False, priority=True),
         Binding("q", "quit", "quit"),
     ]
 

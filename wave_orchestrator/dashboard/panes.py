@@ -117,6 +117,15 @@ class PaneKeys(AgentCommands):
         pane.highlight, self._match = False, None
         pane.display = True
 
+    def action_page(self, step: int) -> None:
+        """PgUp/PgDn: the open pane a page (away from its end it stops following), else the
+        table."""
+        pane, table = self.pane, self.table
+        if pane.display:
+            (pane.scroll_page_down if step > 0 else pane.scroll_page_up)(animate=False)
+        else:
+            (table.action_page_down if step > 0 else table.action_page_up)()
+
     def _close_pane(self) -> None:
         self._follower, self._pane_kind = None, None
         pane = self.pane

@@ -37,9 +37,12 @@ class WrappedLog(Log):
         super().__init__(max_lines=max_lines, auto_scroll=False, id=id)
         self._said: list[str] = []  # the lines as written, at most max_lines of them
         self._wrap_width = 0  # 0: not laid out yet (lines kept whole until it is)
+        self._end_at_layout = False  # written to its end before it was laid out: it stays there
 
     def write_lines(self, lines: Iterable[str], scroll_end: bool | None = None) -> Self:
         said = [part for line in lines for part in (line.splitlines() or [""])]
+        if self._wrap_width == 0 and scroll_end is not None:
+            self._end_at_layout = scroll_end
         self._said.extend(said)
         if self.max_lines is not None and len(self._said) > self.max_lines:
             del self._said[: len(self._said) - self.max_lines]
@@ -59,8 +62,9 @@ class WrappedLog(Log):
         width = max(1, self.size.width - self.styles.scrollbar_size_vertical)
         if width == self._wrap_width:
             return
+        # At the first layout the scroll position says nothing yet: the last write's wish does
+        at_end = self._end_at_layout if self._wrap_width == 0 else self.is_vertical_scroll_end
         self._wrap_width = width
-        at_end = self.is_vertical_scroll_end
         said = list(self._said)
         Log.clear(self)
         super().write_lines(self._wrapped(said), scroll_end=at_end)
