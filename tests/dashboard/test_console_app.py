@@ -375,6 +375,8 @@ def test_operating_md_lists_every_key_the_console_has() -> None:
                 "enter": "Enter",
                 "down": "↓",
                 "up": "↑",
+                "pageup": "PgUp",
+                "pagedown": "PgDn",
             }.get(key, key)
             assert any(f"`{shown}`" in line for line in table), key
             assert any(shown in k for k, _ in KEYS), key

@@ -31,7 +31,7 @@ Confirm, Ask, PickWave, PickLane, Keys { align: center middle; }
 # Every key of the console, in the order `?` shows them (docs/operating.md lists the same).
 KEYS = (
     ("↑ ↓  j k", "move between agents"),
-    ("l", "the agent's live output (follows; PgUp/PgDn scroll)"),
+    ("l  PgUp PgDn", "the agent's live output (follows); page up, down a pane"),
     ("p", "preview the selected agent's output beside the table"),
     ("d", "the agent's diff (its branch, or its owned paths)"),
     ("Enter", "attach to its tmux session (detach: C-b d)"),
