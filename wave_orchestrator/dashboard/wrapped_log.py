@@ -68,3 +68,5 @@ class WrappedLog(Log):
         said = list(self._said)
         Log.clear(self)
         super().write_lines(self._wrapped(said), scroll_end=at_end)
+        if at_end:  # once laid out at this size: during the resize the end is not known yet
+            self.call_after_refresh(self.scroll_end, animate=False)
