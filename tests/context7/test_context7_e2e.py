@@ -123,3 +123,6 @@ def test_a_dry_run_shows_the_selection_and_fetches_nothing(repo: Repo) -> None:
     assert b["context7"] == {"mode": "none"}
     disabled = repo.wave("launch", "--lane", "main", "--dry-run", "--json", "--no-context7")
     assert json.loads(disabled.stdout)["agents"][0]["context7"]["mode"] == "disabled"
+    table = repo.wave("launch", "--lane", "main", "--dry-run").stdout  # a person's table
+    said = "A: library docs (Context7) bundle web: /acme/widgets (fetched when it starts)"
+    assert said in table and "B: library docs" not in table

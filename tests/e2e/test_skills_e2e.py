@@ -92,6 +92,9 @@ def test_the_dry_run_previews_each_agents_skills(repo: Repo) -> None:
     assert agents["A"]["skills"]["ids"] == ["house-style", "runtime-local"]
     assert agents["B"]["skills"]["ids"] == ["house-style", "runtime-claude"]
     assert agents["B"]["skills"]["executor"] == "claude"
+    table = repo.wave("launch", "--lane", "main", "--dry-run").stdout  # a person's table
+    assert "A: skills house-style, runtime-local" in table
+    assert "B: skills house-style, runtime-claude" in table
     argv = agents["B"]["argv"]
     assert argv[argv.index("--append-system-prompt-file") + 1].endswith(
         "/agents/B/skills/skills.md"

@@ -314,6 +314,15 @@ def format_table(result: DryRunResult) -> str:
                 out.append(f"  {lc.agent.id}: {result.commands[(number, lc.agent.id)]}")
             if lc.sandbox is not None:
                 out.append(f"  {lc.agent.id}: sandbox {sandbox_line(lc)}")
+            if lc.skills is not None:
+                out.append(f"  {lc.agent.id}: skills {', '.join(lc.skills.ids)}")
+            if lc.docs is not None and (picked := lc.docs.selection) is not None:
+                names = ", ".join(i or n for i, n, _ in picked.libraries) or "none"
+                said = "disabled" if lc.docs.mode == "disabled" else "fetched when it starts"
+                out.append(
+                    f"  {lc.agent.id}: library docs (Context7) bundle {picked.bundle}: {names} "
+                    f"({said})"
+                )
         out += [f"  {line}" for line in result.plans.get(number, [])]
         out.append("")
     if result.missing:
