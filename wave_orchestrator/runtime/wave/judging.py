@@ -36,7 +36,6 @@ from .summaries import gaps_of, write_summaries, write_summary
 from .workspaces import Workspaces
 
 log = Logger(__name__)
-INLINE_BYTES = 4 * 1024 * 1024  # an agent's log up to this size is summarized on the loop
 ENTRY_TEXT = 200  # a level, an agent id or a stamp read back from the matrix is cut to this
 Judge = Callable[[Sequence[AgentResult]], GateResult]
 
@@ -62,8 +61,11 @@ class Judging:
         self.failure: dict[str, str | None] | None = None  # the last failed gate, for views
         self._results: dict[str, tuple[AgentRun, AgentResult]] = {}  # parsed once it ended
         self._judged_at: dict[str, float] = {}  # when each stage's latest verdict was made
-        self._writer: ThreadPoolExecutor | None = None  # summaries of big logs, off the loop
+        self._writer: ThreadPoolExecutor | None = None  # summaries, written off the loop
         self._pending: list[Future[None]] = []
+        self._ended: list[AgentRun] = []  # ended, their summary not yet written
+        # agent id -> the run and the verdicts its last summary was written with
+        self._written: dict[str, tuple[AgentRun, tuple[str, ...]]] = {}
         # Stage progress for the dashboard: pending, running, passed, failed.
         self.stages = {"implementation": "pending"} | {
             role: "pending" for role, _ in wave.closure_stages()
@@ -124,30 +126,39 @@ class Judging:
         return result
 
     def summarize(self, run: AgentRun) -> None:
-        """An agent's summary as it ends: only the gates judged since it was launched (an
-        earlier attempt's verdict is not this run's); the gate that judges it rewrites it."""
-        if run.launched_wall is None or run.launch.agent.id not in self.latest:
-            return
-        since = run.launched_wall
-        fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
-        try:
-            big = run.launch.paths.output_log.stat().st_size > INLINE_BYTES
-        except OSError:
-            big = False
-        if not big:
+        """An agent that ended gets its summary at the loop's next quiet moment
+        (``write_ended``): not in the middle of a burst of launches."""
+        if run.launched_wall is not None and run.launch.agent.id in self.latest:
+            self._ended.append(run)
+
+    def write_ended(self) -> None:
+        """The summaries of the agents that ended since: only the gates judged since each was
+        launched (an earlier attempt's verdict is not this run's); a gate rewrites them."""
+        ended, self._ended = self._ended, []
+        for run in ended:
+            since = run.launched_wall or 0.0
+            fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
             write_summary(run, self.result, fresh)
-            return
-        # its log's tail is parsed off the loop, which goes on noticing the other agents
+            self._written[run.id] = (run, tuple(sorted(fresh)))
+
+    def _write_later(self, run: AgentRun, gates: Mapping[str, GateResult]) -> None:
+        """A summary written off the loop, which goes on launching and noticing the other
+        agents (its log's tail is parsed, its file written): one writer, so a later summary
+        of the same agent never lands before an earlier one."""
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-summary")
-        self._pending.append(
-            self._writer.submit(in_context(write_summary), run, self.result, fresh)
-        )
+        job = self._writer.submit(in_context(write_summary), run, self.result, gates)
+        self._pending.append(job)
+        self._written[run.id] = (run, tuple(sorted(gates)))
 
     def write_summaries(self) -> None:
-        """Every ended agent's summary with the verdicts so far (after an attempt)."""
+        """Every ended agent's summary with the verdicts so far (after an attempt), but those
+        already written with these very verdicts."""
+        self._ended.clear()  # written below
         self._settle_summaries()
-        write_summaries(self.latest.values(), self.result, self.gates)
+        now = tuple(sorted(self.gates))
+        runs = [r for r in self.latest.values() if self._written.get(r.id) != (r, now)]
+        write_summaries(runs, self.result, self.gates)
 
     def _settle_summaries(self) -> None:
         """Summaries still being written off the loop are done before a verdict rewrites them."""
@@ -178,6 +189,7 @@ class Judging:
         return gate
 
     def _judge(self, stage: str, judge: Judge, agents: tuple[AgentDef, ...]) -> GateResult:
+        self.write_ended()  # before the verdict's own rewrite of them
         results = [self.result(a) for a in agents]
         gate = self.gates[stage] = judge(results)
         if stage == "integration":  # a barrier over the coordination log as well
@@ -188,13 +200,12 @@ class Judging:
         judge_proof_artifacts(gate, [self.result(a) for a in owners])
         self.stages[stage] = "passed" if gate.passed else "failed"
         self._judged_at[stage] = time.time()
-        self._settle_summaries()
-        for run in self._judged_runs(agents, gate):  # what `wave summary` shows of it now
-            write_summary(run, self.result, self.gates)
         if gate.passed:
             self._passed(stage, gate)
         else:
             self._failed(stage, gate, results, agents)
+        for run in self._judged_runs(agents, gate):  # what `wave summary` shows of it now
+            self._write_later(run, dict(self.gates))
         return gate
 
     def _judged_runs(self, agents: tuple[AgentDef, ...], gate: GateResult) -> list[AgentRun]:

@@ -146,6 +146,7 @@ class WaveRunner:
         """dashboard.json anew (unless deferred); True when its update was deferred."""
         if not force and self.dashboard.deferred():
             return True
+        self.judging.write_ended()  # a quiet moment: the summaries of the agents that ended
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
         unreachable = self.ctx.placement.unreachable_since
         governor = self.ctx.governor
