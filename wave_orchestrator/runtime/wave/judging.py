@@ -131,10 +131,12 @@ class Judging:
         if run.launched_wall is not None and run.launch.agent.id in self.latest:
             self._ended.append(run)
 
-    def write_ended(self) -> None:
-        """The summaries of the agents that ended since: only the gates judged since each was
+    def write_ended(self, most: int | None = None) -> None:
+        """The summaries of the agents that ended since (``most`` of them: a frame of the
+        loop must not hold the next end's notice long): only the gates judged since each was
         launched (an earlier attempt's verdict is not this run's); a gate rewrites them."""
-        ended, self._ended = self._ended, []
+        cut = len(self._ended) if most is None else most
+        ended, self._ended = self._ended[:cut], self._ended[cut:]
         for run in ended:
             since = run.launched_wall or 0.0
             fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
@@ -189,7 +191,6 @@ class Judging:
         return gate
 
     def _judge(self, stage: str, judge: Judge, agents: tuple[AgentDef, ...]) -> GateResult:
-        self.write_ended()  # before the verdict's own rewrite of them
         results = [self.result(a) for a in agents]
         gate = self.gates[stage] = judge(results)
         if stage == "integration":  # a barrier over the coordination log as well
@@ -204,7 +205,10 @@ class Judging:
             self._passed(stage, gate)
         else:
             self._failed(stage, gate, results, agents)
-        for run in self._judged_runs(agents, gate):  # what `wave summary` shows of it now
+        judged = self._judged_runs(agents, gate)
+        rewritten = {id(run) for run in judged}  # their summary as they ended is now this one
+        self._ended = [run for run in self._ended if id(run) not in rewritten]
+        for run in judged:  # what `wave summary` shows of it now
             self._write_later(run, dict(self.gates))
         return gate
 

@@ -38,6 +38,7 @@ from .stage import StageLauncher
 from .workspaces import Workspaces
 
 log = Logger(__name__)
+SUMMARIES_PER_FRAME = 4  # agents' summaries written with one dashboard frame, at most
 
 
 class WaveRunner:
@@ -146,7 +147,8 @@ class WaveRunner:
         """dashboard.json anew (unless deferred); True when its update was deferred."""
         if not force and self.dashboard.deferred():
             return True
-        self.judging.write_ended()  # a quiet moment: the summaries of the agents that ended
+        # a quiet moment: the summaries of a few agents that ended (the rest at the next ones)
+        self.judging.write_ended(most=SUMMARIES_PER_FRAME)
         runs = [self.latest[a.id] for a in self.wave.agents if a.id in self.latest]
         unreachable = self.ctx.placement.unreachable_since
         governor = self.ctx.governor
