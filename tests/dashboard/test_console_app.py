@@ -7,12 +7,12 @@ import asyncio
 import contextlib
 import io
 import json
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from console_pilot import until
 from rich.console import Console
 from textual.binding import Binding
 from textual.geometry import Region
@@ -80,13 +80,6 @@ def drive(
 
     asyncio.run(run())
     return app
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def text_of(app: FleetConsole, selector: str) -> str:

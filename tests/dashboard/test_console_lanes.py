@@ -5,16 +5,13 @@ resume and stop the lane with the cli's own commands, each after `y`."""
 from __future__ import annotations
 
 import asyncio
-import io
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from console_pilot import head_text, until
 from textual.pilot import Pilot
-from textual.widgets import Static
 
 from wave_orchestrator.dashboard.console_app import TICK_SECONDS, FleetConsole
 from wave_orchestrator.dashboard.fleet import Done, Fleet
@@ -76,19 +73,6 @@ def drive(
 
     asyncio.run(run())
     assert app.failure is None
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
-
-
-def head_text(app: FleetConsole) -> str:
-    console = Console(width=100, file=io.StringIO(), record=True, no_color=True)
-    console.print(app.screen.query_one("#head", Static).content)
-    return console.export_text()
 
 
 def test_capital_l_lists_the_lanes_and_switches_the_console_to_the_one_picked(

@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from textual.pilot import Pilot
+from console_pilot import QuietFleet, until
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
-from wave_orchestrator.dashboard.fleet import Done
 from wave_orchestrator.dashboard.follow import launcher_line
 from wave_orchestrator.dashboard.wrapped_log import wrap_line
 from wave_orchestrator.state.events import local_clock
@@ -21,20 +18,6 @@ from wave_orchestrator.state.layout import StateLayout
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "dashboard" / "wave-3.json"
 AT = "2026-12-05T19:22:40.577Z"
-
-
-class QuietFleet:
-    def command(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def attach(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def launcher_alive(self) -> bool:
-        return True
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        return {}
 
 
 def test_a_launcher_log_record_reads_as_time_level_words_and_fields() -> None:
@@ -74,13 +57,6 @@ def test_wrap_line_keeps_every_character_in_rows_of_the_width() -> None:
 
 def screen_text(app: FleetConsole) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def test_o_shows_the_launcher_log_readably_and_e_wraps_long_event_lines(tmp_path: Path) -> None:

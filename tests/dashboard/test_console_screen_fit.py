@@ -8,18 +8,17 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from console_pilot import QuietFleet, until
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets.data_table import ColumnKey
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
-from wave_orchestrator.dashboard.fleet import Done
 from wave_orchestrator.dashboard.render import render
 from wave_orchestrator.state.layout import StateLayout
 
@@ -27,20 +26,6 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "dashboard" / "wave-3.json"
 STAGES = ["implementation", "cont-eval", "security", "integration", "documentation"]
 STAGES += ["cont-qa", "infra"]  # the demo's wave 2: all seven closure stages
 BLOCKS = "▁▂▃▄▅▆▇█▉▊▋▌▍▎▏▐"  # what a scrollbar or a half-drawn edge leaves
-
-
-class QuietFleet:
-    def command(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def attach(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def launcher_alive(self) -> bool:
-        return True
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        return {}
 
 
 def demo_wave(**changes: Any) -> dict[str, Any]:
@@ -79,13 +64,6 @@ def drive(
     asyncio.run(run())
     assert app.failure is None
     return app
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def test_the_plain_view_shows_every_stage_in_80_columns() -> None:

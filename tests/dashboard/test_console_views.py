@@ -5,17 +5,15 @@ in the pane, and search inside the pane."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from console_pilot import head_text, until
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Log, Static
+from textual.widgets import Log
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
 from wave_orchestrator.dashboard.fleet import Done
@@ -71,19 +69,6 @@ def drive(
     asyncio.run(run())
     assert app.failure is None
     return app
-
-
-async def until(pilot: Pilot[None], condition: Callable[[], object], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
-
-
-def head_text(app: FleetConsole) -> str:
-    console = Console(width=100, file=io.StringIO(), record=True, no_color=True)
-    console.print(app.screen.query_one("#head", Static).content)
-    return console.export_text()
 
 
 def write_log(layout: StateLayout, agent: str, text: str) -> Path:

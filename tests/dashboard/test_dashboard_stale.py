@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_pilot import QuietFleet
 from rich.console import Console
 from textual.widgets import DataTable
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
-from wave_orchestrator.dashboard.fleet import Done
 from wave_orchestrator.dashboard.render import render
 from wave_orchestrator.state.layout import StateLayout
 
@@ -29,20 +29,6 @@ LATER = {
     "migrate": "status-unreadable",
     "qa": "session-missing",
 }
-
-
-class QuietFleet:
-    def command(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def attach(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def launcher_alive(self) -> bool:
-        return True
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        return {}
 
 
 def frame(states: dict[str, str], last: str = "") -> dict[str, Any]:
