@@ -7,18 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..definitions.model import AgentDef, LaneDef, WaveDef, is_closure_role
+from ..definitions.signal_words import DEPLOY_STATES, INFRA_PASSING
 
-# The infra gate's words (closure/signals.py; a test keeps them equal): the infra states that
-# let the wave go on, and the states a deploy signal may take.
-INFRA_WORDS = (
-    "conformant",
-    "setup-required",
-    "setup-in-progress",
-    "action-required",
-    "action-approved",
-    "action-complete",
-)
-DEPLOY_WORDS = ("deploying", "healthy", "failed", "rolledover")
+# The infra gate's words: the infra states that let the wave go on, the states of a deploy.
+INFRA_WORDS, DEPLOY_WORDS = INFRA_PASSING, DEPLOY_STATES
 SIGNAL_ROLES = {"infra": "infra-status", "deploy": "deploy-status"}  # the role that prints it
 
 

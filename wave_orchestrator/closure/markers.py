@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..definitions.signal_words import DEPLOY_STATES
 from ..names import AGENT_ID_RE
 from .transcript import ANSI_RE, output_lines, readable_lines, spoken_messages
 
@@ -41,7 +42,6 @@ PROOF_LEVELS = {
 DOC_LEVELS = ("none", "owned", "shared-plan")
 GATE_DIMENSIONS = ("architecture", "integration", "durability", "live", "docs")
 GATE_VALUES = ("pass", "concerns", "blocked")
-DEPLOY_STATES = ("deploying", "healthy", "failed", "rolledover")
 
 KEYED: dict[str, list[Field]] = {
     "proof": [

@@ -8,19 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..definitions.signal_words import INFRA_PASSING
 from .gates import AgentResult, GateResult
 from .markers import InvalidMarker, Marker
 
 SIGNAL_KINDS = ("infra-status", "deploy-status")
-# States of an infra check that let the wave go on: in order, or waiting on a known next step.
-INFRA_PASSING = (
-    "conformant",
-    "setup-required",
-    "setup-in-progress",
-    "action-required",
-    "action-approved",
-    "action-complete",
-)
 STATE_WORD_RE = re.compile(r"[a-z][a-z0-9_-]{0,40}")  # what may become part of a status code
 
 
