@@ -8,6 +8,7 @@ import codecs
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from ..errors import WaveError
 from ..sanitize import strip_controls
@@ -62,17 +63,11 @@ class EventFollower(LogFollower):
 
 def event_line(line: str) -> str:
     """``10:00:00  agent_started  wave 3  api  key=value ...``; a line that is no event as it is."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return line
-    if not isinstance(record, dict):
+    record = _record(line)
+    if record is None:
         return line
     parts = [local_clock(str(record.get("at", ""))), str(record.get("event", "?"))]
-    if "wave" in record:
-        parts.append(f"wave {record['wave']}")
-    if "agent" in record:
-        parts.append(str(record["agent"]))
+    parts += _where(record)
     rest = {k: v for k, v in record.items() if k not in ("at", "event", "wave", "agent")}
     parts += [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in rest.items()]
     return strip_controls("  ".join(parts))
@@ -93,20 +88,30 @@ LOG_KEYS = ("at", "level", "event", "wave", "agent", "logger", "lane")  # said f
 def launcher_line(line: str) -> str:
     """``10:00:00  info  agent launched  wave 3  api  attempt=1 session=w3-api``: the lane is
     the pane's, the logger is for whoever debugs wave; a line that is no record as it is."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return line
-    if not isinstance(record, dict):
+    record = _record(line)
+    if record is None:
         return line
     parts = [local_clock(str(record.get("at", ""))), str(record.get("level", "?"))]
     parts.append(str(record.get("event", "")))
-    if "wave" in record:
-        parts.append(f"wave {record['wave']}")
-    if "agent" in record:
-        parts.append(str(record["agent"]))
+    parts += _where(record)
     fields = [f"{k}={_field(v)}" for k, v in record.items() if k not in LOG_KEYS]
     return strip_controls("  ".join([*parts, " ".join(fields)]).rstrip())
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    """A line of a JSON-lines file as its record, decoded before anything of it is cleaned
+    (a JSON ``\\u001b`` is an escape too); None for a line that is no record."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _where(record: dict[str, Any]) -> list[str]:
+    """``wave 3`` and the agent, those of them the record names."""
+    where = [f"wave {record['wave']}"] if "wave" in record else []
+    return where + ([str(record["agent"])] if "agent" in record else [])
 
 
 def _field(value: object) -> str:
