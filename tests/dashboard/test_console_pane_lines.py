@@ -126,3 +126,13 @@ def test_l_opens_at_the_log_s_end_follows_it_and_pgup_pgdn_scroll_the_pane(
 
     asyncio.run(run())
     assert app.failure is None
+
+
+def test_a_line_that_is_no_record_shows_its_words_not_its_escapes() -> None:
+    from wave_orchestrator.dashboard.follow import event_line
+
+    for said in (
+        launcher_line("torn {\x1b]52;c;ZXZpbA==\x07 line\x1b[2J"),
+        event_line("x\x1b[31my"),
+    ):
+        assert "\x1b" not in said and "\x07" not in said

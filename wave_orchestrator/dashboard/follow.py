@@ -65,7 +65,7 @@ def event_line(line: str) -> str:
     """``10:00:00  agent_started  wave 3  api  key=value ...``; a line that is no event as it is."""
     record = _record(line)
     if record is None:
-        return line
+        return strip_controls(line)  # no record: its words, never its escapes
     parts = [local_clock(str(record.get("at", ""))), str(record.get("event", "?"))]
     parts += _where(record)
     rest = {k: v for k, v in record.items() if k not in ("at", "event", "wave", "agent")}
@@ -90,7 +90,7 @@ def launcher_line(line: str) -> str:
     the pane's, the logger is for whoever debugs wave; a line that is no record as it is."""
     record = _record(line)
     if record is None:
-        return line
+        return strip_controls(line)  # no record: its words, never its escapes
     parts = [local_clock(str(record.get("at", ""))), str(record.get("level", "?"))]
     parts.append(str(record.get("event", "")))
     parts += _where(record)
