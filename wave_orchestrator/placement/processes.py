@@ -25,7 +25,7 @@ PR_SET_CHILD_SUBREAPER = 36
 ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class ProcessTable:
     """One scan of /proc: the live processes by group, and the orphans left to us to reap."""
 

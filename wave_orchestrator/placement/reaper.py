@@ -22,7 +22,7 @@ LINGER_SECONDS = 5.0  # a finished wrapper's own wind-down (showing the last out
 DRAIN_POLL_SECONDS = 0.01  # a wave's end looks this often whether its agents are gone
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class _Ending:
     pid: int | None
     kill_at: float | None  # None while the finished wrapper winds down on its own

@@ -40,7 +40,7 @@ ACTIVE = frozenset(
 )
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class AgentRun:
     """One attempt of one agent, as the launcher tracks it."""
 

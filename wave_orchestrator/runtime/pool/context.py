@@ -31,7 +31,7 @@ class PoolLimits(NamedTuple):
     max_running: int = 500
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class WaveShared:
     """What the pools of one wave hand on to each other; None: the pool makes its own."""
 
@@ -41,7 +41,7 @@ class WaveShared:
     sessions: set[str] | None = None  # sessions that may exist; each launch adds to it
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class PoolContext:
     """Where a pool's agents run and what it works with; one per wave in the launcher."""
 

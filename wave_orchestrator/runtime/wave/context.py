@@ -35,7 +35,7 @@ class WaveOutcome:
     runs: list[dict[str, Any]] = field(default_factory=list)  # every run that ended, in order
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class Attempt:
     """The attempt under way, as the runner's loop sets it; the stage that launches its agents
     and the gates that judge them read it."""
@@ -59,7 +59,7 @@ class AttemptResult:
         return not self.failed and self.gate is None
 
 
-@dataclass
+@dataclass(eq=False)  # one live object: compared by identity, not by its fields
 class WaveContext:
     """What a wave run shares with its launcher."""
 
