@@ -90,11 +90,14 @@ class RateLimitPolicy(NamedTuple):
 
 class UsageLimitPolicy(NamedTuple):
     """``usage_limit`` of lane.yaml: an agent that hits one waits for its reset (``wait``) when
-    the CLI names one within ``max_wait_minutes``, then runs again ``margin_seconds`` after it."""
+    the CLI names one within ``max_wait_minutes``, then runs again ``margin_seconds`` after it;
+    at most ``max_parks`` times, so that one limited again at every reset does not wait all
+    night."""
 
     wait: bool = True
     max_wait_minutes: float = 360
     margin_seconds: float = 60
+    max_parks: int = 3
 
 
 class AccountDef(NamedTuple):

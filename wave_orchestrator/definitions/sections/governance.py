@@ -20,11 +20,12 @@ from ..model import (
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 
-USAGE_LIMIT_KEYS = ("wait", "max_wait_minutes", "margin_seconds")
+USAGE_LIMIT_KEYS = ("wait", "max_wait_minutes", "margin_seconds", "max_parks")
 ACCOUNT_KEYS = ("executor", "env")
 CAP_SCOPES = ("account", "model")  # max_running: {account: {...}, model: {...}}
 MAX_WAIT_MINUTES = 7 * 24 * 60
 MAX_SPEND_USD = 1_000_000
+MAX_PARKS = 1000  # more than a reset an hour for six weeks: a typo
 
 
 def check_usage_limit(ck: Checker, value: Any) -> UsageLimitPolicy:
@@ -47,7 +48,11 @@ def check_usage_limit(ck: Checker, value: Any) -> UsageLimitPolicy:
     if "margin_seconds" in raw:
         got = ck.number(raw["margin_seconds"], (*p, "margin_seconds"), limits=(0, 3600))
         margin = margin if got is None else float(got)
-    return UsageLimitPolicy(wait, minutes, margin)
+    parks = base.max_parks
+    if "max_parks" in raw:
+        got = ck.number(raw["max_parks"], (*p, "max_parks"), integer=True, limits=(1, MAX_PARKS))
+        parks = parks if got is None else int(got)
+    return UsageLimitPolicy(wait, minutes, margin, parks)
 
 
 def check_accounts(ck: Checker, value: Any) -> dict[str, AccountDef]:

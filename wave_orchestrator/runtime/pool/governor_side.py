@@ -1,7 +1,8 @@
 """The agent pool's side of the fleet governor (``governor/``): an agent that hit a usage
-limit is parked and launched again after the reset, an agent whose account waits or whose
-executor, account or model is at its cap stays pending, and at the spend limit nothing more
-starts. Without a governor (unit tests, old callers) nothing is held."""
+limit is parked and launched again after the reset (at most ``usage_limit.max_parks`` times:
+one limited again at every reset does not wait all night), an agent whose account waits or
+whose executor, account or model is at its cap stays pending, and at the spend limit nothing
+more starts. Without a governor (unit tests, old callers) nothing is held."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ class GovernorSide:
         self.tell = tell  # the lane's notify.command: a person hears of limits and spend
         self.stopped: str | None = None  # the spend limit's words, once reached
         self._no_fallback: set[tuple[str, str]] = set()  # (agent, executor) with none left
+        # Of a run's ``parked``, the parks that were a step to its fallback, not a wait.
+        self._passes: Counter[AgentRun] = Counter()
+        self._spent: dict[AgentRun, str] = {}  # the words a run whose parks ran out ends with
 
     @property
     def hard(self) -> bool:
@@ -55,6 +59,9 @@ class GovernorSide:
         until = gov.park_until(account, status.detail or "", time.time())
         if until is None:
             return False
+        if self.parks(run) >= gov.rules.usage_limit.max_parks:
+            self._parks_ran_out(run, status.detail or "usage limit")
+            return False  # its account still waits for the reset: its other agents with it
         try:
             write_json_atomic(run.launch.paths.status, {**status.raw, "limited_until": until})
         except OSError as exc:  # a resumed launcher would end it as usage-limit: said here
@@ -79,6 +86,41 @@ class GovernorSide:
         )
         return True
 
+    def parks(self, run: AgentRun) -> int:
+        """How often ``run`` waited for a reset (a step to its fallback is no wait)."""
+        return run.parked - self._passes[run]
+
+    def _parks_ran_out(self, run: AgentRun, detail: str) -> None:
+        """Limited again after ``max_parks`` waits: not parked, said, and a person told; the
+        words its end carries (``end_detail``) name the count."""
+        most = self.governor.rules.usage_limit.max_parks if self.governor else 0
+        parks, account, lane = self.parks(run), run.launch.account, run.launch.lane.name
+        words = f"usage limit again after {parks} parks (max_parks: {most}): {detail}"
+        self._spent[run] = words
+        wave = run.launch.wave.number
+        self.events.emit(
+            "agent_parks_spent", wave, run.id, parks=parks, max_parks=most, account=account
+        )
+        log.warning("agent not parked again", agent=run.id, parks=parks, account=account)
+        command = f"wave status --lane {lane}"
+        self.tell(
+            document(
+                "usage-limit",
+                lane,
+                wave=wave,
+                agent=run.id,
+                reason=words,
+                command=command,
+                account=account,
+                parks=parks,
+            )
+        )
+
+    def end_detail(self, run: AgentRun, detail: str | None) -> str:
+        """The words ``run``, ended as its status file says, ends with: the park count first
+        when it was limited again after its last park (else ``detail`` as it is)."""
+        return self._spent.pop(run, None) or detail or ""
+
     def fall_back(self, run: AgentRun, plan: Callable[[AgentRun], AgentLaunch | None]) -> bool:
         """True when ``run``, ended on a usage limit it cannot wait out (or pending on an
         account out of quota), runs at once on its next fallback executor (``plan`` makes that
@@ -91,6 +133,8 @@ class GovernorSide:
         was, pending = run.launch.executor, run.state is AgentState.PENDING
         if not pending:
             run.park(time.time())  # the try that met the limit is kept (attempt-<k>.limited<n>)
+            self._passes[run] += 1
+        self._spent.pop(run, None)  # it goes on elsewhere: its end, if any, says its own words
         run.launch = launch
         if not pending:
             run.unpark()
