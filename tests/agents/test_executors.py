@@ -116,7 +116,6 @@ def test_claude_minimal() -> None:
         "-p",
         "--output-format",
         "text",
-        "--no-session-persistence",
     ]
 
 
@@ -145,7 +144,6 @@ def test_claude_every_setting_uses_equals_form_for_tool_lists() -> None:
         "-p",
         "--output-format",
         "json",
-        "--no-session-persistence",
         "--model",
         "sonnet",
         "--effort",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 import time
@@ -70,11 +72,14 @@ def test_five_agents_with_different_executors_complete(tmux_repo: Repo) -> None:
         "model_reasoning_effort=high",
         "-",
     ]
-    assert argv["K1"] == [
-        "-p",
+    # claude gets a new conversation id of its own, to be continued after a limit or a crash
+    assert argv["K1"][:2] == ["-p", "--session-id"]
+    assert re.fullmatch(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", argv["K1"][2]
+    )
+    assert argv["K1"][3:] == [
         "--output-format",
         "text",
-        "--no-session-persistence",
         "--model",
         "sonnet",
         "--allowedTools=Bash,Edit",

@@ -82,7 +82,8 @@ def build_claude_argv(spec: ExecutorSpec, skills: bool = False) -> list[str]:
     argv = [s["command"], "-p", "--output-format", fmt]
     if fmt == "stream-json":
         argv.append("--verbose")  # claude refuses stream-json in print mode without it
-    argv.append("--no-session-persistence")
+    # No --no-session-persistence: a try after a limit or a crash continues the conversation
+    # (agents/conversations.py gives each one its id).
     model, reasoning = model_for(spec, "claude"), reasoning_for(spec, "claude")
     if model:
         argv += ["--model", model]

@@ -73,6 +73,7 @@ class LaunchRecord(NamedTuple):
     launched_at: float | None
     fingerprint: str | None = None  # what shaped the attempt's work (runtime.reuse)
     reused: bool = False  # copied from an earlier run of the wave, not launched in this one
+    conversation: str | None = None  # its CLI's conversation id (checked by its CLI's shape)
 
 
 def read_launch_record(path: Path) -> LaunchRecord:
@@ -86,6 +87,7 @@ def read_launch_record(path: Path) -> LaunchRecord:
         launched_at=epoch(data.get("launched_at")),
         fingerprint=digest if digest and HEX_DIGEST_RE.fullmatch(digest) else None,
         reused=data.get("reused") is True,
+        conversation=text(data.get("conversation"), 128),
     )
 
 

@@ -9,10 +9,11 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...agents.conversations import launch_argv, new_id
 from ...agents.executors import ExecutorCommand, build_command, model_for
 from ...agents.prompts import compose_prompt
 from ...agents.wrapper import WrapperSpec, render_run_script
@@ -59,6 +60,23 @@ class AgentLaunch:
     orchestrator_id: str = ""  # the launcher that starts it ("" in a dry run)
     skills: SkillProjection | None = None  # its skill bundles on this executor (None: none)
     docs: AgentDocs | None = None  # library docs from Context7 (None: the lane has none)
+    conversation: str = ""  # the id wave gives a new conversation (claude), else ""
+    continues: str = ""  # the conversation this try continues ("": it starts afresh)
+    continuation: str = ""  # then its whole prompt: why it stopped, and to go on
+
+    @property
+    def argv(self) -> list[str]:
+        """The CLI's command line for this try: a new conversation, or one continued."""
+        return launch_argv(self.executor, self.command.argv, self.conversation, self.continues)
+
+    def fresh(self, dry_run: bool = False) -> AgentLaunch:
+        """This launch as a new conversation (claude refuses an id already used)."""
+        conversation = new_id(self.executor, dry_run)
+        return replace(self, conversation=conversation, continues="", continuation="")
+
+    def continued(self, conversation: str, note: str) -> AgentLaunch:
+        """This launch continuing ``conversation``, told only ``note`` (its task it has)."""
+        return replace(self, conversation=conversation, continues=conversation, continuation=note)
 
     @property
     def context7_mode(self) -> str:
@@ -76,7 +94,7 @@ class AgentLaunch:
 
     def confined(self, live: bool = True) -> tuple[list[str], list[Bind]]:
         """The argv run.sh starts, and the sandbox's options (none when unsandboxed)."""
-        argv = list(self.command.argv)
+        argv = self.argv
         if self.sandbox is None or (self.sandbox.refused and not live):
             return argv, []  # a dry run shows a refused sandbox in the preview
         env = agent_env(self.env)
@@ -131,7 +149,7 @@ class AgentLaunch:
             "executor": self.executor,
             "model": self.model,
             "account": self.account,
-            "argv": [shown(arg) for arg in self.command.argv],
+            "argv": [shown(arg) for arg in self.argv],
             "sandbox": self.sandbox_preview(),
             **({"skills": self.skills.record()} if self.skills is not None else {}),
             "context7": self.docs.preview() if self.docs is not None else {"mode": "none"},
@@ -276,6 +294,7 @@ class Planner:
             orchestrator_id=self.orchestrator_id,
             skills=skills,
             docs=self._docs_for(wave, agent),
+            conversation=new_id(executor_id, self.layout.dry_run),
         )
 
     def _docs_for(self, wave: WaveDef, agent: AgentDef) -> AgentDocs | None:
@@ -328,8 +347,9 @@ def materialize(
 ) -> None:
     """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes its own
     ``write``, which leaves alone what an earlier dry run wrote the same, and ``live=False``:
-    no wrapper will write beside them, and it makes the private bin folder once for all."""
-    prompt = compose_prompt(
+    no wrapper will write beside them, and it makes the private bin folder once for all. A try
+    that continues its conversation is told only why it stopped: the rest it has."""
+    prompt = launch.continuation or compose_prompt(
         launch.lane,
         launch.wave,
         launch.agent,

@@ -27,6 +27,7 @@ from ...state.status import (
     write_outcome,
 )
 from ...state.untrusted import read_backoff
+from .continuation import continue_or_restart
 from .plan import AgentLaunch
 
 if TYPE_CHECKING:
@@ -76,6 +77,10 @@ class AgentRun:
     hold: str | None = None  # why the governor keeps it pending ("queued (cap codex=3)")
     parked: int = 0  # how often it was parked (its earlier tries are kept as attempt-k.limitedN)
     reruns: int = 0  # how often a person had it run again (`wave rerun`; attempt-k.rerunN)
+    said_conversation: str = ""  # the conversation id its CLI said (codex, opencode)
+    # (executor, conversation) of the try it was parked in: the next try continues it
+    parked_conversation: tuple[str, str] | None = None
+    fresh_because: str | None = None  # why its try could not continue its conversation
     # Told of each move (its pool's counts): the run, and the state it left.
     moved: Callable[[AgentRun, AgentState], None] | None = field(
         default=None, init=False, repr=False, compare=False
@@ -87,6 +92,11 @@ class AgentRun:
     @property
     def id(self) -> str:
         return self.launch.agent.id
+
+    @property
+    def conversation(self) -> str:
+        """Its conversation's id, once known: given at launch (claude) or said by its CLI."""
+        return self.launch.conversation or self.said_conversation
 
     @property
     def active(self) -> bool:
@@ -157,13 +167,24 @@ class AgentRun:
         (said as ``agent_limited`` with ``said`` when ``events`` is given)."""
         self.to(AgentState.LIMITED, events, "agent_limited", **said)
         self.limited_until, self.parked = until, self.parked + 1
+        self.parked_conversation = (self.launch.executor, self.conversation)
         self.finished_wall = time.time()  # its clock stops while it waits
 
     def unpark(self) -> None:
         """Its account's limit has reset: launched again as a new try of the same attempt
-        (what the earlier try printed is kept as ``attempt-<k>.limited<n>.*``)."""
+        (what the earlier try printed is kept as ``attempt-<k>.limited<n>.*``), continuing
+        the conversation of the try that met the limit when it ran on the same executor (a
+        fallback executor starts afresh)."""
         archive_attempt(self.launch, self.launch.attempt, f".limited{self.parked}")
+        executor, conversation = self.parked_conversation or ("", "")
+        until = self.limited_until
         self.renew()
+        if executor != self.launch.executor:
+            return
+        reason = f"usage limit until {clock(until)}" if until else "usage limit"
+        self.launch, self.fresh_because = continue_or_restart(self.launch, conversation, reason)
+        how = "afresh: " + self.fresh_because if self.fresh_because else "its conversation"
+        log.info("agent continues", agent=self.id, how=how, conversation=conversation or None)
 
     def renew(self, events: EventLog | None = None, event: str = "", /, **said: Any) -> None:
         """Pending again, as a new try of the same attempt: a renewal in the lifecycle's table
@@ -175,6 +196,7 @@ class AgentRun:
             if f.init and f.name not in keep:
                 fresh = f.default_factory() if callable(f.default_factory) else f.default
                 setattr(self, f.name, fresh)
+        self.launch = self.launch.fresh()  # a new conversation, unless its caller continues it
         self.__post_init__()
 
     @property
@@ -220,6 +242,9 @@ class AgentRun:
             "sandbox": launch.sandbox_label,
             "orchestrator_id": launch.orchestrator_id or None,
             "context7": launch.context7_mode,  # how its library docs came
+            "conversation": self.conversation or None,  # its CLI's, to continue it
+            "continues": launch.continues or None,
+            "fresh_because": self.fresh_because,
             **({"skills": launch.skills.record()} if launch.skills is not None else {}),
         }
 

@@ -20,6 +20,7 @@ from ...state.status import StatusUnreadable, read_status
 from ..agent.run import AgentRun, archive_attempt, own_status, wrote_this_attempt
 from .bursts import BURST_DONE, Bursts
 from .context import PoolContext, PoolHooks
+from .continuing import note_conversation, refused
 from .git_jobs import GIT_DONE, GitJobs
 from .governor_side import GovernorSide
 from .heartbeat import Heartbeat
@@ -237,8 +238,7 @@ class AgentPool:
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
     def _full(self, active: int, starting: int = 0) -> bool:
-        """At `max_running` agents: each holds a pty and a tmux server descriptor, and a tmux
-        server near its descriptor limit hangs; later agents wait for a free place."""
+        """At `max_running` agents (each holds a pty and tmux descriptors): the others wait."""
         return active + self.reaper.stopping + starting >= self.limits.max_running
 
     def _launch(self, runs: list[AgentRun]) -> None:
@@ -317,9 +317,11 @@ class AgentPool:
             return False
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
+        note_conversation(run)  # known before it is parked, for its next try to continue it
         side = self.governor_side  # a usage limit is waited out, or run on the fallback
-        if status.state is AgentState.USAGE_LIMIT and (
-            side.park(run, status) or side.fall_back(run, self.hooks.fallback)
+        if refused(run, status, self.events) or (
+            status.state is AgentState.USAGE_LIMIT
+            and (side.park(run, status) or side.fall_back(run, self.hooks.fallback))
         ):
             self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             self._changed()  # launched again: after its account's reset, or on its fallback
@@ -335,7 +337,7 @@ class AgentPool:
                 continue
             if follow_backoff(run, self.events):
                 self._changed()
-            if follow_cli_retries(run, self.events):
+            if follow_cli_retries(run, self.events) | note_conversation(run):
                 self._changed()
             if (stalled := self.liveness.stalled(run)) is not None:
                 self._apply(stalled)

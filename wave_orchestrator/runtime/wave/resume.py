@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from ...agents.conversations import valid_id
 from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
 from ...placement.base import PaneInfo
 from ...state.events import EventLog, iso_time
@@ -154,6 +155,16 @@ def adopt_leftover(
     return run
 
 
+def interrupted_conversation(launch: AgentLaunch) -> str:
+    """The conversation of the try a dead launcher left running, which no session carries on
+    (its id as its launch.json says, if of the same attempt and executor, and of its CLI's
+    shape): the try launched now continues it."""
+    record = read_launch_record(launch.paths.launch_record)
+    if record.attempt != launch.attempt or record.executor != launch.executor:
+        return ""
+    return valid_id(launch.executor, record.conversation) or ""
+
+
 def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun | None:
     """An agent the dead launcher had parked on a usage limit: it waits for the same reset
     (pool/governor_side.py), then runs again; nothing is launched before. None when that reset is
@@ -167,6 +178,7 @@ def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> 
         return None
     run = AgentRun(launch, state=AgentState.LIMITED, launched_wall=launched_at or time.time())
     run.limited_until, run.parked = until, 1
+    run.parked_conversation = (launch.executor, interrupted_conversation(launch))
     return run
 
 

@@ -15,6 +15,7 @@ from ...placement.reaper import Reaper
 from ...state.jsonl import read_jsonl
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
+from ..agent.continuation import continue_or_restart
 from ..agent.plan import AgentLaunch
 from ..agent.run import AgentRun, archive_attempt
 from ..pool.context import PoolContext, PoolHooks, PoolLimits, WaveShared
@@ -23,7 +24,7 @@ from ..pool.watcher import AgentFolderWatcher
 from .context import Attempt, WaveContext
 from .desk_handover import release_files
 from .metrics_writer import MetricsWriter
-from .resume import adopt_leftover, reused_run
+from .resume import adopt_leftover, interrupted_conversation, reused_run
 from .retry import RetryPlan
 from .reuse import earlier_attempt, fingerprint
 from .workspaces import Workspaces
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from ...desk.claims import Desk
 
 log = Logger(__name__)
+
+INTERRUPTED = "the launcher stopped while it ran, and its session with it"
 
 
 class StageLauncher:
@@ -111,13 +114,19 @@ class StageLauncher:
         if executor != history[-1]:
             history.append(executor)
         launch = self._plan(agent, executor, briefing)
+        why = None
         if previous is not None:
             archive_attempt(launch, previous.launch.attempt)
         elif self.attempt.adopting and (
             launch.paths.output_log.exists() or launch.paths.status.exists()
         ):  # an unreadable status left behind must not pass for the relaunch's own
+            carried = interrupted_conversation(launch)
             archive_attempt(launch, self.attempt.number, ".interrupted")
+            if carried:  # its session died with the launcher: its conversation goes on
+                launch, why = continue_or_restart(launch, carried, INTERRUPTED)
+                log.info("agent continues", agent=agent.id, afresh=why, conversation=carried)
         run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
+        run.fresh_because = why
         return run
 
     def _settle_adopted(self, adopted: AgentRun, panes: dict[str, PaneInfo]) -> None:

@@ -1,0 +1,38 @@
+"""Whether an agent's next try continues its conversation or starts afresh, and what a
+continued try is told. A continued try is given only the reason it stopped (and a person's
+words): its task, and what it read and did, are in the conversation already, so nothing is
+paid for twice. A try that cannot continue starts afresh, and says why."""
+
+from __future__ import annotations
+
+from ...agents.conversations import why_not
+from ...sanitize import one_line
+from .plan import AgentLaunch
+
+MESSAGE_LIMIT = 2000  # a person's words to a continued agent, at most
+
+
+def continue_or_restart(
+    launch: AgentLaunch, conversation: str, reason: str, message: str = ""
+) -> tuple[AgentLaunch, str | None]:
+    """The next try's launch, continuing ``conversation`` (a try of ``launch``'s executor)
+    with ``reason`` and a person's ``message``; and why it starts afresh instead (None when it
+    continues)."""
+    why = why_not(launch.executor, launch.command.argv)
+    if why is None and not conversation:
+        why = "its conversation's id is not known"
+    if why is not None:
+        return launch.fresh(), why
+    return launch.continued(conversation, continuation_note(reason, message)), None
+
+
+def continuation_note(reason: str, message: str = "") -> str:
+    """The whole prompt of a continued try."""
+    lines = [
+        f"The previous run stopped: {one_line(reason)}.",
+        "Continue the task; your work so far is in the workspace.",
+        "When you are done, print the markers your task asked for, as before.",
+    ]
+    if message.strip():
+        lines += ["", "A person adds:", message.strip()[:MESSAGE_LIMIT]]
+    return "\n".join(lines) + "\n"
