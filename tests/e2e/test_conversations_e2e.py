@@ -1,0 +1,188 @@
+"""Conversations that survive a usage limit and a launcher's crash, end to end: fake claude,
+codex and opencode CLIs on PATH take and print conversation ids as the real ones do (claude's
+``--session-id``/``--resume``, codex's ``session id:`` banner and ``exec resume``, opencode's
+``sessionID`` events and ``--session``), keep the conversations they started, and refuse one
+they do not know with the real CLI's words."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from typing import Any
+
+import pytest
+from helpers import Repo, alive, wait_for
+
+pytestmark = pytest.mark.e2e
+
+# Each run appends its argv (one line, words joined by |) and its stdin to runs/<agent>.
+# Conversations live in convs/<id>; a file in limit/<agent> makes the first run print it and
+# fail; hold/<agent> makes a run wait until the file is gone.
+FAKE = r"""
+agent=$WAVE_AGENT_ID; mkdir -p "$WAVE_REPO/runs" "$WAVE_REPO/convs"
+stdin=$(cat)
+n=$(ls "$WAVE_REPO/runs" | grep -c "^$agent\.argv\." || true)
+(IFS='|'; echo "$*") > "$WAVE_REPO/runs/$agent.argv.$n"
+printf '%s' "$stdin" > "$WAVE_REPO/runs/$agent.stdin.$n"
+cli=$(basename "$0"); id=""; resume=""
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[$i]}" in
+    --session-id) id=${args[$((i + 1))]} ;;
+    --resume|--session) resume=${args[$((i + 1))]} ;;
+    resume) resume=${args[$((i + 1))]} ;;
+  esac
+done
+if [[ -n $resume ]]; then
+  if [[ ! -f "$WAVE_REPO/convs/$resume" ]]; then
+    case $cli in
+      claude) echo "No conversation found with session ID: $resume" ;;
+      codex) echo "Error: thread/resume: thread/resume failed: no rollout found for thread id $resume (code -32600)" >&2 ;;
+      opencode) echo "Error: Session not found" >&2 ;;
+    esac
+    exit 1
+  fi
+  id=$resume
+fi
+if [[ -z $id ]]; then
+  case $cli in
+    codex) id=$(cat /proc/sys/kernel/random/uuid) ;;
+    opencode) id="ses_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" ;;
+  esac
+fi
+case $cli in
+  codex) echo "session id: $id" >&2 ;;
+  opencode) echo "{\"type\":\"step_start\",\"sessionID\":\"$id\",\"part\":{}}" ;;
+esac
+touch "$WAVE_REPO/convs/$id"
+while [[ -f "$WAVE_REPO/hold/$agent" ]]; do sleep 0.1; done
+if [[ $n == 0 && -f "$WAVE_REPO/limit/$agent" ]]; then cat "$WAVE_REPO/limit/$agent"; exit 1; fi
+echo done
+"""
+LANE = """\
+closure: {required_roles: []}
+defaults: {timeout_minutes: 3, max_retries_per_wave: 0, launch_stagger_ms: 0}
+usage_limit: {margin_seconds: 1}
+"""
+AGENTS = """\
+agents:
+  - {id: K, prompt: the task of K, executor: {id: claude}}
+  - {id: X, prompt: the task of X, executor: {id: codex}}
+  - {id: O, prompt: the task of O, executor: {id: opencode, opencode: {format: json}}}
+"""
+WORDS = "Fast limit reached and temporarily disabled · resets in 2s"
+LIMITS = {
+    "K": WORDS,
+    "X": f"ERROR: {WORDS}",
+    "O": json.dumps({"type": "error", "error": {"name": "APIError", "data": {"message": WORDS}}}),
+}
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def setup(repo: Repo, agents: str = AGENTS) -> None:
+    for name in ("claude", "codex", "opencode"):
+        repo.fake(name, FAKE)
+    for folder in ("limit", "hold"):
+        (repo.root / folder).mkdir(exist_ok=True)
+    repo.lane("main", LANE, {1: agents})
+
+
+def runs(repo: Repo, agent: str) -> list[tuple[list[str], str]]:
+    """Each run of ``agent``: its argv and what it read on stdin."""
+    folder, out = repo.root / "runs", []
+    n = 0
+    while (folder / f"{agent}.argv.{n}").exists():
+        argv = (folder / f"{agent}.argv.{n}").read_text().rstrip("\n").split("|")
+        out.append((argv, (folder / f"{agent}.stdin.{n}").read_text()))
+        n += 1
+    return out
+
+
+def events(repo: Repo, name: str) -> list[dict]:
+    return [e for e in repo.events("main") if e["event"] == name]
+
+
+def launch_record(repo: Repo, agent: str) -> dict:
+    return json.loads((repo.agent_dir("main", 1, agent) / "launch.json").read_text())
+
+
+def after(argv: list[str], word: str) -> str:
+    return argv[argv.index(word) + 1]
+
+
+def test_each_cli_continues_its_conversation_after_a_usage_limit(tmux_repo: Repo) -> None:
+    setup(tmux_repo)
+    for agent, words in LIMITS.items():  # each in its CLI's own error channel
+        (tmux_repo.root / "limit" / agent).write_text(words + "\n")
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    assert len(events(tmux_repo, "agent_limited")) == 3
+    (k1, k1_in), (k2, k2_in) = runs(tmux_repo, "K")
+    given = after(k1, "--session-id")
+    assert re.fullmatch(UUID, given) and "the task of K" in k1_in
+    assert after(k2, "--resume") == given and "--session-id" not in k2
+    (x1, _), (x2, x2_in) = runs(tmux_repo, "X")
+    said = (tmux_repo.root / "convs").iterdir()
+    codex_id = next(p.name for p in said if re.fullmatch(UUID, p.name) and p.name != given)
+    assert "resume" not in x1
+    assert x2[-3:] == ["resume", codex_id, "-"], x2  # `codex exec [options] resume <id> -`
+    (o1, _), (o2, o2_in) = runs(tmux_repo, "O")
+    opencode_id = after(o2, "--session")
+    assert opencode_id.startswith("ses_") and "--session" not in o1
+    for text in (k2_in, x2_in, o2_in):  # told why it stopped, not its whole task again
+        assert text.startswith("The previous run stopped: usage limit until"), text
+        assert "the task of" not in text
+    assert launch_record(tmux_repo, "K")["continues"] == given
+    assert launch_record(tmux_repo, "X")["conversation"] == codex_id
+    assert launch_record(tmux_repo, "O")["conversation"] == opencode_id
+
+
+def test_a_continuation_the_cli_refuses_starts_afresh_and_says_why(tmux_repo: Repo) -> None:
+    setup(tmux_repo, "agents:\n  - {id: K, prompt: the task of K, executor: {id: claude}}\n")
+    (tmux_repo.root / "limit" / "K").write_text(WORDS + "\n")
+    (tmux_repo.root / "hold" / "K").touch()
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 1, 30, what="K's first run")
+        for conversation in (tmux_repo.root / "convs").iterdir():
+            conversation.unlink()  # the CLI lost it: `--resume` will be refused
+        (tmux_repo.root / "hold" / "K").unlink()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    (first, _), (second, _), (third, third_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    fresh = after(third, "--session-id")
+    assert fresh != after(first, "--session-id") and "--resume" not in third
+    assert "the task of K" in third_in  # started afresh: its whole task again
+    [restarted] = events(tmux_repo, "agent_restarted")
+    assert restarted["conversation"] == after(first, "--session-id")
+    assert "No conversation found" in restarted["reason"]
+    record = launch_record(tmux_repo, "K")
+    assert "would not continue" in record["fresh_because"]
+
+
+def test_an_agent_whose_session_died_with_the_launcher_continues_on_resume(
+    tmux_repo: Repo, server: Any
+) -> None:
+    setup(tmux_repo, "agents:\n  - {id: K, prompt: the task of K, executor: {id: claude}}\n")
+    (tmux_repo.root / "hold" / "K").touch()
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    pid = int(json.loads((tmux_repo.state("main") / "launcher.lock").read_text())["pid"])
+    wait_for(lambda: len(runs(tmux_repo, "K")) == 1, 30, what="K's first run")
+    given = after(runs(tmux_repo, "K")[0][0], "--session-id")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    assert server.cmd("kill-session", "-t", "=w1-K").returncode == 0
+    (tmux_repo.root / "hold" / "K").unlink()
+    resumed = tmux_repo.wave("launch", "--lane", "main", "--resume", "--no-dashboard")
+    assert resumed.returncode == 0, resumed.stderr
+    (_, _), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == given
+    assert second_in.startswith("The previous run stopped: the launcher stopped while it ran")
+    assert tmux_repo.status("main", 1, "K")["code"] == 0
