@@ -1,11 +1,12 @@
 """`wave doctor`: one health check before a real run. Every lane validates, the
 executors its agents use are installed (with their versions) and logged in (a key variable
-or a login file: never printed), tmux and git answer, the Slurm cluster answers when a lane
-places there, bubblewrap starts a trial sandbox that keeps its promise (blocking only when a
-lane's agents need one), and every state dir is writable. Warned of, never blocking: a state
-dir in the repository that git does not ignore, a lane wanting desktop notifications with no
-notify-send, a skill bundle a lane lists that no agent gets. Exit 1 with each blocking
-problem.
+or a login file: never printed), each account they use is logged in as its CLI says and has
+no limit on record (a parked reset, a backoff), tmux and git answer, the Slurm cluster
+answers when a lane places there, bubblewrap starts a trial sandbox that keeps its promise
+(blocking only when a lane's agents need one), and every state dir is writable. Warned of,
+never blocking: a state dir in the repository that git does not ignore, a lane wanting
+desktop notifications with no notify-send, a skill bundle a lane lists that no agent gets.
+Exit 1 with each blocking problem.
 
 Its lines quote lane settings (a problem's value) and the environment (a login folder's
 path): every line is printed with the credentials in it hidden by value, JSON too."""
@@ -63,7 +64,10 @@ def register(sub: Any) -> None:
         "check lanes, agent CLIs and their logins, tmux, git, Slurm and state dirs",
         "One health check before a real run: every lane validates; each executor a lane's "
         "agents use (fallbacks included) is on PATH, with its version, and logged in (an API "
-        "key variable or its login file; values are never printed); tmux and git answer; the "
+        "key variable or its login file; values are never printed); each account they use: "
+        "logged in as its CLI says (claude auth status, codex login status, opencode auth "
+        "list; a few seconds each, never a request that spends) and the limits wave has on "
+        "record for it (parked until a reset, a rate-limit backoff); tmux and git answer; the "
         "Slurm cluster answers when a lane places agents there; bubblewrap starts a trial "
         "sandbox that writes its workspace and is refused a write outside it (when it cannot, "
         "the line gives the fix: a blocking problem only when a lane sets sandbox: "
@@ -125,6 +129,9 @@ def diagnose(repo: Path) -> list[Check]:
         checks.append(Check("lanes", False, "no lane in lanes/ (wave init writes one)"))
     checks += [_tool("tmux", ["tmux", "-V"], True), _tool("git", ["git", "--version"], _git(lanes))]
     checks += _executors(lanes)
+    from .doctor_accounts import account_checks  # imports this module: not at its top
+
+    checks += account_checks(lanes)
     if any(lane.placement.slurm for lane in lanes):
         checks.append(_slurm())
     checks.append(_sandbox(lanes))
