@@ -174,6 +174,13 @@ def _claude_result(result: dict[str, Any], init_model: str | None) -> Usage:
     return Usage(tokens_in, _count(usage.get("output_tokens")), cost, init_model)
 
 
+def event_usage(executor: str, event: dict[str, Any]) -> Usage:
+    """What one event reports on its own, by the rules a whole log is read by: for a live view
+    that adds the figures up as the events come (``agents.stream_state``)."""
+    parser = {"codex": _codex, "claude": _claude, "opencode": _opencode}.get(executor)
+    return parser([event]) if parser else NO_USAGE
+
+
 def _claude_model_usage(
     value: Any,
 ) -> list[tuple[str, int | None, int | None, float | None]]:
