@@ -49,7 +49,6 @@ DEFAULT_USAGE_LIMIT_PATTERNS = (
     "limit reached and temporarily disabled",  # claude: "Fast limit reached ... resets in …"
 )
 
-
 # The range of every number the launcher and run.sh compute with (run.sh's shell arithmetic is
 # 64-bit: `base_ms << 30` must not wrap). Lane files and launch flags are checked against it.
 NUMBER_RANGES: dict[str, tuple[float, float]] = {
@@ -90,9 +89,8 @@ class RateLimitPolicy(NamedTuple):
 
 class UsageLimitPolicy(NamedTuple):
     """``usage_limit`` of lane.yaml: an agent that hits one waits for its reset (``wait``) when
-    the CLI names one within ``max_wait_minutes``, then runs again ``margin_seconds`` after it;
-    at most ``max_parks`` times, so that one limited again at every reset does not wait all
-    night."""
+    the CLI names one within ``max_wait_minutes``, then runs ``margin_seconds`` after it, at
+    most ``max_parks`` times (limited at every reset, it does not wait all night)."""
 
     wait: bool = True
     max_wait_minutes: float = 360

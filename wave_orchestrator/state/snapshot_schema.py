@@ -82,6 +82,8 @@ AGENT_ROW = {
     "account": Text(200),  # what its usage counts against (governor.accounts)
     "sandbox": Text(64),  # none | bubblewrap | bubblewrap, no network
     "limited_until": Text(40),  # parked on a usage limit until then (ISO time)
+    "conversation": Text(128),  # its CLI's conversation id, which its next try continues
+    "continues": Flag(),  # this try continues the conversation of the one before
 }
 # The fleet governor: spend against the limits, and accounts that wait for a usage limit's reset.
 GOVERNOR = {

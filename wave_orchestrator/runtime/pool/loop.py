@@ -146,8 +146,7 @@ class AgentPool:
 
     def _going(self) -> bool:
         """An agent has not ended, one is being stopped, or a burst's pids are yet to come."""
-        going = self.tally.unfinished > 0 or bool(self.reaper.stopping)
-        return going or self.bursts.busy
+        return self.tally.unfinished > 0 or bool(self.reaper.stopping) or self.bursts.busy
 
     def _changed(self) -> None:
         """Tell the dashboard; if it deferred the update, write it once the interval passed."""
@@ -326,7 +325,8 @@ class AgentPool:
             self.reaper.settle(run.launch.session, run.pid, time.monotonic())
             self._changed()  # launched again: after its account's reset, or on its fallback
             return True
-        self._finish(run, status.state, code=status.code, detail=status.detail or "")
+        detail = side.end_detail(run, status.detail)  # with its park count, its parks spent
+        self._finish(run, status.state, code=status.code, detail=detail)
         return True
 
     def _poll(self) -> None:

@@ -144,6 +144,8 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "account": launch.account,
         "sandbox": launch.sandbox_label,
         "limited_until": iso(run.limited_until) if run.limited_until else None,
+        "conversation": run.conversation or None,  # its CLI's id, continued after a stop
+        "continues": bool(launch.continues),
     }
 
 
@@ -168,6 +170,8 @@ def planned_row(wave: int, agent: AgentDef, attempt: Any) -> dict[str, Any]:
         "account": agent.executor.account,
         "sandbox": None,
         "limited_until": None,
+        "conversation": None,
+        "continues": False,
     }
 
 

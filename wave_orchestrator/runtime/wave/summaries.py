@@ -88,6 +88,9 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
         "orchestrator_id": run.launch.orchestrator_id or None,
         **({"skills": run.launch.skills.record()} if run.launch.skills is not None else {}),
         "context7": run.launch.context7_mode,
+        "conversation": run.conversation or None,  # to continue it by hand, or by `wave rerun`
+        "continued": bool(run.launch.continues),
+        "fresh_because": run.fresh_because,
         "status": run.state.outcome,
         "exit_code": run.code,
         "tries": run.tries,
