@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...agents.conversations import read_id, refusal_in
+from ...agents.conversations import read_id, refusal_in, why_not
 from ...state.events import EventLog
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
@@ -18,8 +18,12 @@ log = Logger(__name__)
 
 
 def note_conversation(run: AgentRun) -> bool:
-    """Whether ``run``'s conversation id became known now (read from its output)."""
+    """Whether ``run``'s conversation id became known now (read from its output). Not looked
+    for where its CLI could not continue it (opencode's default format never says it)."""
+    launch = run.launch
     if run.conversation or run.launched_wall is None:
+        return False
+    if why_not(launch.executor, launch.command.argv) is not None:
         return False
     found = read_id(run.launch.executor, run.launch.paths.output_log)
     if found is None:
