@@ -448,7 +448,7 @@ def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
     assert [str(p) for p in problems] == [
         "lanes/x/lane.yaml:3:3: defaults.timout_minutes: unknown key; did you mean "
         "'timeout_minutes'? (expected one of: executor, "
-        "launch_stagger_ms, max_retries_per_wave, max_running, rate_limit, sandbox, stall_minutes, timeout_minutes)",
+        "launch_stagger_ms, max_retries_per_wave, max_running, on_timeout, rate_limit, sandbox, stall_minutes, timeout_minutes)",
         "lanes/x/waves/wave-1.yaml:4:11: agents[0].role: unknown role 'reviewer' (expected one "
         "of: cont-eval, cont-qa, deploy, documentation, implementation, infra, integration, "
         "research, security)",

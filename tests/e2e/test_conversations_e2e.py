@@ -186,3 +186,89 @@ def test_an_agent_whose_session_died_with_the_launcher_continues_on_resume(
     assert after(second, "--resume") == given
     assert second_in.startswith("The previous run stopped: the launcher stopped while it ran")
     assert tmux_repo.status("main", 1, "K")["code"] == 0
+
+
+ONE_CLAUDE = "agents:\n  - {id: K, prompt: the task of K, executor: {id: claude}}\n"
+
+
+def test_wave_rerun_continue_goes_on_in_the_running_conversation(tmux_repo: Repo) -> None:
+    setup(tmux_repo, ONE_CLAUDE)
+    (tmux_repo.root / "hold" / "K").touch()
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 1, 30, what="K's first run")
+        asked = tmux_repo.wave("rerun", "K", "--continue", "use the v2 API")
+        assert asked.returncode == 0, asked.stderr
+        assert "continuing its conversation" in asked.stdout
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 30, what="K's continued run")
+        (tmux_repo.root / "hold" / "K").unlink()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    assert "`wave rerun --continue`" in second_in and second_in.endswith("use the v2 API")
+    assert "the task of K" not in second_in
+    [rerun] = events(tmux_repo, "agent_rerun")
+    assert rerun["continue"] is True
+
+
+def test_wave_rerun_continue_after_the_wave_ended(tmux_repo: Repo) -> None:
+    setup(tmux_repo, ONE_CLAUDE)
+    assert tmux_repo.wave("launch", "--lane", "main", "--no-dashboard").returncode == 0
+    again = tmux_repo.wave("rerun", "K", "--continue", "and add a test", "--yes")
+    assert again.returncode == 0, again.stderr
+    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    assert second_in.endswith("A person adds:\nand add a test")
+    assert launch_record(tmux_repo, "K")["continues"] == after(first, "--session-id")
+
+
+def test_on_timeout_continue_carries_the_conversation_into_the_retry(tmux_repo: Repo) -> None:
+    for name in ("claude",):
+        tmux_repo.fake(name, FAKE)
+    (tmux_repo.root / "hold").mkdir()
+    (tmux_repo.root / "hold" / "K").touch()  # its first run overruns its budget (3 s)
+    lane = LANE.replace("max_retries_per_wave: 0", "max_retries_per_wave: 1, on_timeout: continue")
+    tmux_repo.lane(
+        "main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE}
+    )
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K's retry")
+        (tmux_repo.root / "hold" / "K").unlink()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    assert second_in.startswith("The previous run stopped: timeout")
+    [ended] = [e for e in events(tmux_repo, "agent_finished") if e["attempt"] == 1]
+    assert ended["status"] == "timeout"
+
+
+def test_on_timeout_restart_is_the_default(tmux_repo: Repo) -> None:
+    tmux_repo.fake("claude", FAKE)
+    (tmux_repo.root / "hold").mkdir()
+    (tmux_repo.root / "hold" / "K").touch()
+    lane = LANE.replace("max_retries_per_wave: 0", "max_retries_per_wave: 1")
+    tmux_repo.lane(
+        "main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE}
+    )
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K's retry")
+        (tmux_repo.root / "hold" / "K").unlink()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    assert "--resume" not in second and after(second, "--session-id") != after(
+        first, "--session-id"
+    )
+    assert "the task of K" in second_in

@@ -45,6 +45,10 @@ def register(sub: Any) -> None:
             ("wave rerun A1 --reason 'the tests were flaky'", "A1 again (now, if its wave runs)"),
             ("wave rerun A1 --wave 2 --detach", "wave 2's A1, then its closure, in the background"),
             ("wave rerun QA --dry-run", "what it would rerun and reuse, and why"),
+            (
+                "wave rerun A1 --continue 'use the v2 API'",
+                "A1 goes on in its conversation, told this",
+            ),
         ],
     )
     add_repo(p)
@@ -52,6 +56,15 @@ def register(sub: Any) -> None:
     add_agent_argument(p, "agent", metavar="AGENT", help="agent id, as in the wave file (e.g. A1)")
     p.add_argument("--wave", type=int, metavar="N", help="the wave (default: its latest)")
     p.add_argument("--reason", default="", metavar="TEXT", help="why, for the agent's prompt")
+    p.add_argument(
+        "--continue",
+        dest="carry_on",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="MESSAGE",
+        help="continue its conversation with its CLI, told MESSAGE, instead of starting over",
+    )
     p.add_argument("--detach", action="store_true", help="run the launcher in the background")
     p.add_argument("--no-dashboard", action="store_true", help="do not start the dashboard")
     p.add_argument(
@@ -95,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     if plan.more_than_asked and not (args.yes or args.fresh) and not _go_on():
         say("nothing started (--yes goes on without asking, --dry-run only shows the plan)")
         return 1
-    RunState(layout.run_state, lane).ask_rerun(wave, args.agent, args.reason or "")
+    carry_on = args.carry_on is not None
+    RunState(layout.run_state, lane).ask_rerun(wave, args.agent, _words(args), carry_on)
     argv = ["launch", "--lane", lane, "--repo", str(repo)]
     argv += ["--start-wave", str(wave), "--end-wave", str(wave)]
     argv += ["--detach"] if args.detach else []
@@ -146,7 +160,7 @@ def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: Stat
     if args.agent not in wave_agents(repo, lane, wave):
         raise UsageError(f"wave {wave} of lane {lane!r} has no agent {args.agent!r}")
     paths = layout.agent(wave, args.agent)
-    rid = reruns.ask(paths, args.reason or "")
+    rid = reruns.ask(paths, _words(args), args.carry_on is not None)
     deadline = time.monotonic() + ANSWER_SECONDS
     while (said := reruns.answer(paths, rid)) is None and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -158,8 +172,14 @@ def _while_running(args: argparse.Namespace, repo: Path, lane: str, layout: Stat
         )
     if said.get("taken") is not True:
         raise UsageError(strip_controls(str(said.get("detail") or "refused")))
+    how = "continuing its conversation" if args.carry_on is not None else "anew"
     print(
-        f"wave rerun: agent {args.agent} of wave {wave} runs again now, in the running "
+        f"wave rerun: agent {args.agent} of wave {wave} runs again now, {how}, in the running "
         "launcher (its try so far stopped, kept as attempt-<k>.rerun<n>.log)"
     )
     return 0
+
+
+def _words(args: argparse.Namespace) -> str:
+    """What the agent is told: the --continue message, else the --reason."""
+    return args.carry_on or args.reason or ""

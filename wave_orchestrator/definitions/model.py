@@ -18,9 +18,8 @@ CLOSURE_ORDER = ("cont-eval", "security", "integration", "documentation", "cont-
 ROLES = IMPLEMENTATION_ROLES + CLOSURE_ORDER
 EXECUTOR_IDS = ("claude", "codex", "local", "opencode")
 
-# Output of a failed try that is worth another try after a wait: rate limits, provider
-# overload, and opencode's first-start race. Matched case-insensitively by `grep -E` against the
-# try's output with ANSI escape sequences removed.
+# Output of a failed try worth another try after a wait (rate limits, provider overload,
+# opencode's first-start race): `grep -E -i` against its output, ANSI escapes removed.
 DEFAULT_RATE_LIMIT_PATTERNS = (
     "429 Too Many Requests",
     "exceeded retry limit",
@@ -169,6 +168,7 @@ class LaneDefaults(NamedTuple):
     max_retries_per_wave: int = 1
     launch_stagger_ms: float = 1200
     stall_minutes: float = 0
+    on_timeout: str = "restart"  # after a budget kill or a stall: restart | continue
     max_running: int = 500  # agents running at once; the others wait for a free place
     rate_limit: RateLimitPolicy = RateLimitPolicy()
     sandbox: SandboxSettings = SandboxSettings()

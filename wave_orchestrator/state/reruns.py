@@ -27,16 +27,20 @@ ID_LIMIT = 64
 class Request(NamedTuple):
     id: str
     reason: str
+    carry_on: bool = False  # continue its conversation, ``reason`` the person's words to it
 
 
-def ask(paths: AgentPaths, reason: str) -> str:
-    """Write the request for the agent of ``paths``; returns its id (what the answer names)."""
+def ask(paths: AgentPaths, reason: str, carry_on: bool = False) -> str:
+    """Write the request for the agent of ``paths``; returns its id (what the answer names).
+    ``carry_on``: its next try continues its conversation, told ``reason``."""
     import uuid  # `wave rerun` asks; the launcher never does
 
     rid = uuid.uuid4().hex
     ensure_dir(paths.rerun_request.parent)
     paths.rerun_answer.unlink(missing_ok=True)
-    request = {"id": rid, "reason": reason[:REASON_LIMIT], "at": utc_now()}
+    request: dict[str, Any] = {"id": rid, "reason": reason[:REASON_LIMIT], "at": utc_now()}
+    if carry_on:
+        request["continue"] = True
     write_json_atomic(paths.rerun_request, request)
     return rid
 
@@ -55,7 +59,7 @@ def take_request(path: Path) -> Request | None:
     if not isinstance(rid, str) or not rid or len(rid) > ID_LIMIT:
         return None
     reason = strip_controls(str(found.get("reason", "") if found else ""))[:REASON_LIMIT]
-    return Request(rid, reason)
+    return Request(rid, reason, found is not None and found.get("continue") is True)
 
 
 def reply(path: Path, rid: str, refused: str | None) -> None:

@@ -38,9 +38,15 @@ def clean_entry(raw: Any) -> dict[str, Any] | None:
     if isinstance(rerun, dict) and isinstance(rerun.get("agents"), list):
         agents = [a for a in rerun["agents"][:100] if isinstance(a, str)]
         reason = rerun.get("reason")
+        carry_on = rerun.get("continue")
         entry["rerun"] = {
             "agents": [a for a in agents if AGENT_ID_RE.fullmatch(a)],
             "reason": reason[:500] if isinstance(reason, str) else "",
+            "continue": [  # `wave rerun --continue`: they continue their conversation
+                a for a in carry_on[:100] if isinstance(a, str) and AGENT_ID_RE.fullmatch(a)
+            ]
+            if isinstance(carry_on, list)
+            else [],
         }
     rejected = raw.get("rejected_agents")
     if isinstance(rejected, list):
@@ -164,12 +170,17 @@ class RunState:
         self.data["waves"][str(number)] = entry
         self.save()
 
-    def ask_rerun(self, number: int, agent: str, reason: str) -> None:
+    def ask_rerun(self, number: int, agent: str, reason: str, carry_on: bool = False) -> None:
         """`wave rerun`: the next run of the wave runs ``agent`` again (not reused), its prompt
-        saying why."""
+        saying why; ``carry_on``: continuing its conversation, told ``reason``."""
         entry = dict(self.wave(number))
         asked = entry.get("rerun") or {"agents": [], "reason": ""}
-        entry["rerun"] = {"agents": sorted({*asked["agents"], agent}), "reason": reason[:500]}
+        going_on = {*asked.get("continue", [])} - {agent} | ({agent} if carry_on else set())
+        entry["rerun"] = {
+            "agents": sorted({*asked["agents"], agent}),
+            "reason": reason[:500],
+            "continue": sorted(going_on),
+        }
         self.data["waves"][str(number)] = entry
         self.save()
 

@@ -10,12 +10,14 @@ from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .sandbox import check_sandbox
 
+ON_TIMEOUT = ("restart", "continue")  # a budget kill or a stall: a new conversation, or not
 DEFAULTS_KEYS = (
     "executor",
     "timeout_minutes",
     "max_retries_per_wave",
     "launch_stagger_ms",
     "stall_minutes",
+    "on_timeout",
     "max_running",
     "rate_limit",
     "sandbox",
@@ -55,10 +57,19 @@ def check_defaults(ck: Checker, value: Any) -> LaneDefaults:
         ),
         launch_stagger_ms=num("launch_stagger_ms", base.launch_stagger_ms),
         stall_minutes=num("stall_minutes", base.stall_minutes),
+        on_timeout=_choice(ck, raw, "on_timeout", ON_TIMEOUT, base.on_timeout),
         max_running=_max_running(raw, num),
         rate_limit=_rate_limit(ck, raw.get("rate_limit")),
         sandbox=check_sandbox(ck, raw.get("sandbox"), SandboxSettings(), p),
     )
+
+
+def _choice(
+    ck: Checker, raw: dict[str, Any], key: str, choices: tuple[str, ...], default: str
+) -> str:
+    if key not in raw:
+        return default
+    return ck.string(raw[key], ("defaults", key), choices=choices) or default
 
 
 def _max_running(raw: dict[str, Any], num: Any) -> int:

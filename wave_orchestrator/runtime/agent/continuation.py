@@ -5,11 +5,24 @@ paid for twice. A try that cannot continue starts afresh, and says why."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...agents.conversations import why_not
 from ...sanitize import one_line
 from .plan import AgentLaunch
 
 MESSAGE_LIMIT = 2000  # a person's words to a continued agent, at most
+RERUN_CONTINUE = "a person asked it to go on (`wave rerun --continue`)"
+
+
+class Carried(NamedTuple):
+    """A conversation a new try is to continue: the executor it was had on, its id, why the
+    try before stopped, and a person's words to it."""
+
+    executor: str
+    conversation: str
+    reason: str
+    message: str = ""
 
 
 def continue_or_restart(

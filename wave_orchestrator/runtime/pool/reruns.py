@@ -15,12 +15,14 @@ from ...placement.reaper import Reaper
 from ...state.events import EventLog
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ...state.reruns import reply, take_request
+from ...state.reruns import Request, reply, take_request
+from ..agent.continuation import continue_or_restart
 from ..agent.run import AgentRun
 
 log = Logger(__name__)
 
 NOTE = "## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
+CONTINUED = "a person stopped it to tell it more (`wave rerun --continue`)"
 
 
 def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
@@ -44,11 +46,11 @@ def take(runs: list[AgentRun], events: EventLog, reaper: Reaper) -> bool:
                 "rerun request ignored: not one `wave rerun` wrote", file=str(folder / name)
             )
             continue
-        rid, reason = request
+        rid = request.id
         run = by_id.get(agent)
         why = _refused(run, agent)
         if run is not None and why is None:
-            _restart(run, reason, reaper, events)
+            _restart(run, request, reaper, events)
             log.info("agent runs again: a person asked (wave rerun)", agent=run.id)
             taken = True
         reply(runs[0].launch.paths.sibling(agent).rerun_answer, rid, why)
@@ -71,12 +73,20 @@ def _refused(run: AgentRun | None, agent: str) -> str | None:
     return None
 
 
-def _restart(run: AgentRun, reason: str, reaper: Reaper, events: EventLog) -> None:
+def _restart(run: AgentRun, request: Request, reaper: Reaper, events: EventLog) -> None:
     """Stop what runs (its session held until every process is gone) and make it pending
-    again, as new: the pool launches it when the old try has ended."""
+    again: the pool launches it when the old try has ended, as new, or continuing its
+    conversation with the person's words (``wave rerun --continue``)."""
     if run.active:
         reaper.start(run.launch.session, run.pid, time.monotonic())
-    run.renew(events, "agent_rerun", reason=reason or None)
+    conversation, reason = run.conversation, request.reason
+    said = {"reason": reason or None, **({"continue": True} if request.carry_on else {})}
+    run.renew(events, "agent_rerun", **said)
     run.reruns += 1
+    if request.carry_on:
+        run.launch, run.fresh_because = continue_or_restart(
+            run.launch, conversation, CONTINUED, reason
+        )
+        return
     note = NOTE.format(reason=reason or "no reason given")
     run.launch = replace(run.launch, retry_context=note)

@@ -19,6 +19,7 @@ from ...state.events import EventLog
 from ...state.layout import StateLayout
 from ...state.ledger import LAUNCHED, REJECTED, Ledger
 from ...state.lifecycle import AgentState
+from ..agent.continuation import Carried
 from ..agent.plan import Planner
 from ..agent.run import AgentRun
 
@@ -43,6 +44,7 @@ class Attempt:
     number: int = 0
     reason: str = ""  # why it runs: one line for status views
     notes: dict[str, str] = field(default_factory=dict)  # agent id -> "why you run again"
+    carried: dict[str, Carried] = field(default_factory=dict)  # `wave rerun --continue`
     adopting: bool = False  # rejoining what a dead launcher left
     retrying: bool = False  # resuming with the dead launcher's retry plan (its targets)
 

@@ -22,15 +22,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...agents.conversations import valid_id
 from ...definitions.model import AgentDef, WaveDef
 from ...sanitize import strip_controls
 from ...state.fsutil import write_json_atomic
-from ...state.layout import AgentPaths, StateLayout
+from ...state.layout import AgentPaths, StateLayout, WaveFolder
 from ...state.ledger import LedgerView, success_doubt
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
 from ...state.status import StatusUnreadable, read_status
 from ...state.untrusted import read_launch_record, read_object
+from ..agent.continuation import RERUN_CONTINUE, Carried
 
 if TYPE_CHECKING:
     from .base_moves import BaseMoves
@@ -198,6 +200,21 @@ def rerun_notes(previous: Mapping[str, Any]) -> dict[str, str]:
     reason = strip_controls(str(rerun.get("reason") or "")) or "no reason given"
     note = f"## why you are running again\nA person asked for it (`wave rerun`): {reason}\n"
     return dict.fromkeys(rerun.get("agents") or [], note)
+
+
+def rerun_conversations(previous: Mapping[str, Any], earlier: WaveFolder) -> dict[str, Carried]:
+    """The agents `wave rerun --continue` asked to go on, each with the executor and the
+    conversation its try in the run set aside (``earlier``) had, and the person's words."""
+    rerun = previous.get("rerun")
+    if not isinstance(rerun, dict):
+        return {}
+    reason, carried = str(rerun.get("reason") or ""), {}
+    for agent_id in rerun.get("continue") or []:
+        record = read_launch_record(earlier.agent(agent_id).launch_record)
+        conversation = valid_id(record.executor or "", record.conversation)
+        if record.executor and conversation:
+            carried[agent_id] = Carried(record.executor, conversation, RERUN_CONTINUE, reason)
+    return carried
 
 
 def carry_over(layout: StateLayout, wave: int, suffix: str, agents: Sequence[str]) -> list[str]:

@@ -32,7 +32,7 @@ from .retry import (
     plan_closure_retry,
     plan_failed_retry,
 )
-from .reuse import carry_over, rerun_notes, reusable_agents
+from .reuse import carry_over, rerun_conversations, rerun_notes, reusable_agents
 from .snapshot import SnapshotWriter
 from .stage import StageLauncher
 from .workspaces import Workspaces
@@ -280,6 +280,9 @@ class WaveRunner:
             earlier = ctx.layout.earlier_run(wave.number, suffix).dir / "isolation.json"
             self.workspaces.earlier_record = earlier
             self.stage.reused = carry_over(ctx.layout, wave.number, suffix, reusable)
+            self.attempt.carried = rerun_conversations(
+                previous, ctx.layout.earlier_run(wave.number, suffix)
+            )
         run_state.transition(wave.number, "running", attempts=0)
         if self.desk is not None:
             self.desk.reset()

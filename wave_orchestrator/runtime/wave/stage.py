@@ -15,7 +15,7 @@ from ...placement.reaper import Reaper
 from ...state.jsonl import read_jsonl
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
-from ..agent.continuation import continue_or_restart
+from ..agent.continuation import RERUN_CONTINUE, Carried, continue_or_restart
 from ..agent.plan import AgentLaunch
 from ..agent.run import AgentRun, archive_attempt
 from ..pool.context import PoolContext, PoolHooks, PoolLimits, WaveShared
@@ -114,20 +114,42 @@ class StageLauncher:
         if executor != history[-1]:
             history.append(executor)
         launch = self._plan(agent, executor, briefing)
-        why = None
+        carried = self.attempt.carried.pop(agent.id, None)  # `wave rerun --continue`
         if previous is not None:
             archive_attempt(launch, previous.launch.attempt)
+            carried = carried or self._on_timeout(previous)
         elif self.attempt.adopting and (
             launch.paths.output_log.exists() or launch.paths.status.exists()
         ):  # an unreadable status left behind must not pass for the relaunch's own
-            carried = interrupted_conversation(launch)
+            left = interrupted_conversation(launch)  # its session died with the launcher
             archive_attempt(launch, self.attempt.number, ".interrupted")
-            if carried:  # its session died with the launcher: its conversation goes on
-                launch, why = continue_or_restart(launch, carried, INTERRUPTED)
-                log.info("agent continues", agent=agent.id, afresh=why, conversation=carried)
+            carried = Carried(launch.executor, left, INTERRUPTED) if left else None
+        why = None
+        if carried is not None:
+            launch, why = self._carry_on(launch, carried)
+            log.info("agent continues", agent=agent.id, afresh=why, conversation=carried[1])
         run = self.latest[agent.id] = AgentRun(launch, executors=list(history))
         run.fresh_because = why
         return run
+
+    def _on_timeout(self, previous: AgentRun) -> Carried | None:
+        """After a budget kill or a stall, with ``on_timeout: continue``: its conversation."""
+        ended = previous.state in (AgentState.TIMEOUT, AgentState.STALLED)
+        if not ended or self.ctx.lane.defaults.on_timeout != "continue":
+            return None
+        reason = f"{previous.state.value}: {previous.detail}" if previous.detail else "timeout"
+        return Carried(previous.launch.executor, previous.conversation, reason)
+
+    def _carry_on(self, launch: AgentLaunch, carried: Carried) -> tuple[AgentLaunch, str | None]:
+        """``launch`` continuing ``carried``, or afresh, and why."""
+        if carried.executor != launch.executor:
+            return (
+                launch,
+                f"it runs on {launch.executor} now, its conversation was {carried.executor}'s",
+            )
+        if carried.reason == RERUN_CONTINUE and self.workspaces.enabled:
+            return launch, "its worktree is made anew for this run of the wave"
+        return continue_or_restart(launch, carried.conversation, carried.reason, carried.message)
 
     def _settle_adopted(self, adopted: AgentRun, panes: dict[str, PaneInfo]) -> None:
         """An adopted agent that finished while no launcher watched: its work committed, its
