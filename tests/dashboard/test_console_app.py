@@ -426,3 +426,22 @@ def test_the_pane_s_title_is_plain_text(layout: StateLayout) -> None:
         assert "\x1b" not in top and app.failure is None
 
     drive(layout, FakeFleet(), script)
+
+
+@pytest.mark.parametrize("alive", [True, False])
+def test_capital_c_continues_the_agent_s_conversation_with_what_is_typed(
+    layout: StateLayout, alive: bool
+) -> None:
+    """`C` asks what to tell the agent, then runs `wave rerun --continue` with it: in the running
+    wave, or the wave again in the background."""
+    fleet = FakeFleet(alive=alive)
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, Ask), "the text box")
+        await pilot.press(*"use v2", "enter")
+        await until(pilot, lambda: len(fleet.commands) == 1, "the rerun")
+
+    drive(layout, fleet, script)
+    argv = ["rerun", "api", "--wave", "3", "--continue=use v2"]
+    assert fleet.commands == [argv if alive else [*argv, "--detach", "--yes"]]

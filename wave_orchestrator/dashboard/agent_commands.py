@@ -1,4 +1,5 @@
-"""The console's keys that act on the selected agent: attach, stop, rerun, answer, comment.
+"""The console's keys that act on the selected agent: attach, stop, rerun, continue, answer,
+comment.
 Each runs the cli's own command through the ``Fleet`` (a stop or a rerun after a `y`), so a key
 and a command are one behaviour; what a command says back is shown as words, never parsed."""
 
@@ -73,6 +74,21 @@ class AgentCommands(App[None]):
                 self._confirmed(question, f"rerun {agent}", argv)
             else:
                 self._rerun_plan(agent, question, argv, self.fleet)
+
+    def action_carry_on(self) -> None:
+        """The agent goes on in its conversation, told what the person types (`wave rerun
+        --continue`): now in a running wave, else its wave again in the background."""
+        if (agent := self._agent()) and self.wave is not None:
+            wave, alive = str(self.wave), self.alive
+            self._ask(
+                f"Tell {agent} (it goes on in its conversation with its CLI):",
+                "",
+                lambda text: [
+                    *("rerun", agent, "--wave", wave, f"--continue={text}"),
+                    *(() if alive else ("--detach", "--yes")),
+                ],
+                f"continue {agent}",
+            )
 
     @work(thread=True, group="commands")
     def _rerun_plan(self, agent: str, question: str, argv: list[str], fleet: Fleet) -> None:

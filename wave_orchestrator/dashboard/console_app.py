@@ -66,6 +66,7 @@ class FleetConsole(LaneKeys, PreviewKeys):
         Binding("enter", "attach", "attach"),
         Binding("s", "stop", "stop"),
         Binding("r", "rerun", "rerun"),
+        Binding("C", "carry_on", "continue", show=False),
         Binding("a", "answer", "answer"),
         Binding("c", "comment", "comment"),
         Binding("w", "pick_wave", "wave"),

@@ -37,6 +37,7 @@ KEYS = (
     ("Enter", "attach to its tmux session (detach: C-b d)"),
     ("s", "stop the agent (asks y)"),
     ("r", "rerun the agent (asks y)"),
+    ("C", "the agent goes on in its conversation, told what you type"),
     ("a", "answer its open question"),
     ("c", "send it a comment"),
     ("o", "sort: state, elapsed, cost, attempts, id, wave order"),
