@@ -13,7 +13,7 @@ from ..state.events import local_clock
 from ..state.layout import StateLayout, socket_name
 from ..state.lifecycle import TERMINAL
 from ..state.run_state import RunState
-from ..state.shown import governor_lines, state_text
+from ..state.shown import governor_lines, live_stream, state_text, stream_text
 from ..state.snapshot_schema import GATE_FIELDS
 from ..state.untrusted import deploy_line, read_governor, read_launch_record, read_snapshot
 from ._common import add_json, add_lane, add_repo, emit_json, repo_and_lane, state_layout
@@ -27,8 +27,10 @@ def register(sub: Any) -> None:
         "run state: waves, agents, launcher",
         "Show whether the lane's launcher is alive, and for every wave that ran: its state and "
         "attempts, a failed gate and what to do about it, open blockers, and each agent's "
-        "state, tries, elapsed time, exit code, tmux session and last event. Read from the "
-        "state dir only: works without tmux and while a launcher runs.",
+        "state, tries, elapsed time, exit code, tmux session and last event; under a running "
+        "agent whose CLI streams events, what it does now (a tool, its turns, tokens and cost) "
+        "and its last line. Read from the state dir only: works without tmux and while a "
+        "launcher runs.",
         [
             ("wave status", "the only lane, $WAVE_LANE or default_lane"),
             ("wave status --lane main --json | jq '.waves[-1].agents'", "for a script"),
@@ -266,6 +268,16 @@ def _running_sessions(layout: StateLayout, repo: Path) -> dict[str, bool]:
     return {name: info.queued for name, info in found.items() if not info.dead}
 
 
+def _print_stream(agent: dict[str, Any]) -> None:
+    """Under a running agent whose CLI streams events: what it does, and its last line."""
+    if (stream := live_stream(agent)) is None:
+        return
+    if doing := stream_text(stream):
+        print(f"{'':<15}{doing}")
+    if isinstance(said := stream.get("last_line"), str) and said:
+        print(f"{'':<15}last said: {one_line(said)}")
+
+
 def _dicts(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
@@ -331,4 +343,5 @@ def run(args: argparse.Namespace) -> int:
                 f"elapsed {elapsed}  exit {code}  session {a.get('session', '?')}  "
                 f"last event {_event_text(a.get('last_event'))}"
             )
+            _print_stream(a)
     return 0

@@ -14,8 +14,8 @@ from typing import Any
 from rich.text import Text
 
 from ..state.lifecycle import AgentState
-from ..state.shown import state_text
-from .render import STATE_STYLES, elapsed
+from ..state.shown import live_stream, state_text
+from .render import STATE_STYLES, elapsed, last_output
 
 COLUMNS = ("agent", "state", "att", "elapsed", "tokens", "cost", "sandbox", "last output")
 # The widest state word (status-unreadable, the phases an agent reports included): never cut.
@@ -30,10 +30,13 @@ Fit = tuple[tuple[str, ...], tuple[int, ...]]  # the columns shown, and each one
 
 
 def agent_cells(agent: dict[str, Any], usage: Usage) -> list[Text]:
-    """One agent's row, a cell per column; tokens and cost from its last finished attempt."""
+    """One agent's row, a cell per column; tokens and cost from its last finished attempt,
+    or, while it runs, as its CLI's event stream counts them (its activity leads its line)."""
     state = str(agent.get("state", "?"))
     tokens, cost = usage.get(str(agent.get("id")), (None, None))
-    last = str(agent.get("last_line") or agent.get("detail") or "")
+    if (stream := live_stream(agent)) is not None:
+        tokens, cost = stream_figures(stream)
+    last = last_output(agent, figures=False)
     return [
         Text(str(agent.get("id"))),
         Text(state_text(agent), STATE_STYLES.get(state, "")),
@@ -44,6 +47,14 @@ def agent_cells(agent: dict[str, Any], usage: Usage) -> list[Text]:
         Text(sandbox_text(agent.get("sandbox"))),
         Text(last, "dim"),
     ]
+
+
+def stream_figures(stream: dict[str, Any]) -> tuple[int | None, float | None]:
+    """The tokens and cost a running agent's stream counted so far (None: not said)."""
+    counts = [stream.get(k) for k in ("input_tokens", "output_tokens")]
+    tokens = [c for c in counts if isinstance(c, int)]
+    cost = stream.get("cost_usd")
+    return (sum(tokens) or None), (cost if isinstance(cost, int | float) else None)
 
 
 def fit_columns(rows: dict[str, list[Text]], width: int) -> Fit:

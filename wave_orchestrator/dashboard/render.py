@@ -19,7 +19,7 @@ from ..sanitize import clean_tree, strip_controls
 from ..state.events import local_clock
 from ..state.fsutil import read_json
 from ..state.layout import StateLayout
-from ..state.shown import governor_lines, state_text
+from ..state.shown import governor_lines, live_stream, state_text, stream_text
 from ..state.untrusted import deploy_line, read_snapshot
 
 STATE_STYLES = {
@@ -134,10 +134,21 @@ def _table(agents: list[dict[str, Any]], width: int) -> Table:
             Text(str(a.get("tries", ""))),
             Text(elapsed(a.get("elapsed_ms"))),
             Text("-" if code is None else str(code)),
-            Text(str(a.get("last_line") or a.get("detail") or ""), "dim"),
+            Text(last_output(a), "dim"),
         ]
         table.add_row(*cells)
     return table
+
+
+def last_output(agent: dict[str, Any], figures: bool = True) -> str:
+    """A running agent's activity and last line when its CLI streams events (the stream's
+    text, already cleaned); else its output's last line, or why it ended."""
+    if (stream := live_stream(agent)) is not None:
+        said = stream.get("last_line")
+        parts = [stream_text(stream, figures), said if isinstance(said, str) else ""]
+        if line := " · ".join(p for p in parts if p):
+            return line
+    return str(agent.get("last_line") or agent.get("detail") or "")
 
 
 def _summary(hidden: list[dict[str, Any]]) -> Text:

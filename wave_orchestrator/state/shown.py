@@ -1,7 +1,7 @@
 """How an agent's state and the fleet governor's view read as text: one wording for `wave
 status` and the dashboard (``limited until 09:40``, ``waiting for team until 09:40``,
-``spend: $1.35 of $5.00``). The data is dashboard.json's and governor.json's, already checked
-field by field (``untrusted``)."""
+``spend: $1.35 of $5.00``, ``tool: Bash · 12 turns · 31 tools · 48k tok · $0.42``). The
+data is dashboard.json's and governor.json's, already checked field by field (``untrusted``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from .events import short_clock
+from .lifecycle import TERMINAL
+
+# States in which no process of the agent runs now: what its stream said is history.
+NOT_RUNNING = {s.value for s in TERMINAL} | {"reused", "pending", "limited", "launching", "queued"}
 
 
 def state_text(agent: dict[str, Any]) -> str:
@@ -48,3 +52,42 @@ def governor_lines(gov: dict[str, Any]) -> list[str]:
             until = clock_of(str(item.get("until")))
             lines.append(f"limited: {item.get('account')} until {until}{detail}")
     return lines
+
+
+def live_stream(agent: dict[str, Any]) -> dict[str, Any] | None:
+    """The event-stream state of an agent whose process runs now; None for a text-mode agent,
+    or one that ended, waits or has no launcher to follow it (its activity would be stale)."""
+    stream, state = agent.get("stream"), str(agent.get("state"))
+    if not isinstance(stream, dict) or state in NOT_RUNNING or "no launcher" in state:
+        return None
+    return stream if state != "orphaned" else None
+
+
+def stream_text(stream: dict[str, Any], figures: bool = True) -> str:
+    """What an agent does and has done, as its CLI's events tell it: ``tool: Bash · 12 turns
+    · 31 tools`` and, with ``figures``, ``· 48k tok · $0.42`` (what is not known is left out)."""
+    activity, tool = stream.get("activity"), stream.get("tool")
+    parts = [f"tool: {tool}" if activity == "tool" and tool else str(activity or "")]
+    parts += [_counted(stream.get("turns"), "turn"), _counted(stream.get("tool_calls"), "tool")]
+    if figures:
+        tokens = [stream.get(k) for k in ("input_tokens", "output_tokens")]
+        total = sum(t for t in tokens if isinstance(t, int))
+        parts.append(f"{short_count(total)} tok" if total else "")
+        cost = stream.get("cost_usd")
+        parts.append(f"${cost:.2f}" if isinstance(cost, int | float) else "")
+    return " · ".join(p for p in parts if p)
+
+
+def _counted(value: Any, word: str) -> str:
+    if not isinstance(value, int) or not value:
+        return ""
+    return f"{value} {word}" + ("s" if value != 1 else "")
+
+
+def short_count(count: int) -> str:
+    """A token count a glance reads: ``830``, ``4.2k``, ``48k``, ``1.3M``."""
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count // 1000}k"
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)

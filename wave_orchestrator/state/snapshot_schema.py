@@ -64,6 +64,19 @@ def _agent_id(row: dict[str, Any]) -> bool:
     return isinstance(row.get("id"), str) and bool(AGENT_ID_RE.fullmatch(row["id"]))
 
 
+# What an agent does and has done, from its CLI's event stream (null for a text-mode agent).
+STREAM = {
+    "activity": Text(16),  # thinking | tool | writing | idle | "" (not said yet)
+    "tool": Text(64),  # the tool's name while activity is "tool"
+    "turns": Count(),
+    "tool_calls": Count(),
+    "input_tokens": Count(maximum=10**15),
+    "output_tokens": Count(maximum=10**15),
+    "cost_usd": Amount(),
+    "last_line": Text(200),  # the last line of text it wrote, cleaned
+    "conversation": Text(128),
+    "events": Count(maximum=2**62),
+}
 AGENT_ROW = {
     "id": Text(32),
     "role": Text(64),
@@ -84,6 +97,7 @@ AGENT_ROW = {
     "limited_until": Text(40),  # parked on a usage limit until then (ISO time)
     "conversation": Text(128),  # its CLI's conversation id, which its next try continues
     "continues": Flag(),  # this try continues the conversation of the one before
+    "stream": Obj(STREAM),
 }
 # The fleet governor: spend against the limits, and accounts that wait for a usage limit's reset.
 GOVERNOR = {

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
 
+from ...agents.stream_state import StreamFollower, streams_events
 from ...agents.usage import CliRetryFollower
 from ...definitions.model import AgentDef, WaveDef
 from ...governor.governor import Slot
@@ -64,6 +65,7 @@ class AgentRun:
     paused_at: float | None = None  # monotonic time it began waiting on a person
     resumed_wall: float = 0.0  # when it last stopped waiting on a person (the stall clock)
     cli: CliRetryFollower = field(init=False)  # the CLI's own retries (claude's api_retry)
+    stream: StreamFollower | None = field(init=False)  # what it does, when its CLI streams events
     # isolation: worktree: its worktree is made, and its work committed, off the main loop.
     preparing: Future[str] | None = None  # its worktree being made
     prepared: bool = False
@@ -87,7 +89,15 @@ class AgentRun:
     )
 
     def __post_init__(self) -> None:
-        self.cli = CliRetryFollower(self.launch.executor, self.launch.paths.output_log)
+        self.follow_output()
+
+    def follow_output(self) -> None:
+        """New followers of its try's output.log, for each try (a renewal, a fallback): the
+        CLI's own retries, and its event stream when the try's real argv prints one."""
+        launch = self.launch
+        self.cli = CliRetryFollower(launch.executor, launch.paths.output_log)
+        streams = streams_events(launch.executor, launch.argv)
+        self.stream = StreamFollower(launch.executor, launch.paths.output_log) if streams else None
 
     @property
     def id(self) -> str:

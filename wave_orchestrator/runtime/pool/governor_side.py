@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ...agents.usage import CliRetryFollower
 from ...governor.governor import Governor
 from ...notify.documents import document
 from ...state.events import EventLog
@@ -138,7 +137,7 @@ class GovernorSide:
         run.launch = launch
         if not pending:
             run.unpark()
-        run.cli = CliRetryFollower(launch.executor, launch.paths.output_log)
+        run.follow_output()  # its new executor's output: its retries, its event stream
         run.executors.append(launch.executor)
         wave = launch.wave.number
         self.events.emit("agent_fallback", wave, run.id, executor=launch.executor, previous=was)

@@ -29,6 +29,7 @@ from .liveness import Ending, Liveness, Started, cancelled, spend_stopped
 from .messages import follow_questions
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
+from .streams import follow_streams
 from .tally import Tally
 from .watcher import AgentFolderWatcher
 
@@ -98,7 +99,6 @@ class AgentPool:
                     self._apply_all(cancelled(self.runs))
                 self._collect_git()
                 self._collect_burst()
-                now = time.monotonic()
                 self._launch_ready()
                 watching = watching or self._watch(watcher)
                 for agent_id, name in watcher.drain():
@@ -341,6 +341,8 @@ class AgentPool:
                 self._changed()
             if (stalled := self.liveness.stalled(run)) is not None:
                 self._apply(stalled)
+        if follow_streams(self.runs):  # what agents do: shown by the refresh, due now
+            self.refresh_due = time.monotonic()  # (it then waits REFRESH_SECONDS again)
 
     def _check_liveness(self) -> None:
         for seen in self.liveness.sessions(self.runs):
@@ -388,13 +390,7 @@ class AgentPool:
                 return  # final once its work is committed
         run.end(state, self.events, code, detail)
         level = "info" if state is AgentState.COMPLETED else "warning"
-        log.at(
-            level,
-            "agent finished",
-            agent=run.id,
-            status=state.outcome,
-            code=run.code,
-            detail=detail or None,
-        )
+        said = {"status": state.outcome, "code": run.code, "detail": detail or None}
+        log.at(level, "agent finished", agent=run.id, **said)
         self.hooks.on_finish(run)
         self._changed()

@@ -19,6 +19,7 @@ from ...state.layout import session_name
 from ...state.lifecycle import AgentState
 from ...state.snapshot_schema import EVENT, unknown_keys
 from ..agent.run import AgentRun
+from ..pool.streams import stream_row
 
 MIN_INTERVAL = 0.25
 FOOTER = "[wave] run ended: "  # the wrapper's last line: not the agent's own last words
@@ -146,6 +147,7 @@ def agent_row(run: AgentRun, cache: OutputCache) -> dict[str, Any]:
         "limited_until": iso(run.limited_until) if run.limited_until else None,
         "conversation": run.conversation or None,  # its CLI's id, continued after a stop
         "continues": bool(launch.continues),
+        "stream": stream_row(run),  # what it does, from its CLI's event stream (None: text)
     }
 
 
@@ -172,6 +174,7 @@ def planned_row(wave: int, agent: AgentDef, attempt: Any) -> dict[str, Any]:
         "limited_until": None,
         "conversation": None,
         "continues": False,
+        "stream": None,
     }
 
 

@@ -22,6 +22,7 @@ from ...state.lifecycle import AgentState
 from ...state.status import last_try_output
 from ...state.untrusted import TEXT_LIMIT
 from ..agent.run import AgentRun
+from ..pool.streams import stream_row
 
 # What a failed attempt's output says about why, beyond its exit code (the CLIs' own words).
 MAX_TURNS_SIGNS = ("Reached max turns", "error_max_turns", "Reached maximum number of turns")
@@ -91,6 +92,7 @@ def summary(run: AgentRun, result: AgentResult, gates: Iterable[GateResult]) -> 
         "conversation": run.conversation or None,  # to continue it by hand, or by `wave rerun`
         "continued": bool(run.launch.continues),
         "fresh_because": run.fresh_because,
+        "stream": stream_row(run, catch_up=True),  # what its CLI's events said, to its end
         "status": run.state.outcome,
         "exit_code": run.code,
         "tries": run.tries,
