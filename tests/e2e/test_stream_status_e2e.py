@@ -97,7 +97,7 @@ def test_wave_status_shows_what_a_streaming_agent_does_while_it_runs(tmux_repo: 
         for agent in ("K", "T"):
             for folder in ("hold", "after"):
                 (tmux_repo.root / folder / agent).unlink(missing_ok=True)
-        out, err = launcher.communicate(timeout=60)
+        _, err = launcher.communicate(timeout=60)
     assert launcher.returncode == 0, err
     row = agent_row(tmux_repo, "K")
     assert row is not None and row["state"] == "completed"
