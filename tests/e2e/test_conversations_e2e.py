@@ -272,3 +272,25 @@ def test_on_timeout_restart_is_the_default(tmux_repo: Repo) -> None:
         first, "--session-id"
     )
     assert "the task of K" in second_in
+
+
+def test_a_silent_agent_is_nudged_and_continues_its_conversation(tmux_repo: Repo) -> None:
+    tmux_repo.fake("claude", FAKE)
+    (tmux_repo.root / "hold").mkdir()
+    (tmux_repo.root / "hold" / "K").touch()  # it says nothing and changes nothing
+    tmux_repo.lane("main", LANE + "stall: {nudge_minutes: 0.05}\n", {1: ONE_CLAUDE})
+    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K nudged")
+        (tmux_repo.root / "hold" / "K").unlink()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    assert second_in.startswith("The previous run stopped: you have been silent for ")
+    assert "Report your progress now, or finish and print your markers." in second_in
+    [nudged] = events(tmux_repo, "agent_nudged")
+    assert nudged["agent"] == "K"

@@ -8,9 +8,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from .skill_model import SkillsSettings
+from .stall_policy import StallPolicy
 
-# The default of every mapping field: read-only, so one instance serves every record.
-EMPTY: Mapping[Any, Any] = MappingProxyType({})
+EMPTY: Mapping[Any, Any] = MappingProxyType({})  # every mapping field's default: read-only
 
 IMPLEMENTATION_ROLES = ("implementation", "infra", "deploy", "research")
 # The closure sweep runs these stages in exactly this order.
@@ -35,8 +35,7 @@ DEFAULT_RATE_LIMIT_PATTERNS = (
     # the next lines, the `CREATE TABLE ...` that failed
     "Failed query: *(CREATE TABLE|$)",
 )
-# Output that means the account is out of quota: no wait of minutes helps, the tries end.
-# Checked before the rate-limit patterns, so a 429 that carries one of these is a usage limit.
+# Out of quota: no wait of minutes helps. Checked first: a 429 saying one is a usage limit.
 DEFAULT_USAGE_LIMIT_PATTERNS = (
     "You.ve hit your [a-z' ]*limit",
     "usage limit reached",
@@ -48,8 +47,8 @@ DEFAULT_USAGE_LIMIT_PATTERNS = (
     "limit reached and temporarily disabled",  # claude: "Fast limit reached ... resets in …"
 )
 
-# The range of every number the launcher and run.sh compute with (run.sh's shell arithmetic is
-# 64-bit: `base_ms << 30` must not wrap). Lane files and launch flags are checked against it.
+# The range of every number the launcher and run.sh (64-bit: `base_ms << 30` must not wrap)
+# compute with; lane files and launch flags are checked against it.
 NUMBER_RANGES: dict[str, tuple[float, float]] = {
     "timeout_minutes": (0, 43_200),  # 30 days
     "max_retries_per_wave": (0, 100),
@@ -192,11 +191,8 @@ class ProofArtifact(NamedTuple):
 
 
 class ExecutorSpec(NamedTuple):
-    """An agent's executor after merging built-ins → lane → profile → agent.
-
-    ``settings`` holds the merged per-executor blocks for every executor id, so a fallback
-    executor launches with its own settings.
-    """
+    """An agent's executor after merging built-ins → lane → profile → agent. ``settings``
+    holds the merged block of every executor id: a fallback launches with its own."""
 
     id: str
     model: str | None = None
@@ -350,13 +346,14 @@ NOTIFY_KINDS = (
     "spend-warning",
     "spend-limit",
     "lane-done",
+    "stalled",
 )
 WEBHOOK_FORMATS = ("json", "slack", "ntfy")
 
 
 class NotifySettings(NamedTuple):
-    """``notify`` of lane.yaml: where a person is told of what needs them (docs/coordination.md,
-    "Notifications"): a command, the desktop, a webhook, the terminal's bell."""
+    """``notify`` of lane.yaml: where a person is told of what needs them: a command, the
+    desktop, a webhook, the terminal's bell."""
 
     command: tuple[str, ...] = ()  # run with each event as JSON on stdin
     desktop: bool = False  # notify-send, when the machine has it
@@ -392,6 +389,7 @@ class LaneDef(NamedTuple):
     skills: SkillsSettings | None = None  # None: the lane uses no skill bundles
     context7: Context7Settings | None = None  # None: the lane fetches no library docs
     shared_plan_docs: tuple[str, ...] = ()  # what a shared-plan doc impact is about
+    stall: StallPolicy = StallPolicy()  # a silent agent nudged, then a person asked
 
     def wave(self, number: int) -> WaveDef:
         for w in self.waves:

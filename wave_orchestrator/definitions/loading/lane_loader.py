@@ -36,6 +36,7 @@ from ..sections.notify import check_feedback_minutes, check_notify
 from ..sections.placement import check_lane_placement
 from ..sections.shared_plan import check_shared_plan_docs
 from ..sections.skills import check_lane_skills
+from ..sections.stall import check_stall
 from ..source.schema import Checker
 from ..source.yaml_source import Located
 from .lane_context import LaneContext, parse_file, read_inside
@@ -59,6 +60,7 @@ LANE_KEYS = (
     "placement",
     "benchmarks",
     "usage_limit",
+    "stall",
     "accounts",
     "spend_limit_usd",
     "spend_limit",
@@ -115,6 +117,7 @@ class LaneLoader:
         docs = check_lane_context7(ck, raw.get("context7"), self.repo, self.display, self.problems)
         skills = check_lane_skills(ck, raw.get("skills"), self.repo)
         plan_docs = check_shared_plan_docs(ck, raw.get("shared_plan_docs"))
+        stall = check_stall(ck, raw.get("stall"))
         lane = LaneContext(
             repo=self.repo,
             display=self.display,
@@ -155,6 +158,7 @@ class LaneLoader:
             context7=docs.settings if docs else None,
             skills=lane.skills,
             shared_plan_docs=plan_docs,
+            stall=stall,
         )
 
     def _state_dir(self, ck: Checker, value: Any) -> Path:

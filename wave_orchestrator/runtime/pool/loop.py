@@ -29,6 +29,7 @@ from .liveness import Ending, Liveness, Started, cancelled, spend_stopped
 from .messages import follow_questions
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
 from .reruns import take as take_reruns
+from .stall_steps import StallSteps
 from .streams import follow_streams
 from .tally import Tally
 from .watcher import AgentFolderWatcher
@@ -79,6 +80,7 @@ class AgentPool:
         self.bursts: Bursts[AgentRun] = Bursts(placement)  # started off the loop (tmux)
         self.governor_side = GovernorSide(ctx.governor, ctx.events, self.messages.tell_person)
         self.liveness = Liveness(placement, ctx.limits.stall_seconds)
+        self.stall_steps = StallSteps(ctx.events, self.reaper, self.messages.tell_person)
 
     # -- main loop -------------------------------------------------------------------------
     def run(self) -> None:
@@ -341,6 +343,8 @@ class AgentPool:
                 self._changed()
             if (stalled := self.liveness.stalled(run)) is not None:
                 self._apply(stalled)
+            elif self.stall_steps.check(run, time.time()):  # nudged, or a person asked
+                self._changed()
         if follow_streams(self.runs):  # what agents do: shown by the refresh, due now
             self.refresh_due = time.monotonic()  # (it then waits REFRESH_SECONDS again)
 
