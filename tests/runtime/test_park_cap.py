@@ -62,9 +62,11 @@ def test_an_agent_limited_at_every_reset_is_parked_max_parks_times_then_ends(
     tmp_path: Path,
 ) -> None:
     s = Side(tmp_path, max_parks=2)
-    for _ in range(2):
+    for n in (1, 2):
         s.start()
         assert s.limit() and s.run.state is AgentState.LIMITED
+        # its status file keeps the count, for a launcher that resumes after this one died
+        assert json.loads(s.run.launch.paths.status.read_text())["parks"] == n
         s.reset()
     s.start()
     assert not s.limit()  # the third limit: not parked again

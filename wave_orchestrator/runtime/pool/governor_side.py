@@ -62,7 +62,9 @@ class GovernorSide:
             self._parks_ran_out(run, status.detail or "usage limit")
             return False  # its account still waits for the reset: its other agents with it
         try:
-            write_json_atomic(run.launch.paths.status, {**status.raw, "limited_until": until})
+            parks = self.parks(run) + 1  # with this one: a resumed launcher counts on from it
+            marked = {**status.raw, "limited_until": until, "parks": parks}
+            write_json_atomic(run.launch.paths.status, marked)
         except OSError as exc:  # a resumed launcher would end it as usage-limit: said here
             log.warning("parked agent's status not marked", agent=run.id, error=str(exc))
         detail = status.detail

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ...agents.conversations import valid_id
 from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
+from ...definitions.sections.governance import MAX_PARKS
 from ...placement.base import PaneInfo
 from ...state.events import EventLog, iso_time
 from ...state.layout import AgentPaths
@@ -20,7 +21,7 @@ from ...state.ledger import Ledger, end_doubt
 from ...state.lifecycle import AgentState
 from ...state.logs import Logger
 from ...state.status import StatusFile, StatusUnreadable, read_status
-from ...state.untrusted import read_launch_record
+from ...state.untrusted import count, read_launch_record
 from ..agent.plan import AgentLaunch, Planner
 from ..agent.run import AgentRun
 from ..pool.rate_limits import judge_usage_limit
@@ -78,7 +79,8 @@ def adopt(
     ):
         detail = status.detail or ""
         if status.limited_until is not None and status.state is AgentState.USAGE_LIMIT:
-            parked = parked_run(launch, status.limited_until, launched)
+            parks = count(status.raw.get("parks"), minimum=1, maximum=MAX_PARKS) or 1
+            parked = parked_run(launch, status.limited_until, launched, parks)
             if parked is not None:
                 return parked
             policy = launch.lane.governance.usage_limit
@@ -165,7 +167,9 @@ def interrupted_conversation(launch: AgentLaunch) -> str:
     return valid_id(launch.executor, record.conversation) or ""
 
 
-def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> AgentRun | None:
+def parked_run(
+    launch: AgentLaunch, until: float, launched_at: float | None, parks: int = 1
+) -> AgentRun | None:
     """An agent the dead launcher had parked on a usage limit: it waits for the same reset
     (pool/governor_side.py), then runs again; nothing is launched before. None when that reset is
     further away than the lane waits for one (``usage_limit``: its status file is the agent's
@@ -177,7 +181,7 @@ def parked_run(launch: AgentLaunch, until: float, launched_at: float | None) -> 
     ):
         return None
     run = AgentRun(launch, state=AgentState.LIMITED, launched_wall=launched_at or time.time())
-    run.limited_until, run.parked = until, 1
+    run.limited_until, run.parked = until, parks  # its parks so far count towards max_parks
     run.parked_conversation = (launch.executor, interrupted_conversation(launch))
     return run
 
