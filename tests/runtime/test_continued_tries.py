@@ -1,0 +1,80 @@
+"""Which try continues its conversation: the one after a usage-limit park on the same
+executor (told only why it stopped); not one on a fallback executor, nor one of a CLI that
+kept no session; a new try that does not continue gets a new conversation."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from fakes.pool import plan_runs
+
+from wave_orchestrator.agents.executors import ExecutorCommand
+from wave_orchestrator.runtime.agent.run import AgentRun
+from wave_orchestrator.state.lifecycle import AgentState
+
+ID = "0d0e8d38-4b7a-4bde-9a5a-4c5b0a8f5b7e"
+ARGV = {
+    "claude": ("claude", "-p", "--output-format", "text"),
+    "codex": ("codex", "exec", "--skip-git-repo-check", "-"),
+}
+
+
+def running(tmp_path: Path, executor: str, argv: tuple[str, ...] | None = None) -> AgentRun:
+    [run] = plan_runs(tmp_path, 1)
+    command = ExecutorCommand(executor, argv or ARGV[executor], {})
+    given = ID if executor == "claude" else ""
+    run.launch = replace(run.launch, executor=executor, command=command, conversation=given)
+    run.said_conversation = "" if given else ID
+    run.to(AgentState.LAUNCHING)
+    run.launched_wall = time.time()
+    run.begin(time.monotonic())
+    return run
+
+
+def test_after_a_park_the_same_cli_continues_told_only_why(tmp_path: Path) -> None:
+    for executor in ("claude", "codex"):
+        run = running(tmp_path / executor, executor)
+        run.park(time.time() + 60)
+        run.unpark()
+        assert run.state is AgentState.PENDING and run.launch.continues == ID
+        assert run.launch.continuation.startswith("The previous run stopped: usage limit until")
+        argv = run.launch.argv
+        assert (
+            (argv[2:4] == ["--resume", ID])
+            if executor == "claude"
+            else argv[-3:]
+            == [
+                "resume",
+                ID,
+                "-",
+            ]
+        )
+        assert run.fresh_because is None
+
+
+def test_a_fallback_executor_starts_afresh(tmp_path: Path) -> None:
+    run = running(tmp_path, "claude")
+    run.park(time.time())  # the step to the fallback (governor_side.fall_back)
+    run.launch = replace(
+        run.launch, executor="codex", command=ExecutorCommand("codex", ARGV["codex"], {})
+    )
+    run.unpark()
+    assert run.launch.continues == "" and "resume" not in run.launch.argv
+
+
+def test_a_cli_that_kept_no_session_starts_afresh_and_says_why(tmp_path: Path) -> None:
+    run = running(tmp_path, "codex", ("codex", "exec", "--ephemeral", "-"))
+    run.park(time.time() + 60)
+    run.unpark()
+    assert run.launch.continues == "" and run.fresh_because is not None
+    assert "ephemeral" in run.fresh_because
+
+
+def test_a_renewed_claude_try_gets_a_new_conversation(tmp_path: Path) -> None:
+    """`wave rerun` (no --continue) renews: claude refuses an id already used."""
+    run = running(tmp_path, "claude")
+    run.renew()
+    assert run.launch.conversation not in ("", ID) and run.launch.continues == ""
+    assert run.launch.argv[2:4] == ["--session-id", run.launch.conversation]
