@@ -8,7 +8,11 @@ own path. ``ok`` (and each fresh ``ok-<n>`` of ``ProviderMock.ok``) answers with
 and its token usage. A mode made with ``ProviderMock.shell`` first asks the CLI to run one
 shell command (the first request that offers tools gets the tool call), then, once the
 conversation holds the tool's result, answers with text: a test sees the CLI's tool really
-ran. Every request and every usage figure served is recorded per mode, so a test can compare
+ran. A mode made with ``ProviderMock.limited`` answers the agent's first turns with the
+provider's own usage-limit response (Anthropic's unified rate-limit headers, OpenAI's
+``usage_limit_reached``, OpenCode Go's ``GoUsageLimitError``), its reset a moment away, and
+later ones as ``ok`` does: a test sees a CLI end on a usage limit, then continue. Every
+request and every usage figure served is recorded per mode, so a test can compare
 what the CLI reports with what it was given. Anything else (claude's probe of the base URL,
 model lists) gets a 404, and the CLIs finish without it.
 """
@@ -19,6 +23,7 @@ import functools
 import itertools
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,16 +32,23 @@ from typing import Any
 
 from provider_wire import (
     Answer,
+    Refusal,
     anthropic_text,
     anthropic_tool_call,
+    anthropic_usage_limit,
     chat_text,
     chat_tool_call,
+    chat_usage_limit,
     responses_text,
     responses_tool_call,
+    responses_usage_limit,
 )
 
 ANSWER = "Hello from the mock"
 TOOL_ANSWER = "Done: the command ran."
+# What an OpenCode Go limit ends on once opencode's retries are spent (its reset in seconds).
+OPENCODE_LIMIT = "5-hour usage limit reached. It will reset in {} seconds."
+Reply = tuple[int, str, bytes, dict[str, str]]  # status, content type, body, other headers
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,7 @@ class ProviderMock:
         self.root = root  # http://127.0.0.1:PORT
         self._lock = threading.Lock()
         self._commands: dict[str, str] = {}
+        self._limits: dict[str, _Limit] = {}
         self._requests: list[Request] = []
         self._served: list[tuple[str, Served]] = []
         self._numbers = itertools.count(1)
@@ -91,6 +104,22 @@ class ProviderMock:
             self._commands[mode] = command
         return mode
 
+    def limited(self, times: int = 1, reset_seconds: int = 1) -> str:
+        """A fresh mode whose first ``times`` model requests that offer tools (the agent's
+        turns, not a side request such as a title) get the provider's usage-limit answer,
+        its reset ``reset_seconds`` after the request; every later request is answered as
+        ``ok`` would be."""
+        mode = f"lim-{next(self._numbers)}"
+        with self._lock:
+            self._limits[mode] = _Limit(times, reset_seconds)
+        return mode
+
+    def limits_served(self, mode: str) -> int:
+        """How many usage-limit answers ``mode`` gave."""
+        with self._lock:
+            limit = self._limits.get(mode)
+            return 0 if limit is None else limit.served
+
     def requests(self, mode: str) -> list[Request]:
         with self._lock:
             return [r for r in self._requests if r.mode == mode]
@@ -103,29 +132,57 @@ class ProviderMock:
         """The bodies of ``mode``'s requests that carry a tool's result back to the model."""
         return [r.text() for r in self.requests(mode) if _has_tool_result(r.api, r.body)]
 
-    def answer(self, request: Request) -> tuple[int, str, bytes]:
-        """Status, content type and body for ``request``; records it and what it serves."""
+    def answer(self, request: Request) -> Reply:
+        """Status, content type, body and other headers for ``request``; records it and what
+        it serves."""
         with self._lock:
             self._requests.append(request)
             command = self._commands.get(request.mode)
-        known = request.mode == "ok" or request.mode.startswith("ok-") or command is not None
+            limit = self._limits.get(request.mode)
+        known = (
+            request.mode == "ok"
+            or request.mode.startswith("ok-")
+            or command is not None
+            or limit is not None
+        )
         if request.api == "other" or request.method != "POST" or not known:
-            return 404, "application/json", b'{"error": {"message": "not found"}}'
+            return 404, "application/json", b'{"error": {"message": "not found"}}', {}
         if request.path.rstrip("/").endswith("/count_tokens"):
-            return 200, "application/json", b'{"input_tokens": 10}'
+            return 200, "application/json", b'{"input_tokens": 10}', {}
+        if limit is not None and (refusal := self._refusal(request, limit)) is not None:
+            return (
+                refusal.status,
+                "application/json",
+                json.dumps(refusal.body).encode(),
+                dict(refusal.headers),
+            )
         answer = self._compose(request, command)
         with self._lock:
             self._served.append(
                 (request.mode, Served(request.api, answer.input_tokens, answer.output_tokens))
             )
         if answer.whole is not None:
-            return 200, "application/json", json.dumps(answer.whole).encode()
+            return 200, "application/json", json.dumps(answer.whole).encode(), {}
         out = []
         for name, data in answer.events:
             if name:
                 out.append(f"event: {name}\n")
             out.append(f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n")
-        return 200, "text/event-stream", "".join(out).encode()
+        return 200, "text/event-stream", "".join(out).encode(), {}
+
+    def _refusal(self, request: Request, limit: _Limit) -> Refusal | None:
+        """The usage-limit answer while ``limit`` has some left for an agent's turn, in
+        ``request``'s API; None: answer as ``ok``."""
+        with self._lock:
+            if not request.body.get("tools") or limit.served >= limit.times:
+                return None
+            limit.served += 1
+        reset_at = int(time.time()) + limit.reset_seconds
+        if request.api == "anthropic":
+            return anthropic_usage_limit(reset_at)
+        if request.api == "responses":
+            return responses_usage_limit(reset_at)
+        return chat_usage_limit(limit.reset_seconds, OPENCODE_LIMIT.format(limit.reset_seconds))
 
     def _compose(self, request: Request, command: str | None) -> Answer:
         """The tool call when ``command`` is due (tools offered, no result of one yet), else
@@ -148,6 +205,15 @@ class ProviderMock:
         if api == "anthropic":
             return anthropic_text(model, text, ident, streamed)
         return chat_text(model, text, ident, streamed)
+
+
+@dataclass
+class _Limit:
+    """A limited mode: how many usage-limit answers it gives, and has given."""
+
+    times: int
+    reset_seconds: int
+    served: int = 0
 
 
 def _api(path: str) -> str:
@@ -199,9 +265,11 @@ def _handler(mock: ProviderMock) -> type[BaseHTTPRequestHandler]:
             request = Request(
                 _api(path), self.command, mode, path, body if isinstance(body, dict) else {}
             )
-            status, kind, payload = mock.answer(request)
+            status, kind, payload, headers = mock.answer(request)
             self.send_response(status)
             self.send_header("Content-Type", kind)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("Content-Length", str(len(payload)))
             self.send_header("Connection", "close")  # no idle connection outlives the test
             self.end_headers()

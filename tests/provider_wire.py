@@ -259,3 +259,49 @@ def _chat_chunks(
         (None, {**base, "choices": [], "usage": usage}),
         (None, "[DONE]"),
     ]
+
+
+class Refusal(NamedTuple):
+    """An error answer: its HTTP status, the headers that carry what the body does not, and
+    its JSON body."""
+
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+def anthropic_usage_limit(reset_at: int) -> Refusal:
+    """Anthropic Messages API: a subscription's five-hour window used up, said by the unified
+    rate-limit headers (claude reads the reset from them, not from the body, and does not
+    retry it): claude prints ``You've hit your session limit · resets <time> (<zone>)``."""
+    headers = {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        "anthropic-ratelimit-unified-reset": str(reset_at),
+        "anthropic-ratelimit-unified-5h-status": "rejected",
+        "anthropic-ratelimit-unified-5h-reset": str(reset_at),
+        "request-id": "req_mock_limit",
+    }
+    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}}
+    return Refusal(429, headers, body)
+
+
+def responses_usage_limit(reset_at: int) -> Refusal:
+    """OpenAI Responses API (ChatGPT sign-in): ``usage_limit_reached`` with the reset, which
+    codex prints as ``You've hit your usage limit. … try again at <h:mm AM>.``"""
+    error = {
+        "type": "usage_limit_reached",
+        "message": "The usage limit has been reached",
+        "plan_type": "plus",
+        "resets_at": reset_at,
+        "resets_in_seconds": max(0, reset_at - int(time.time())),
+    }
+    return Refusal(429, {"x-request-id": "req_mock_limit"}, {"error": error})
+
+
+def chat_usage_limit(reset_seconds: int, message: str) -> Refusal:
+    """OpenAI Chat Completions (OpenCode Go): ``GoUsageLimitError``, its reset in
+    ``retry-after``; opencode retries it as it says, then ends on ``message``."""
+    error = {"type": "GoUsageLimitError", "message": message}
+    body = {"type": "error", "error": error, "metadata": {"limitName": "5-hour"}}
+    return Refusal(429, {"retry-after": str(reset_seconds)}, body)
