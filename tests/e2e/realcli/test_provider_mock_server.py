@@ -28,7 +28,11 @@ def test_each_api_gets_the_tool_call_then_the_text() -> None:
         "messages": {"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]},
         "chat/completions": {"messages": [{"role": "tool", "content": "ok"}]},
     }
+    # The session's shared mock (another test's fixture) may be serving: only this one's thread
+    # must be gone once it stops.
+    others = {t for t in threading.enumerate() if t.name == "provider-mock"}
     with running_provider_mock() as mock:
+        assert {t for t in threading.enumerate() if t.name == "provider-mock"} - others
         mode = mock.shell("touch made-by-tool")
         for path, done in tool_result.items():
             url = f"{mock.url(mode)}/v1/{path}"
@@ -47,4 +51,4 @@ def test_each_api_gets_the_tool_call_then_the_text() -> None:
         port = int(mock.root.rsplit(":", 1)[1])
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
         pass
-    assert not [t for t in threading.enumerate() if t.name == "provider-mock"]
+    assert not {t for t in threading.enumerate() if t.name == "provider-mock"} - others
