@@ -445,3 +445,25 @@ def test_capital_c_continues_the_agent_s_conversation_with_what_is_typed(
     drive(layout, fleet, script)
     argv = ["rerun", "api", "--wave", "3", "--continue=use v2"]
     assert fleet.commands == [argv if alive else [*argv, "--detach", "--yes"]]
+
+
+def test_the_output_pane_names_the_agent_s_conversation_once_known(layout: StateLayout) -> None:
+    """What `C` and `wave rerun --continue` go on with, to resume by hand too; an odd value is
+    shown without its escapes."""
+    path = layout.dashboard(3)
+    data = json.loads(path.read_text())
+    data["agents"][0]["conversation"] = "0d0e8d38-4b7a-4bde-9a5a-4c5b0a8f5b7e"
+    data["agents"][1]["conversation"] = "x\x1b[31my"
+    path.write_text(json.dumps(data))
+
+    async def script(app: FleetConsole, pilot: Pilot[None]) -> None:
+        pane = app.query_one("#pane", Log)
+        await pilot.press("l")
+        title = str(pane.border_title)
+        assert "output of api · conversation 0d0e8d38-4b7a-4bde-9a5a-4c5b0a8f5b7e" in title
+        await pilot.press("escape", "j", "l")
+        assert "\x1b" not in str(pane.border_title)
+        await pilot.press("escape", "j", "l")
+        assert "conversation" not in str(pane.border_title)  # not known: not said
+
+    drive(layout, FakeFleet(), script)

@@ -95,3 +95,14 @@ def tokens_text(count: int | None) -> str:
     if count is None:
         return "-"
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+def conversation_note(data: dict[str, Any] | None, agent: str) -> str:
+    """`` · conversation <id>`` once the agent's CLI conversation is known (what `wave rerun
+    --continue` and C go on with; to resume it by hand), else ``""``."""
+    rows = (data or {}).get("agents")
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict) and row.get("id") == agent:
+            found = row.get("conversation")
+            return f" · conversation {found}" if isinstance(found, str) and found else ""
+    return ""

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Log
 from ..sanitize import strip_controls
 from ..state.layout import StateLayout
 from .agent_commands import AgentCommands
+from .agent_rows import conversation_note
 from .fleet import Done
 from .follow import EventFollower, LauncherLogFollower, LogFollower, WholeFile
 from .screens import Ask
@@ -56,7 +57,10 @@ class PaneKeys(AgentCommands):
         if agent is None or self.wave is None:
             return
         follower = LogFollower(self.layout.agent(self.wave, agent).output_log)
-        self._show(follower, "log", f"output of {agent} (follows; PgUp/PgDn scroll; Esc closes)")
+        said = conversation_note(self.data, agent)  # a title is never markup (_open_pane)
+        self._show(
+            follower, "log", f"output of {agent}{said} (follows; PgUp/PgDn scroll; Esc closes)"
+        )
 
     def action_launcher_log(self) -> None:
         title = f"the launcher's log of lane {self.layout.lane} (follows; Esc closes)"

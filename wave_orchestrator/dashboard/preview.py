@@ -11,6 +11,7 @@ from textual.widgets import Log
 
 from ..names import AGENT_ID_RE
 from ..sanitize import strip_controls
+from .agent_rows import conversation_note
 from .follow import LogFollower
 from .panes import PaneKeys
 
@@ -65,7 +66,8 @@ class PreviewKeys(PaneKeys):
             self._preview_of = key
             preview.clear()
             self._preview = LogFollower(self.layout.agent(*key).output_log) if key else None
-            title = f"output of {agent} (p hides)" if key else "no agent selected (p hides)"
+            said = conversation_note(self.data, agent) if key and agent else ""
+            title = f"output of {agent}{said} (p hides)" if key else "no agent selected (p hides)"
             preview.border_title = Content(strip_controls(title))  # never markup
         if self._preview is not None and (text := self._preview.read()):
             preview.write_lines(text.split("\n"), scroll_end=preview.is_vertical_scroll_end)
