@@ -140,6 +140,9 @@ class Judging:
         for run in ended:
             since = run.launched_wall or 0.0
             fresh = {k: g for k, g in self.gates.items() if self._judged_at.get(k, 0.0) >= since}
+            if run.stream is not None:  # its stream read to its end: off the loop
+                self._write_later(run, fresh)
+                continue
             write_summary(run, self.result, fresh)
             self._written[run.id] = (run, tuple(sorted(fresh)))
 

@@ -13,7 +13,6 @@ from typing import NamedTuple
 
 from ...agents.conversations import valid_id
 from ...definitions.model import EXECUTOR_IDS, AgentDef, WaveDef
-from ...definitions.sections.governance import MAX_PARKS
 from ...placement.base import PaneInfo
 from ...state.events import EventLog, iso_time
 from ...state.layout import AgentPaths
@@ -79,7 +78,8 @@ def adopt(
     ):
         detail = status.detail or ""
         if status.limited_until is not None and status.state is AgentState.USAGE_LIMIT:
-            parks = count(status.raw.get("parks"), minimum=1, maximum=MAX_PARKS) or 1
+            most = launch.lane.governance.usage_limit.max_parks  # more would be a forged count
+            parks = count(status.raw.get("parks"), minimum=1, maximum=most) or 1
             parked = parked_run(launch, status.limited_until, launched, parks)
             if parked is not None:
                 return parked
