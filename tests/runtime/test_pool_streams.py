@@ -281,3 +281,28 @@ def test_the_summary_reads_an_ended_agents_stream_to_its_end(tmp_path: Path) -> 
     stream = json.loads(run.launch.paths.summary.read_text())["stream"]
     assert (stream["turns"], stream["tool_calls"], stream["cost_usd"]) == (401, 400, 1.25)
     assert (stream["activity"], stream["last_line"]) == ("idle", "working")
+
+
+def test_a_look_reads_a_megabyte_of_all_streams_at_most_and_each_gets_its_turn(
+    tmp_path: Path,
+) -> None:
+    """Ten agents each pouring out megabytes: one look of the loop reads about a megabyte in
+    all (four reads), the next starts from the next agent, so every stream moves."""
+    from wave_orchestrator.agents.stream_state import READ_CHUNK
+    from wave_orchestrator.runtime.pool.streams import BYTES_PER_LOOK, follow_streams
+
+    runs = plan_claude(tmp_path, "ABCDEFGHIJ")
+    words = {"type": "text", "text": "x" * 2000}
+    for run in runs:
+        run.launch.paths.dir.mkdir(parents=True, exist_ok=True)
+        run.to(AgentState.LAUNCHING)
+        run.begin(0.0)
+        append(run, init(), *[assistant(f"m{n}", words) for n in range(1500)])  # ~3.5 MB
+    offsets = lambda: [r.stream.offset for r in runs if r.stream]  # noqa: E731
+    follow_streams(runs)
+    read = sum(offsets())
+    assert BYTES_PER_LOOK <= read <= BYTES_PER_LOOK + READ_CHUNK
+    assert sum(1 for o in offsets() if o) == BYTES_PER_LOOK // READ_CHUNK
+    for _ in range(2):
+        follow_streams(runs)
+    assert all(offsets())  # three looks: every agent's stream was read
