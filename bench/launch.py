@@ -469,7 +469,8 @@ def bench_sandbox_planning(n: int) -> None:
     pays once (the sandbox's modules, the probe's trial bwrap)."""
     from wave_orchestrator.definitions.loading.lane_loader import load_lane
     from wave_orchestrator.runtime.agent.confine import agent_env
-    from wave_orchestrator.runtime.agent.plan import Planner, materialize
+    from wave_orchestrator.runtime.agent.materialize import materialize
+    from wave_orchestrator.runtime.agent.plan import Planner
     from wave_orchestrator.state.layout import StateLayout
 
     t0 = time.perf_counter()

@@ -124,7 +124,7 @@ def floor(n: int) -> float:
     record, status file read, launched and finished events), with no loop around them."""
     from fakes.pool import plan_runs
 
-    from wave_orchestrator.runtime.agent.plan import materialize
+    from wave_orchestrator.runtime.agent.materialize import materialize
     from wave_orchestrator.state.events import EventLog
     from wave_orchestrator.state.fsutil import write_json_atomic
     from wave_orchestrator.state.status import read_status

@@ -35,6 +35,9 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     resume) resume=${args[$((i + 1))]} ;;
   esac
 done
+if [[ -n $id && -f "$WAVE_REPO/convs/$id" ]]; then  # as claude: an id once used is taken
+  echo "Error: Session ID $id is already in use."; exit 1
+fi
 if [[ -n $resume ]]; then
   if [[ ! -f "$WAVE_REPO/convs/$resume" ]]; then
     case $cli in
@@ -58,6 +61,7 @@ case $cli in
 esac
 touch "$WAVE_REPO/convs/$id"
 while [[ -f "$WAVE_REPO/hold/$agent" ]]; do sleep 0.1; done
+if [[ $n == 0 && -f "$WAVE_REPO/ratelimit/$agent" ]]; then echo "429 Too Many Requests"; exit 1; fi
 if [[ $n == 0 && -f "$WAVE_REPO/limit/$agent" ]]; then cat "$WAVE_REPO/limit/$agent"; exit 1; fi
 echo done
 """
@@ -145,8 +149,9 @@ def test_a_continuation_the_cli_refuses_starts_afresh_and_says_why(tmux_repo: Re
     (tmux_repo.root / "hold" / "K").touch()
     proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
-        wait_for(lambda: len(runs(tmux_repo, "K")) == 1, 30, what="K's first run")
-        for conversation in (tmux_repo.root / "convs").iterdir():
+        convs = tmux_repo.root / "convs"
+        wait_for(lambda: convs.is_dir() and any(convs.iterdir()), 30, what="K's conversation")
+        for conversation in convs.iterdir():
             conversation.unlink()  # the CLI lost it: `--resume` will be refused
         (tmux_repo.root / "hold" / "K").unlink()
         proc.wait(timeout=60)
@@ -294,3 +299,23 @@ def test_a_silent_agent_is_nudged_and_continues_its_conversation(tmux_repo: Repo
     assert "Report your progress now, or finish and print your markers." in second_in
     [nudged] = events(tmux_repo, "agent_nudged")
     assert nudged["agent"] == "K"
+
+
+def test_a_rate_limited_claude_try_goes_on_in_its_conversation(tmux_repo: Repo) -> None:
+    """run.sh's own retry after a rate limit: claude refuses the id it was given once used,
+    so the second try resumes it, told only to go on."""
+    tmux_repo.fake("claude", FAKE)
+    (tmux_repo.root / "ratelimit").mkdir()
+    (tmux_repo.root / "ratelimit" / "K").touch()
+    quick = (
+        "rate_limit: {retries: 2, base_delay_seconds: 0, max_delay_seconds: 0, jitter_seconds: 0}"
+    )
+    lane = LANE.replace("launch_stagger_ms: 0}", f"launch_stagger_ms: 0, {quick}}}")
+    tmux_repo.lane("main", lane, {1: ONE_CLAUDE})
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    (first, first_in), (second, second_in) = runs(tmux_repo, "K")
+    assert after(second, "--resume") == after(first, "--session-id")
+    assert "the task of K" in first_in and "the task of K" not in second_in
+    assert second_in.startswith("Your last request was turned away by a rate limit")
+    assert tmux_repo.status("main", 1, "K")["tries"] == 2

@@ -18,7 +18,8 @@ from helpers import Repo, local_lane
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.desk.claims import Desk
-from wave_orchestrator.runtime.agent.plan import materialize, plan_agent
+from wave_orchestrator.runtime.agent.materialize import materialize
+from wave_orchestrator.runtime.agent.plan import plan_agent
 from wave_orchestrator.state.fsutil import UnsafePath, read_json, write_json_atomic
 from wave_orchestrator.state.jsonl import append_jsonl, read_jsonl
 from wave_orchestrator.state.layout import StateLayout

@@ -10,7 +10,8 @@ from helpers import Repo, git_init
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.runtime.agent import programs as planner
-from wave_orchestrator.runtime.agent.plan import materialize, plan_agent
+from wave_orchestrator.runtime.agent.materialize import materialize
+from wave_orchestrator.runtime.agent.plan import plan_agent
 from wave_orchestrator.runtime.agent.programs import missing_programs
 from wave_orchestrator.sanitize import redact_env
 from wave_orchestrator.state.layout import StateLayout

@@ -10,7 +10,8 @@ from helpers import Repo
 from skills.skill_fixtures import write_skill
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
-from wave_orchestrator.runtime.agent.plan import AgentLaunch, materialize, plan_agent
+from wave_orchestrator.runtime.agent.materialize import materialize
+from wave_orchestrator.runtime.agent.plan import AgentLaunch, plan_agent
 from wave_orchestrator.state.layout import StateLayout
 
 LANE = """\

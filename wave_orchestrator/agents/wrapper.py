@@ -43,6 +43,10 @@ class WrapperSpec(NamedTuple):
     account: str | None = None  # what its usage counts against (governor.accounts)
     account_backoff: str | None = None  # that account's backoff file, shared by its wrappers
     orchestrator_id: str = ""  # the launcher that wrote it, in its status file
+    # From the second try on: the argv and stdin that go on with the first try's conversation
+    # (claude refuses the id it was given once it has used it); empty: every try is the same.
+    retry_argv: Sequence[str] = ()
+    retry_prompt_file: str = ""
 
 
 # Every program run.sh itself starts; it refers to each as "$bin_<name>".
@@ -275,7 +279,11 @@ while (( try < tries )); do
   account_wait
   offset=0
   [[ -s $log ]] && offset=$("$bin_stat" -c %s -- "$log")
-  WAVE_TRY=$try "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
+  if (( try > 1 && ${#retry_argv[@]} )); then
+    WAVE_TRY=$try "${retry_argv[@]}" < "$retry_prompt_file" >> "$log" 2>&1 &
+  else
+    WAVE_TRY=$try "${argv[@]}" < "$prompt_file" >> "$log" 2>&1 &
+  fi
   cli=$!
   if (( shows )); then
     # Polling, not inotify: a wave of many agents must not use up the inotify instances.
@@ -369,6 +377,8 @@ def render_run_script(spec: WrapperSpec) -> str:
         f"model={q(spec.model or 'not named')}",
         f"account={q(spec.account or '')} account_backoff={q(spec.account_backoff or '')}",
         _array("argv", tuple(spec.argv)),
+        _array("retry_argv", tuple(spec.retry_argv)),
+        f"retry_prompt_file={q(spec.retry_prompt_file)}",
         f"tries={rl.tries}",
         f"base_ms={round(rl.base_delay_seconds * 1000)}",
         f"max_ms={round(rl.max_delay_seconds * 1000)}",

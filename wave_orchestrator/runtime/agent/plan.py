@@ -8,22 +8,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...agents.conversations import launch_argv, new_id
 from ...agents.executors import ExecutorCommand, build_command, model_for
-from ...agents.prompts import compose_prompt
-from ...agents.wrapper import WrapperSpec, render_run_script
 from ...definitions.model import AgentDef, LaneDef, RateLimitPolicy, WaveDef
 from ...governor.accounts import account_of
 from ...sanitize import REDACTED, redact_value, secret_name
-from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from ...state.layout import AgentPaths, StateLayout, agent_token, session_name, socket_name
 from .confine import Confinement, Worktree, agent_env, confinement
-from .programs import agent_path_env, ensure_agent_bin, missing_at_start, next_executor
+from .programs import agent_path_env, missing_at_start, next_executor
 
 if TYPE_CHECKING:
     from ...agents.context7_docs import AgentDocs, Prefetcher
@@ -92,9 +89,20 @@ class AgentLaunch:
             return "bubblewrap (cannot run here)"
         return "bubblewrap" if self.sandbox.settings.network else "bubblewrap, no network"
 
-    def confined(self, live: bool = True) -> tuple[list[str], list[Bind]]:
-        """The argv run.sh starts, and the sandbox's options (none when unsandboxed)."""
-        argv = self.argv
+    @property
+    def retry_argv(self) -> list[str]:
+        """The argv of run.sh's later tries: a new claude conversation goes on with ``--resume``
+        (claude refuses a ``--session-id`` it has used); else [] (every try is the first's)."""
+        if self.executor != "claude" or not self.conversation or self.continues:
+            return []
+        return launch_argv(self.executor, self.command.argv, "", self.conversation)
+
+    def confined(
+        self, live: bool = True, argv: list[str] | None = None
+    ) -> tuple[list[str], list[Bind]]:
+        """The argv run.sh starts (``argv``, else this try's), and the sandbox's options (none
+        when unsandboxed)."""
+        argv = self.argv if argv is None else argv
         if self.sandbox is None or (self.sandbox.refused and not live):
             return argv, []  # a dry run shows a refused sandbox in the preview
         env = agent_env(self.env)
@@ -340,55 +348,3 @@ def plan_agent(
 ) -> AgentLaunch:
     """One agent's plan where no ``Planner`` is at hand (a test, a one-off tool)."""
     return Planner(lane, layout).plan(wave, agent, attempt, executor)
-
-
-def materialize(
-    launch: AgentLaunch, write: Callable[..., object] = write_atomic, *, live: bool = True
-) -> None:
-    """Write prompt.md and run.sh for one launch (and nothing else). A dry run passes its own
-    ``write``, which leaves alone what an earlier dry run wrote the same, and ``live=False``:
-    no wrapper will write beside them, and it makes the private bin folder once for all. A try
-    that continues its conversation is told only why it stopped: the rest it has."""
-    prompt = launch.continuation or compose_prompt(
-        launch.lane,
-        launch.wave,
-        launch.agent,
-        launch.attempt,
-        launch.briefing,
-        launch.retry_context,
-        launch.coordination,
-        reference=launch.docs.settle() if launch.docs is not None else "",
-        skill_context=launch.skills.catalog() if launch.skills is not None else "",
-    )
-    ensure_dir(launch.paths.dir)
-    paths = launch.paths
-    if live:
-        for path in (paths.output_log, paths.status, paths.backoff):  # the wrapper writes these
-            check_regular_or_missing(path)  # through a link it would write outside the state dir
-        if launch.bin_dir is not None:
-            ensure_agent_bin(launch.bin_dir)
-    if (shared := launch.account_backoff) is not None:
-        ensure_dir(shared.parent)
-    if launch.skills is not None:
-        launch.skills.materialize(launch.agent.executor, launch.cwd, write, fresh=live)
-    write(launch.paths.prompt, prompt)
-    spec = WrapperSpec(
-        lane=launch.lane.name,
-        wave=launch.wave.number,
-        agent=launch.agent.id,
-        attempt=launch.attempt,
-        repo=str(launch.cwd),
-        agent_dir=str(launch.paths.dir),
-        prompt_file=str(launch.paths.prompt),
-        prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
-        argv=launch.confined(live)[0],
-        env=launch.env,
-        rate_limit=launch.rate_limit,
-        env_file=str(launch.env_file) if launch.env_file else None,
-        model=launch.model,
-        account=launch.account,
-        account_backoff=str(shared) if shared else None,
-        orchestrator_id=launch.orchestrator_id,
-    )
-    # Owner-only: run.sh holds the agent's env in clear text (the preview redacts it).
-    write(launch.paths.run_script, render_run_script(spec), mode=0o700)

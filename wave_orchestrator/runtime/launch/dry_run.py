@@ -27,7 +27,8 @@ from ...state.layout import StateLayout
 from ...state.lock import LaneLock
 from ...state.owned_trees import prune_owned
 from ..agent.confine import warnings as sandbox_warnings
-from ..agent.plan import AgentLaunch, Planner, materialize
+from ..agent.materialize import materialize
+from ..agent.plan import AgentLaunch, Planner
 from ..agent.programs import ensure_agent_bin
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from ...errors import WaveError
 from ...placement.base import Placement
 from ...state.fsutil import write_json_atomic
 from ...state.lifecycle import AgentState
-from ..agent.plan import materialize
+from ..agent.materialize import materialize
 from ..agent.run import AgentRun, archive_attempt
 
 
