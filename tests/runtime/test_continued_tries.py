@@ -4,6 +4,7 @@ kept no session; a new try that does not continue gets a new conversation."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -78,3 +79,38 @@ def test_a_renewed_claude_try_gets_a_new_conversation(tmp_path: Path) -> None:
     run.renew()
     assert run.launch.conversation not in ("", ID) and run.launch.continues == ""
     assert run.launch.argv[2:4] == ["--session-id", run.launch.conversation]
+
+
+def test_an_agent_adopted_by_resume_keeps_the_conversation_its_process_has(
+    tmp_path: Path,
+) -> None:
+    """A dead launcher's claude agent still running: adopted with the id in its launch.json
+    (not a new one), so a later park, nudge or `rerun --continue` resumes what it did."""
+    from wave_orchestrator.definitions.loading.lane_loader import load_lane
+    from wave_orchestrator.placement.base import PaneInfo
+    from wave_orchestrator.runtime.agent.plan import Planner
+    from wave_orchestrator.runtime.wave.resume import adopt_leftover
+    from wave_orchestrator.state.events import EventLog
+    from wave_orchestrator.state.layout import StateLayout
+
+    folder = tmp_path / "lanes" / "sim"
+    (folder / "waves").mkdir(parents=True)
+    (folder / "lane.yaml").write_text("closure: {required_roles: []}\n")
+    (folder / "waves" / "wave-1.yaml").write_text(
+        "agents:\n  - {id: K, prompt: go, executor: {id: claude}}\n"
+    )
+    lane = load_lane(tmp_path, "sim")
+    layout = StateLayout(lane.state_dir, "sim")
+    planner, wave = Planner(lane, layout), lane.wave(1)
+    paths = layout.agent(1, "K")
+    paths.dir.mkdir(parents=True)
+    record = {"attempt": 1, "executor": "claude", "session": "w1-K", "conversation": ID}
+    paths.launch_record.write_text(json.dumps({**record, "launched_at": time.time() - 9}))
+    panes = {"w1-K": PaneInfo("w1-K", dead=False, dead_status=None, pid=4242)}
+    events = EventLog(layout.events)
+    run = adopt_leftover(planner, events, wave, wave.agents[0], 1, ["claude"], panes)
+    assert run is not None and run.state is AgentState.RUNNING
+    assert run.conversation == ID
+    run.park(time.time() + 60)
+    run.unpark()
+    assert run.launch.argv[2:4] == ["--resume", ID]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -36,6 +37,7 @@ class Leftover(NamedTuple):
     launched_at: float | None
     status: StatusFile | None
     reused: bool = False  # copied from an earlier run of the wave (reuse.py)
+    conversation: str = ""  # its CLI's conversation, as its launch.json names it
 
 
 def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
@@ -49,12 +51,14 @@ def read_leftover(paths: AgentPaths, current_attempt: int) -> Leftover:
     attempt = (status.attempt if status else None) or record.attempt
     if attempt is None or attempt > current_attempt:
         attempt = current_attempt
+    executor = record.executor if record.executor in EXECUTOR_IDS else None
     return Leftover(
         attempt=attempt,
-        executor=record.executor if record.executor in EXECUTOR_IDS else None,
+        executor=executor,
         launched_at=record.launched_at,
         status=status,
         reused=record.reused,
+        conversation=valid_id(executor or "", record.conversation) or "",
     )
 
 
@@ -135,6 +139,8 @@ def adopt_leftover(
     if executor not in history:
         history.append(executor)
     launch = planner.plan(wave, agent, left.attempt, executor)
+    if left.conversation and executor == left.executor and executor == "claude":
+        launch = replace(launch, conversation=left.conversation)  # the id its process has
     if left.status is not None and left.status.usage_limit:  # run.sh's guess: judged again
         left = left._replace(status=judge_usage_limit(AgentRun(launch), left.status))
     run = adopt(launch, left, attempt, panes.get(launch.session), earlier)
@@ -145,6 +151,8 @@ def adopt_leftover(
             return None
     if run is not None:
         run.reused = left.reused
+        if executor == left.executor and not run.conversation:  # as codex or opencode said it
+            run.said_conversation = left.conversation
         events.emit(
             "agent_adopted",
             wave.number,
