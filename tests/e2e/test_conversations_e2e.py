@@ -164,6 +164,7 @@ def test_a_continuation_the_cli_refuses_starts_afresh_and_says_why(tmux_repo: Re
     fresh = after(third, "--session-id")
     assert fresh != after(first, "--session-id") and "--resume" not in third
     assert "the task of K" in third_in  # started afresh: its whole task again
+    assert "The previous run stopped: usage limit until" in third_in  # and why
     [restarted] = events(tmux_repo, "agent_restarted")
     assert restarted["conversation"] == after(first, "--session-id")
     assert "No conversation found" in restarted["reason"]

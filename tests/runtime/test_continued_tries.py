@@ -114,3 +114,20 @@ def test_an_agent_adopted_by_resume_keeps_the_conversation_its_process_has(
     run.park(time.time() + 60)
     run.unpark()
     assert run.launch.argv[2:4] == ["--resume", ID]
+
+
+def test_a_try_that_cannot_continue_is_still_told_why_and_the_person_s_words(
+    tmp_path: Path,
+) -> None:
+    """`wave rerun --continue "…"` of an agent whose CLI cannot continue: it starts afresh,
+    and its prompt's "why you are running again" carries the reason and the words."""
+    from wave_orchestrator.runtime.agent.continuation import continue_or_restart
+    from wave_orchestrator.runtime.agent.materialize import materialize
+
+    run = running(tmp_path, "codex", ("codex", "exec", "--ephemeral", "-"))
+    launch, why = continue_or_restart(run.launch, ID, "a person asked", "use the v2 API")
+    assert why is not None and launch.continues == "" and not launch.continuation
+    materialize(launch)
+    prompt = launch.paths.prompt.read_text()
+    assert "## why you are running again" in prompt and "use the v2 API" in prompt
+    assert "The previous run stopped: a person asked." in prompt

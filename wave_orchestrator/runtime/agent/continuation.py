@@ -5,6 +5,7 @@ paid for twice. A try that cannot continue starts afresh, and says why."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 from ...agents.conversations import why_not
@@ -34,9 +35,19 @@ def continue_or_restart(
     why = why_not(launch.executor, launch.command.argv)
     if why is None and not conversation:
         why = "its conversation's id is not known"
-    if why is not None:
-        return launch.fresh(), why
+    if why is not None:  # its whole task again, with why it runs again and the person's words
+        fresh = launch.fresh()
+        told = fresh.retry_context + afresh_note(reason, message)
+        return replace(fresh, retry_context=told), why
     return launch.continued(conversation, continuation_note(reason, message)), None
+
+
+def afresh_note(reason: str, message: str = "") -> str:
+    """What a try that could not continue is told beside its task (its prompt's section)."""
+    note = f"## why you are running again\nThe previous run stopped: {one_line(reason)}.\n"
+    if message.strip():
+        note += f"A person adds:\n{message.strip()[:MESSAGE_LIMIT]}\n"
+    return note
 
 
 def continuation_note(reason: str, message: str = "") -> str:

@@ -5,6 +5,7 @@ after this one died), and a continued try its CLI refused starts afresh in the s
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 from ...agents.conversations import read_id, refusal_in, why_not
 from ...state.events import EventLog
@@ -46,6 +47,9 @@ def refused(run: AgentRun, status: StatusFile, events: EventLog) -> bool:
     archive_attempt(launch, launch.attempt, ".refused")
     conversation = launch.continues
     run.renew(events, "agent_restarted", conversation=conversation, reason=words)
+    # Its whole task again, with what the continued try was to be told (a person's words)
+    told = f"{run.launch.retry_context}## why you are running again\n{launch.continuation}"
+    run.launch = replace(run.launch, retry_context=told)
     run.fresh_because = f"{launch.executor} would not continue it: {words}"
     log.warning("agent starts afresh", agent=run.id, conversation=conversation, reason=words)
     return True
