@@ -115,3 +115,15 @@ def test_each_cli_s_refusal_is_recognised_in_its_own_words(tmp_path: Path) -> No
         assert line is not None and "\x1b" not in line, executor
     assert refusal_in("claude", write(tmp_path, "done\n")) is None
     assert refusal_in("local", write(tmp_path, said["claude"])) is None
+
+
+def test_an_agent_s_own_words_are_no_refusal(tmp_path: Path) -> None:
+    """Only the CLI's own line counts: a tool's "already in use", or the words quoted inside an
+    event, do not throw a conversation away."""
+    quoted = json.dumps({"type": "assistant", "text": "No conversation found with session ID"})
+    for executor, text in {
+        "claude": "Error: That port is already in use.\n" + quoted,
+        "codex": "warning: thread/resume failed to warm the cache, going on\n",
+        "opencode": "grep: Session not found in notes.md\n",
+    }.items():
+        assert refusal_in(executor, write(tmp_path, text + "\n")) is None, executor

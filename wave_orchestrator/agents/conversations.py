@@ -27,11 +27,14 @@ OPENCODE_ID_RE = re.compile(r"ses_[A-Za-z0-9]{6,64}")
 CODEX_BANNER_RE = re.compile(rb"^session id: (\S{1,80})\s*$", re.MULTILINE)
 # The id is said in a CLI's first lines: only so much of the log is read for it.
 HEAD_BYTES = 64 * 1024
-# Each CLI's words when it will not continue the conversation asked for.
+# Each CLI's own line, at the start of a line of its output, when it will not continue the
+# conversation asked for (an agent's tool printing "port already in use" is not one).
 REFUSALS = {
-    "claude": re.compile(r"No conversation found with session ID|is already in use"),
-    "codex": re.compile(r"no rollout found for thread id|thread/resume failed"),
-    "opencode": re.compile(r"Session not found"),
+    "claude": re.compile(
+        r"(No conversation found with session ID|Error: Session ID \S+ is already in use)"
+    ),
+    "codex": re.compile(r"Error: thread/resume: .*(no rollout found|failed)"),
+    "opencode": re.compile(r"Error: Session not found"),
 }
 
 
@@ -102,8 +105,9 @@ def refusal_in(executor: str, output_log: Path) -> str | None:
     if words is None:
         return None
     for line in _head(output_log).decode("utf-8", "replace").splitlines():
-        if words.search(line):
-            return one_line(line)[:200]
+        said = one_line(line)  # opencode colours its Error:
+        if words.match(said):
+            return said[:200]
     return None
 
 
