@@ -39,6 +39,7 @@ class TmuxUnreachable(TmuxError):
 HISTORY_LIMIT = 200
 NOFILE_TARGET = 8192
 SOCKET_RECOVERY_SECONDS = 1.0  # how long a server asked to recreate its socket is waited on
+SERVER_EXIT_SECONDS = 2.0  # how long a server whose socket is gone may take to exit
 
 
 def literal(text: str) -> str:
@@ -190,6 +191,17 @@ class TmuxServer:
                 time.sleep(0.02)
         return self._socket_listening()
 
+    def _exited_since(self) -> bool:
+        """Whether the server, its socket gone, was on its way out (its last session just
+        removed: tmux removes its socket, then exits) and has exited: a new one may start."""
+        deadline = time.monotonic() + SERVER_EXIT_SECONDS
+        while self.server_alive():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        self.server_pid = None
+        return True
+
     def _socket_listening(self) -> bool:
         """Whether the socket takes connections: tmux binds it (the file appears) a moment
         before it listens, and a client in between hears "no server running"."""
@@ -262,7 +274,7 @@ class TmuxServer:
 
     def _server_options(self) -> list[str]:
         raise_fd_limit()
-        if self.server_alive() and not self.recover_socket():
+        if self.server_alive() and not self.recover_socket() and not self._exited_since():
             # Starting a second server beside the first would run agents twice.
             raise TmuxUnreachable(
                 f"the tmux server (pid {self.server_pid}) lost its socket {self.socket_path}"
