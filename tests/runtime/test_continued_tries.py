@@ -63,6 +63,7 @@ def test_a_fallback_executor_starts_afresh(tmp_path: Path) -> None:
     )
     run.unpark()
     assert run.launch.continues == "" and "resume" not in run.launch.argv
+    assert run.fresh_because == "it runs on codex now, not claude"
 
 
 def test_a_cli_that_kept_no_session_starts_afresh_and_says_why(tmp_path: Path) -> None:

@@ -189,7 +189,9 @@ class AgentRun:
         executor, conversation = self.parked_conversation or ("", "")
         until = self.limited_until
         self.renew()
-        if executor != self.launch.executor:
+        if executor != self.launch.executor:  # a fallback: another CLI's conversation is no use
+            if conversation:
+                self.fresh_because = f"it runs on {self.launch.executor} now, not {executor}"
             return
         reason = f"usage limit until {clock(until)}" if until else "usage limit"
         self.launch, self.fresh_because = continue_or_restart(self.launch, conversation, reason)

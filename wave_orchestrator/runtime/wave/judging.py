@@ -12,6 +12,7 @@ with ``component-current-level-stale``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -152,7 +153,9 @@ class Judging:
         of the same agent never lands before an earlier one."""
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wave-summary")
-        job = self._writer.submit(in_context(write_summary), run, self.result, gates)
+        # A copy as it ended: a rerun may renew the run itself meanwhile (its launch, state and
+        # stream follower anew); the ended try's follower is then read by this thread alone.
+        job = self._writer.submit(in_context(write_summary), copy.copy(run), self.result, gates)
         self._pending.append(job)
         self._written[run.id] = (run, tuple(sorted(gates)))
 
