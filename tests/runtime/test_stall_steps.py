@@ -12,10 +12,13 @@ from typing import Any
 from fakes.clock import FakeClock, clock_installed
 from fakes.pool import plan_runs
 
+from wave_orchestrator.agents.executors import ExecutorCommand
 from wave_orchestrator.definitions.stall_policy import StallPolicy
 from wave_orchestrator.runtime.pool.stall_steps import StallSteps, spoken
 from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.lifecycle import AgentState
+
+ID = "0d0e8d38-4b7a-4bde-9a5a-4c5b0a8f5b7e"
 
 
 class StoppedSessions:
@@ -31,11 +34,16 @@ class StoppedSessions:
 class Steps:
     """One running local agent of a lane with ``stall`` set, and what the steps said."""
 
-    def __init__(self, tmp_path: Path, nudge: float, ask: float) -> None:
+    def __init__(self, tmp_path: Path, nudge: float, ask: float, claude: bool = True) -> None:
         self.clock = FakeClock()
         [self.run] = plan_runs(tmp_path, 1)
         lane = self.run.launch.lane._replace(stall=StallPolicy(nudge, ask))
         self.run.launch = replace(self.run.launch, lane=lane)
+        if claude:  # a CLI whose conversation a nudged try goes on with
+            command = ExecutorCommand("claude", ("claude", "-p", "--output-format", "text"), {})
+            self.run.launch = replace(
+                self.run.launch, executor="claude", command=command, conversation=ID
+            )
         self.events = EventLog(tmp_path / "events.jsonl")
         self.told: list[dict[str, Any]] = []
         self.reaper = StoppedSessions()
@@ -50,10 +58,17 @@ class Steps:
             self.run.begin(self.clock.mono)
 
     def at(self, seconds: float) -> bool:
-        """The pool's poll ``seconds`` after the agent's start: a step taken?"""
+        """The pool's polls ``seconds`` after the agent's start (its workspace looked at off
+        the loop meanwhile): a step taken?"""
         assert self.run.launched_wall is not None
+        now = self.run.launched_wall + seconds
         with clock_installed(self.clock):
-            return self.steps.check(self.run, self.run.launched_wall + seconds)
+            for _ in range(2):  # the look asked for at the step's time, then the step
+                if self.steps.check(self.run, now):
+                    return True
+                looks = self.steps._looks.get(self.run, [])
+                assert all(look.done.wait(15) for look in looks)
+        return False
 
     def said(self, event: str) -> list[dict[str, Any]]:
         lines = self.events.path.read_text().splitlines() if self.events.path.exists() else []
@@ -68,8 +83,8 @@ def test_a_silent_agent_is_nudged_once_then_a_person_is_asked(tmp_path: Path) ->
     assert s.stopped == [s.run.launch.session] and s.run.state is AgentState.PENDING
     [nudged] = s.said("agent_nudged")
     assert nudged["silent_minutes"] == 10
-    # a local agent has no conversation: its next try starts afresh, and says why
-    assert s.run.fresh_because == "local has no conversation to continue"
+    assert s.run.launch.continues == ID  # its next try goes on with its conversation
+    assert s.run.launch.continuation.startswith("The previous run stopped: you have been silent")
     assert s.told[0]["kind"] == "stalled" and "nudged" in s.told[0]["reason"]
     s.start()  # the next try: the person is asked after twenty silent minutes of it
     assert not s.at(600) and not s.at(1199)
@@ -122,3 +137,11 @@ def test_silence_is_said_as_a_person_says_it() -> None:
         "1 minute",
         "20 minutes",
     ]
+
+
+def test_an_agent_that_cannot_go_on_with_its_conversation_is_not_nudged(tmp_path: Path) -> None:
+    """A nudge would start a local agent over, its work thrown away: the person is asked."""
+    s = Steps(tmp_path, nudge=10, ask=20, claude=False)
+    assert not s.at(600) and not s.at(1199)
+    assert s.at(1200) and s.stopped == [] and s.run.state is AgentState.RUNNING
+    assert s.said("agent_silent") and not s.said("agent_nudged")

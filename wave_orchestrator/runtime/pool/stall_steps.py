@@ -3,19 +3,24 @@ for ``nudge_minutes`` (no output, no stream event, no change in its workspace), 
 and continues its conversation with a nudge; silent ``ask_minutes`` after that, a person is
 told and asked to look. Each step is an event, a line of the launcher and a notification.
 
-Its workspace is looked at twice per silence, not every turn: at half the step's time and at
-the step; a change between the two is a sign of life (``git status`` of its checkout, hashed:
-an agent at work on files it does not print about is not nudged).
+Its workspace is looked at twice per silence, not every turn, each time on a thread of its
+own: at half the step's time and at the step; a change between the two is a sign of life
+(``git status`` of its checkout, hashed: an agent at work on files it does not print about is
+not nudged). Only an agent whose next try can go on with its conversation is nudged: a nudge
+that started it over would throw its work away, so the person is asked instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import subprocess
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from ...agents.conversations import why_not
 from ...notify.documents import document
 from ...placement.reaper import Reaper
 from ...state.events import EventLog
@@ -45,26 +50,30 @@ class StallSteps:
         self.tell = tell
         self._nudged: set[AgentRun] = set()
         self._asked: set[AgentRun] = set()
-        self._looks: dict[AgentRun, str | None] = {}  # its workspace at half the step's time
+        # Its workspace looked at (off the loop) at half the step's time, then at the step's.
+        self._looks: dict[AgentRun, list[Look]] = {}
 
     def check(self, run: AgentRun, now: float) -> bool:
         """Take the step due for ``run`` at ``now`` (wall clock), if one is; True when taken."""
         policy = run.launch.lane.stall
         if not policy.on or run.state is not AgentState.RUNNING:
             return False
-        nudge = policy.nudge_minutes > 0 and run not in self._nudged
+        # A nudge stops it: only where its next try can go on with its conversation.
+        nudge = policy.nudge_minutes > 0 and run not in self._nudged and continuable(run)
         ask = policy.ask_minutes > 0 and run not in self._asked
         due = policy.nudge_minutes * 60 if nudge else policy.ask_minutes * 60 if ask else 0.0
         silent = now - run.last_sign_of_life()
         if not due or silent < due / 2:
             self._looks.pop(run, None)
             return False
-        if run not in self._looks:
-            self._looks[run] = workspace_digest(run)
+        looks = self._looks.setdefault(run, [])
+        if not looks or (silent >= due and len(looks) == 1):
+            looks.append(Look(run.launch.cwd))
             return False
-        if silent < due:
+        if len(looks) == 1 or not all(look.done.is_set() for look in looks):
             return False
-        if self._looks.pop(run) != workspace_digest(run):
+        first, second = self._looks.pop(run)
+        if first.digest != second.digest:
             run.resumed_wall = now  # its files changed: the silence starts again
             return False
         took = self._nudge if nudge else self._ask
@@ -113,13 +122,35 @@ def spoken(seconds: float) -> str:
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
-def workspace_digest(run: AgentRun) -> str | None:
+def continuable(run: AgentRun) -> bool:
+    """Whether a try of ``run`` stopped now could go on with its conversation."""
+    launch = run.launch
+    return bool(run.conversation) and why_not(launch.executor, launch.command.argv) is None
+
+
+class Look:
+    """Its checkout's digest, taken on a thread of its own (`git status` may take seconds;
+    the loop only looks whether it is done)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.digest: str | None = None
+        self.done = threading.Event()
+        threading.Thread(target=self._take, args=(cwd,), name="wave-look", daemon=True).start()
+
+    def _take(self, cwd: Path) -> None:
+        try:
+            self.digest = workspace_digest(cwd)
+        finally:
+            self.done.set()
+
+
+def workspace_digest(cwd: Path) -> str | None:
     """What its checkout's files look like to git (changed, added, removed), hashed; None
     when git cannot say in time (no nudge is taken on a workspace no one could read)."""
     try:
         done = subprocess.run(
             ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-            cwd=run.launch.cwd,
+            cwd=cwd,
             capture_output=True,
             timeout=GIT_SECONDS,
             check=False,
@@ -134,7 +165,7 @@ def workspace_digest(run: AgentRun) -> str | None:
     for entry in done.stdout.split(b"\0")[:MTIMES]:
         if len(entry) > 3:  # "XY path" (a rename's second name has no status: not found)
             try:
-                path = run.launch.cwd / entry[3:].decode("utf-8", "surrogateescape")
+                path = cwd / entry[3:].decode("utf-8", "surrogateescape")
                 digest.update(str(path.lstat().st_mtime_ns).encode())
             except (OSError, ValueError):
                 continue
