@@ -1,0 +1,129 @@
+"""The one place wave talks to OpenSSH: the system ``ssh`` client, so the person's config,
+agent, keys and ``known_hosts`` apply as they do for them (a lane may name a config of its
+own, passed as ``-F``). One multiplexed connection per host (ControlMaster), never a password
+prompt (BatchMode), host keys as ``known_hosts`` says (StrictHostKeyChecking is never turned
+off); every word of a remote command is quoted on its own, and what a host answers is hostile
+input like an agent's files."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import PlacementError
+
+# A destination is what `ssh` takes as its host argument: an alias, host, user@host. Never an
+# option (a leading "-"), never a space or control character that could split it.
+DESTINATION_RE = re.compile(r"[A-Za-z0-9_.@:\[\]%+][A-Za-z0-9_.@:\[\]%+-]{0,254}")
+CONNECT_SECONDS = 10  # a host that does not answer a new connection in this long is not there
+PERSIST_SECONDS = 120  # the shared connection outlives its last use this long
+ANSWER_LIMIT = 1 << 20  # what wave reads of a host's answer to one command, at most
+
+
+class SshError(PlacementError):
+    """A host could not be reached, or refused: its words, cleaned, in the message."""
+
+
+class SshHost(NamedTuple):
+    """One host of a lane's ``ssh.hosts``: its name in wave, and how ssh reaches it."""
+
+    name: str
+    destination: str
+    config: Path | None = None  # the lane's own ssh config (-F), else the person's
+
+
+class Answer(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+class SshClient:
+    """Commands on one host over its one shared connection (the master starts with the first
+    command and is ended by ``close``)."""
+
+    def __init__(self, host: SshHost, control_dir: Path) -> None:
+        if not DESTINATION_RE.fullmatch(host.destination):
+            raise SshError(f"host {host.name}: {host.destination!r} is no ssh destination")
+        self.host = host
+        self.control_dir = control_dir
+
+    def base(self, tty: bool = False) -> list[str]:
+        """``ssh`` and its options, up to and with the destination."""
+        self.control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        argv = ["ssh"]
+        if self.host.config is not None:
+            argv += ["-F", str(self.host.config)]
+        argv += [
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={CONNECT_SECONDS}",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self.control_dir}/%C",
+            "-o",
+            f"ControlPersist={PERSIST_SECONDS}",
+            "-o",
+            "ServerAliveInterval=15",
+            "-t" if tty else "-T",
+            "--",
+            self.host.destination,
+        ]
+        return argv
+
+    def argv(self, remote: Sequence[str], tty: bool = False) -> list[str]:
+        """The local argv that runs ``remote`` (its words) on the host: the remote shell gets
+        them quoted one by one, so no word of an agent's or a lane's is ever run as code."""
+        return [*self.base(tty), " ".join(shlex.quote(word) for word in remote)]
+
+    def run(self, remote: Sequence[str], stdin: str | None = None, timeout: float = 60) -> Answer:
+        """``remote`` on the host: its exit code and what it printed (bounded, decoded as
+        text). Exit 255 is ssh's own: the host could not be reached or refused."""
+        try:
+            done = subprocess.run(
+                self.argv(remote),
+                input=(stdin or "").encode(),
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return Answer(255, "", f"no answer from {self.host.name} in {timeout:g} s")
+        except OSError as exc:
+            raise SshError(f"ssh could not be run: {exc}") from exc
+        out = done.stdout[:ANSWER_LIMIT].decode("utf-8", "replace")
+        err = done.stderr[:ANSWER_LIMIT].decode("utf-8", "replace")
+        return Answer(done.returncode, out, err)
+
+    def connected(self) -> bool:
+        """Whether the shared connection to the host is up."""
+        check = [*self.base()[:-2], "-O", "check", "--", self.host.destination]
+        return subprocess.run(check, capture_output=True, timeout=15).returncode == 0
+
+    def close(self) -> None:
+        """End the shared connection (nothing of it is left running)."""
+        stop = [*self.base()[:-2], "-O", "exit", "--", self.host.destination]
+        subprocess.run(stop, capture_output=True, timeout=15)
+
+    def missing(self, programs: Sequence[str]) -> list[str]:
+        """Which of ``programs`` the host's login shell does not find (tmux, git, a CLI)."""
+        script = 'for p in "$@"; do command -v -- "$p" >/dev/null 2>&1 || echo "$p"; done'
+        answer = self.run(["sh", "-c", script, "sh", *programs])
+        if answer.code != 0:
+            raise SshError(f"host {self.host.name}: {said(answer)}")
+        lacking = set(answer.out.split())
+        return [p for p in programs if p in lacking]
+
+
+def said(answer: Answer) -> str:
+    """A host's own words for a failure, one clean line (it is hostile input)."""
+    from ..sanitize import one_line
+
+    words = one_line(answer.err or answer.out)[:300]
+    return words or f"exit {answer.code}"
