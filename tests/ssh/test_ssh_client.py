@@ -85,3 +85,43 @@ def test_what_the_host_lacks_is_named(ssh_hosts: Path, control_dir: Path) -> Non
 def test_a_destination_that_is_no_host_is_refused(destination: str, control_dir: Path) -> None:
     with pytest.raises(SshError):
         SshClient(SshHost("h", destination), control_dir)
+
+
+def test_git_pushes_to_a_mirror_on_the_host_and_fetches_its_commits_back(
+    ssh_hosts: Path, control_dir: Path, tmp_path: Path
+) -> None:
+    """The repository reaches a host by a push over the host's shared connection (the host
+    needs no network of its own), and an agent's commit there comes back by a fetch."""
+    import os
+    import subprocess
+
+    from helpers import git_init
+
+    c = client(ssh_hosts, control_dir, "host2")
+    local = tmp_path / "repo"
+    local.mkdir()
+    git_init(local)
+    mirror = str(ssh_hosts / "host2" / "workdir" / "mirror.git")
+    env = {**os.environ, "GIT_SSH_COMMAND": c.git_ssh_command()}
+
+    def git(*args: str, cwd: Path = local) -> str:
+        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    try:
+        assert c.run(["git", "init", "-q", "--bare", mirror]).code == 0
+        git("push", "-q", c.git_url(mirror), "HEAD:refs/heads/base")
+        assert c.connected()  # git went through the shared connection
+        # an agent's worktree on the host, and its commit
+        tree = str(ssh_hosts / "host2" / "workdir" / "A1")
+        script = (
+            'git -C "$1" worktree add -q -b wave/A1 "$2" base && cd "$2" && echo work > a.txt '
+            "&& git add a.txt && git -c user.name=a -c user.email=a@x commit -q -m 'A1 did it'"
+        )
+        answer = c.run(["sh", "-c", script, "sh", mirror, tree])
+        assert answer.code == 0, answer.err
+        git("fetch", "-q", c.git_url(mirror), "wave/A1:refs/heads/wave/A1")
+        assert git("log", "-1", "--format=%s", "wave/A1") == "A1 did it"
+    finally:
+        c.close()

@@ -101,6 +101,15 @@ class SshClient:
         err = done.stderr[:ANSWER_LIMIT].decode("utf-8", "replace")
         return Answer(done.returncode, out, err)
 
+    def git_ssh_command(self) -> str:
+        """``GIT_SSH_COMMAND`` for git's own pushes and fetches to the host: the same options
+        and the same shared connection as every other command (git adds the destination)."""
+        return " ".join(shlex.quote(word) for word in self.base()[:-2])
+
+    def git_url(self, path: str) -> str:
+        """The URL of a repository at ``path`` on the host, as git over ssh takes it."""
+        return f"ssh://{self.host.destination}{path if path.startswith('/') else '/' + path}"
+
     def connected(self) -> bool:
         """Whether the shared connection to the host is up."""
         check = [*self.base()[:-2], "-O", "check", "--", self.host.destination]
