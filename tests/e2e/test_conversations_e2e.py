@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -108,6 +109,24 @@ def events(repo: Repo, name: str) -> list[dict]:
     return [e for e in repo.events("main") if e["event"] == name]
 
 
+def held_launch(repo: Repo, step: Callable[[], None]) -> int:
+    """`wave launch` with K held: ``step`` (which waits for what it needs), then K let go;
+    the launcher's exit code."""
+    proc = repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        step()
+        (repo.root / "hold" / "K").unlink()
+        return proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def second_run(repo: Repo, what: str) -> Callable[[], None]:
+    """A step of ``held_launch`` that waits until K has run twice."""
+    return lambda: wait_for(lambda: len(runs(repo, "K")) == 2, 60, what=what)
+
+
 def launch_record(repo: Repo, agent: str) -> dict:
     return json.loads((repo.agent_dir("main", 1, agent) / "launch.json").read_text())
 
@@ -147,18 +166,14 @@ def test_a_continuation_the_cli_refuses_starts_afresh_and_says_why(tmux_repo: Re
     setup(tmux_repo, "agents:\n  - {id: K, prompt: the task of K, executor: {id: claude}}\n")
     (tmux_repo.root / "limit" / "K").write_text(WORDS + "\n")
     (tmux_repo.root / "hold" / "K").touch()
-    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
-    try:
-        convs = tmux_repo.root / "convs"
+    convs = tmux_repo.root / "convs"
+
+    def lose_it() -> None:
         wait_for(lambda: convs.is_dir() and any(convs.iterdir()), 30, what="K's conversation")
         for conversation in convs.iterdir():
             conversation.unlink()  # the CLI lost it: `--resume` will be refused
-        (tmux_repo.root / "hold" / "K").unlink()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+
+    assert held_launch(tmux_repo, lose_it) == 0
     (first, _), (second, _), (third, third_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     fresh = after(third, "--session-id")
@@ -200,19 +215,15 @@ ONE_CLAUDE = "agents:\n  - {id: K, prompt: the task of K, executor: {id: claude}
 def test_wave_rerun_continue_goes_on_in_the_running_conversation(tmux_repo: Repo) -> None:
     setup(tmux_repo, ONE_CLAUDE)
     (tmux_repo.root / "hold" / "K").touch()
-    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
-    try:
+
+    def ask() -> None:
         wait_for(lambda: len(runs(tmux_repo, "K")) == 1, 30, what="K's first run")
         asked = tmux_repo.wave("rerun", "K", "--continue", "use the v2 API")
         assert asked.returncode == 0, asked.stderr
         assert "continuing its conversation" in asked.stdout
         wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 30, what="K's continued run")
-        (tmux_repo.root / "hold" / "K").unlink()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0
+
+    assert held_launch(tmux_repo, ask) == 0
     (first, _), (second, second_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     assert "`wave rerun --continue`" in second_in and second_in.endswith("use the v2 API")
@@ -232,25 +243,21 @@ def test_wave_rerun_continue_after_the_wave_ended(tmux_repo: Repo) -> None:
     assert launch_record(tmux_repo, "K")["continues"] == after(first, "--session-id")
 
 
+def overrun_then_retry(repo: Repo, on_timeout: str) -> list[tuple[list[str], str]]:
+    """K's first run overruns its 3 s budget (it is held); the wave retry's run is let go.
+    Each run of K, with ``defaults.on_timeout`` set as given ("" leaves it out)."""
+    repo.fake("claude", FAKE)
+    (repo.root / "hold").mkdir()
+    (repo.root / "hold" / "K").touch()
+    key = f", on_timeout: {on_timeout}" if on_timeout else ""
+    lane = LANE.replace("max_retries_per_wave: 0", f"max_retries_per_wave: 1{key}")
+    repo.lane("main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE})
+    assert held_launch(repo, second_run(repo, "K's retry")) == 0
+    return runs(repo, "K")
+
+
 def test_on_timeout_continue_carries_the_conversation_into_the_retry(tmux_repo: Repo) -> None:
-    for name in ("claude",):
-        tmux_repo.fake(name, FAKE)
-    (tmux_repo.root / "hold").mkdir()
-    (tmux_repo.root / "hold" / "K").touch()  # its first run overruns its budget (3 s)
-    lane = LANE.replace("max_retries_per_wave: 0", "max_retries_per_wave: 1, on_timeout: continue")
-    tmux_repo.lane(
-        "main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE}
-    )
-    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
-    try:
-        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K's retry")
-        (tmux_repo.root / "hold" / "K").unlink()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0
-    (first, _), (second, second_in) = runs(tmux_repo, "K")
+    (first, _), (second, second_in) = overrun_then_retry(tmux_repo, "continue")
     assert after(second, "--resume") == after(first, "--session-id")
     assert second_in.startswith("The previous run stopped: timeout")
     [ended] = [e for e in events(tmux_repo, "agent_finished") if e["attempt"] == 1]
@@ -258,25 +265,9 @@ def test_on_timeout_continue_carries_the_conversation_into_the_retry(tmux_repo: 
 
 
 def test_on_timeout_restart_is_the_default(tmux_repo: Repo) -> None:
-    tmux_repo.fake("claude", FAKE)
-    (tmux_repo.root / "hold").mkdir()
-    (tmux_repo.root / "hold" / "K").touch()
-    lane = LANE.replace("max_retries_per_wave: 0", "max_retries_per_wave: 1")
-    tmux_repo.lane(
-        "main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE}
-    )
-    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
-    try:
-        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K's retry")
-        (tmux_repo.root / "hold" / "K").unlink()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    (first, _), (second, second_in) = runs(tmux_repo, "K")
-    assert "--resume" not in second and after(second, "--session-id") != after(
-        first, "--session-id"
-    )
+    (first, _), (second, second_in) = overrun_then_retry(tmux_repo, "")
+    assert "--resume" not in second
+    assert after(second, "--session-id") != after(first, "--session-id")
     assert "the task of K" in second_in
 
 
@@ -285,15 +276,7 @@ def test_a_silent_agent_is_nudged_and_continues_its_conversation(tmux_repo: Repo
     (tmux_repo.root / "hold").mkdir()
     (tmux_repo.root / "hold" / "K").touch()  # it says nothing and changes nothing
     tmux_repo.lane("main", LANE + "stall: {nudge_minutes: 0.05}\n", {1: ONE_CLAUDE})
-    proc = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
-    try:
-        wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 60, what="K nudged")
-        (tmux_repo.root / "hold" / "K").unlink()
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0
+    assert held_launch(tmux_repo, second_run(tmux_repo, "K nudged")) == 0
     (first, _), (second, second_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     assert second_in.startswith("The previous run stopped: you have been silent for ")

@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 from fakes.clock import FakeClock, clock_installed
-from fakes.placement import FakePlacement, Script
-from fakes.pool import FakeWatcher
+from fakes.wave import wave_on_fakes
 
 import wave_orchestrator.runtime.wave.snapshot as snapshot_module
-from wave_orchestrator.coordination.follower import Coordinator
-from wave_orchestrator.definitions.loading.lane_loader import load_lane
-from wave_orchestrator.runtime.agent.plan import Planner
 from wave_orchestrator.runtime.agent.run import AgentRun
 from wave_orchestrator.runtime.pool.loop import AgentPool
-from wave_orchestrator.runtime.wave import stage, summaries
-from wave_orchestrator.runtime.wave.context import WaveContext
+from wave_orchestrator.runtime.wave import summaries
 from wave_orchestrator.runtime.wave.runner import WaveRunner
 from wave_orchestrator.state.events import EventLog
-from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.run_state import RunState
 
 LANE = "closure: {required_roles: []}\ndefaults: {max_retries_per_wave: 0, launch_stagger_ms: 0}\n"
@@ -43,21 +37,8 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClock]:
 def test_a_streaming_agent_s_summary_reads_its_stream_off_the_loop(
     tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "lanes" / "sim"
-    (folder / "waves").mkdir(parents=True)
-    (folder / "lane.yaml").write_text(LANE)
     rows = f"  - {{id: K, prompt: go, executor: {STREAMS}}}\n  - {{id: L, prompt: go, executor: {TEXT}}}\n"
-    (folder / "waves" / "wave-1.yaml").write_text("agents:\n" + rows)
-    lane = load_lane(tmp_path, "sim")
-    layout = StateLayout(lane.state_dir, "sim")
-    placement = FakePlacement(clock, lambda session: Script())
-
-    def watcher(agents_dir: Path) -> FakeWatcher:
-        fake = FakeWatcher(clock, agents_dir, 10_000)
-        placement.file_event = lambda agent_id, name: fake.events.put((agent_id, name))
-        return fake
-
-    monkeypatch.setattr(stage, "AgentFolderWatcher", watcher)
+    ctx, _, layout = wave_on_fakes(tmp_path, clock, monkeypatch, LANE, "agents:\n" + rows)
     pool_runs = threading.Event()
     real_run = AgentPool.run
 
@@ -84,19 +65,7 @@ def test_a_streaming_agent_s_summary_reads_its_stream_off_the_loop(
         return real(run, catch_up)
 
     monkeypatch.setattr(summaries, "stream_row", noted)
-    events = EventLog(layout.events)
-    coordinator = Coordinator(layout, events, lambda told: None, echo=lambda text: None)
-    ctx = WaveContext(
-        lane,
-        layout,
-        placement,
-        events,
-        threading.Event(),
-        Planner(lane, layout),
-        False,
-        coordinator,
-    )
-    outcome = WaveRunner(ctx, lane.wave(1)).run(RunState(layout.run_state, "sim"))
+    outcome = WaveRunner(ctx, ctx.lane.wave(1)).run(RunState(layout.run_state, "sim"))
     assert outcome.state == "completed"
     assert "K" in read and "L" in read  # both summaries written
     assert on_loop == []  # K's stream was read to its end off the loop (L has none to read)

@@ -5,7 +5,6 @@ is recorded (run state, dashboard.json), without tmux."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,15 +12,10 @@ from typing import Any
 import pytest
 from fakes.clock import FakeClock, clock_installed
 from fakes.placement import FakePlacement, Script
-from fakes.pool import FakeWatcher
+from fakes.wave import wave_on_fakes
 
-from wave_orchestrator.coordination.follower import Coordinator
-from wave_orchestrator.definitions.loading.lane_loader import load_lane
-from wave_orchestrator.runtime.agent.plan import Planner
-from wave_orchestrator.runtime.wave import stage
-from wave_orchestrator.runtime.wave.context import WaveContext, WaveOutcome
+from wave_orchestrator.runtime.wave.context import WaveOutcome
 from wave_orchestrator.runtime.wave.runner import WaveRunner
-from wave_orchestrator.state.events import EventLog
 from wave_orchestrator.state.layout import StateLayout
 from wave_orchestrator.state.run_state import RunState
 
@@ -39,38 +33,19 @@ def run_wave(
 ) -> tuple[WaveOutcome, FakePlacement, StateLayout, list[dict[str, Any]]]:
     """Wave 1 of a lane of agents A0 and A1 (one retry allowed), its agents on the fakes."""
     defaults = {"executor": "local", "max_retries_per_wave": 1, "launch_stagger_ms": 0}
-    folder = root / "lanes" / "sim"
-    (folder / "waves").mkdir(parents=True)
-    (folder / "lane.yaml").write_text(LANE % json.dumps(defaults))
     command = {"local": {"command": "true"}}
     rows = [json.dumps({"id": a, "prompt": "noop", "executor": command}) for a in ("A0", "A1")]
-    (folder / "waves" / "wave-1.yaml").write_text("agents:\n" + "".join(f"  - {r}\n" for r in rows))
-    lane = load_lane(root, "sim")
-    layout = StateLayout(lane.state_dir, "sim")
-    placement = FakePlacement(
-        clock, lambda session: scripts.get(session.split("-", 1)[1], Script())
-    )
-
-    def watcher(agents_dir: Path) -> FakeWatcher:
-        fake = FakeWatcher(clock, agents_dir, 10_000)
-        placement.file_event = lambda agent_id, name: fake.events.put((agent_id, name))
-        return fake
-
-    monkeypatch.setattr(stage, "AgentFolderWatcher", watcher)
-    events = EventLog(layout.events)
     told: list[dict[str, Any]] = []
-    coordinator = Coordinator(layout, events, told.append, echo=lambda text: None)
-    ctx = WaveContext(
-        lane,
-        layout,
-        placement,
-        events,
-        threading.Event(),
-        Planner(lane, layout),
-        False,
-        coordinator,
+    ctx, placement, layout = wave_on_fakes(
+        root,
+        clock,
+        monkeypatch,
+        LANE % json.dumps(defaults),
+        "agents:\n" + "".join(f"  - {r}\n" for r in rows),
+        lambda session: scripts.get(session.split("-", 1)[1], Script()),
+        told.append,
     )
-    outcome = WaveRunner(ctx, lane.wave(1)).run(RunState(layout.run_state, "sim"))
+    outcome = WaveRunner(ctx, ctx.lane.wave(1)).run(RunState(layout.run_state, "sim"))
     return outcome, placement, layout, told
 
 
