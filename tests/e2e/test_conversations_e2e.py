@@ -109,17 +109,18 @@ def events(repo: Repo, name: str) -> list[dict]:
     return [e for e in repo.events("main") if e["event"] == name]
 
 
-def held_launch(repo: Repo, step: Callable[[], None]) -> int:
+def held_launch(repo: Repo, step: Callable[[], None]) -> None:
     """`wave launch` with K held: ``step`` (which waits for what it needs), then K let go;
-    the launcher's exit code."""
+    the launch must succeed (what the launcher said, when it did not)."""
     proc = repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         step()
         (repo.root / "hold" / "K").unlink()
-        return proc.wait(timeout=60)
+        _, said = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
+    assert proc.returncode == 0, said
 
 
 def second_run(repo: Repo, what: str) -> Callable[[], None]:
@@ -173,7 +174,7 @@ def test_a_continuation_the_cli_refuses_starts_afresh_and_says_why(tmux_repo: Re
         for conversation in convs.iterdir():
             conversation.unlink()  # the CLI lost it: `--resume` will be refused
 
-    assert held_launch(tmux_repo, lose_it) == 0
+    held_launch(tmux_repo, lose_it)
     (first, _), (second, _), (third, third_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     fresh = after(third, "--session-id")
@@ -223,7 +224,7 @@ def test_wave_rerun_continue_goes_on_in_the_running_conversation(tmux_repo: Repo
         assert "continuing its conversation" in asked.stdout
         wait_for(lambda: len(runs(tmux_repo, "K")) == 2, 30, what="K's continued run")
 
-    assert held_launch(tmux_repo, ask) == 0
+    held_launch(tmux_repo, ask)
     (first, _), (second, second_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     assert "`wave rerun --continue`" in second_in and second_in.endswith("use the v2 API")
@@ -252,7 +253,7 @@ def overrun_then_retry(repo: Repo, on_timeout: str) -> list[tuple[list[str], str
     key = f", on_timeout: {on_timeout}" if on_timeout else ""
     lane = LANE.replace("max_retries_per_wave: 0", f"max_retries_per_wave: 1{key}")
     repo.lane("main", lane.replace("timeout_minutes: 3", "timeout_minutes: 0.05"), {1: ONE_CLAUDE})
-    assert held_launch(repo, second_run(repo, "K's retry")) == 0
+    held_launch(repo, second_run(repo, "K's retry"))
     return runs(repo, "K")
 
 
@@ -276,7 +277,7 @@ def test_a_silent_agent_is_nudged_and_continues_its_conversation(tmux_repo: Repo
     (tmux_repo.root / "hold").mkdir()
     (tmux_repo.root / "hold" / "K").touch()  # it says nothing and changes nothing
     tmux_repo.lane("main", LANE + "stall: {nudge_minutes: 0.05}\n", {1: ONE_CLAUDE})
-    assert held_launch(tmux_repo, second_run(tmux_repo, "K nudged")) == 0
+    held_launch(tmux_repo, second_run(tmux_repo, "K nudged"))
     (first, _), (second, second_in) = runs(tmux_repo, "K")
     assert after(second, "--resume") == after(first, "--session-id")
     assert second_in.startswith("The previous run stopped: you have been silent for ")
