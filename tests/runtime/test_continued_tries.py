@@ -132,3 +132,25 @@ def test_a_try_that_cannot_continue_is_still_told_why_and_the_person_s_words(
     prompt = launch.paths.prompt.read_text()
     assert "## why you are running again" in prompt and "use the v2 API" in prompt
     assert "The previous run stopped: a person asked." in prompt
+
+
+def test_the_refused_try_s_processes_hold_the_fresh_try_until_they_end(tmp_path: Path) -> None:
+    """A continuation the CLI refused starts afresh in the same attempt: not before what the
+    refused try left running has ended (its wrapper still writes; a renewal forgets its pid)."""
+    from fakes.clock import FakeClock, clock_installed
+    from fakes.pool import make_pool
+
+    run = running(tmp_path, "claude")
+    run.launch = run.launch.continued(ID, "go on")
+    run.pid = 4242
+    paths = run.launch.paths
+    paths.dir.mkdir(parents=True, exist_ok=True)
+    paths.output_log.write_text(f"No conversation found with session ID: {ID}\n")
+    status = {"code": 1, "tries": 1, "rate_limited": 0, "attempt": run.launch.attempt}
+    paths.status.write_text(json.dumps(status))
+    clock = FakeClock()
+    with clock_installed(clock):
+        pool = make_pool([run], clock).pool
+        assert pool._check_status(run)
+        assert run.state is AgentState.PENDING and run.launch.continues == ""
+        assert pool.reaper.holds(run.launch.session)

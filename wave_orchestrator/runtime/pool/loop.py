@@ -319,12 +319,12 @@ class AgentPool:
         run.code, run.tries, run.rate_limited = status.code, status.tries, status.rate_limited
         status = judge_usage_limit(run, status)  # the CLI's own error said so, not the file
         note_conversation(run)  # known before it is parked, for its next try to continue it
-        side = self.governor_side  # a usage limit is waited out, or run on the fallback
+        side, pid = self.governor_side, run.pid  # (a renewal below forgets the ended try's pid)
         if refused(run, status, self.events) or (
             status.state is AgentState.USAGE_LIMIT
             and (side.park(run, status) or side.fall_back(run, self.hooks.fallback))
         ):
-            self.reaper.settle(run.launch.session, run.pid, time.monotonic())
+            self.reaper.settle(run.launch.session, pid, time.monotonic())  # held till it ends
             self._changed()  # launched again: after its account's reset, or on its fallback
             return True
         detail = side.end_detail(run, status.detail)  # with its park count, its parks spent
