@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+from console_pilot import QuietFleet
 from textual import events
 
 from wave_orchestrator.dashboard.console_app import FleetConsole
@@ -20,22 +21,15 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "dashboard" / "wave-3.json"
 CHARACTERS = {"enter": "\r", "backspace": "\x7f", "escape": "\x1b"}
 
 
-class RecordingFleet:
+class RecordingFleet(QuietFleet):
+    """The quiet fleet, each command noted."""
+
     def __init__(self) -> None:
         self.commands: list[list[str]] = []
 
     def command(self, argv: list[str]) -> Done:
         self.commands.append(argv)
         return Done(0, "ok")
-
-    def attach(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def launcher_alive(self) -> bool:
-        return True
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        return {}
 
 
 def typed(keys: list[str]) -> list[events.Key]:

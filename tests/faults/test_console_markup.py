@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_pilot import QuietFleet
 from helpers import Repo, local_lane
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -35,7 +36,7 @@ HOSTILE = "\x1b]52;c;ZXZpbA==\x07" + MARKUP + "\x1b[2J"  # and escapes around it
 WAVE_STATES = {1: "[@click=app.quit]completed", 2: "[/]completed\x1b[2J", 3: "[bold]running"}
 
 
-class Fleet:
+class Fleet(QuietFleet):
     """Answers every command with the hostile text, as a command quoting an agent would."""
 
     def __init__(self) -> None:
@@ -44,15 +45,6 @@ class Fleet:
     def command(self, argv: list[str]) -> Done:
         self.commands.append(argv)
         return Done(2 if argv[0] == "attach" else 0, f"{argv[0]}: {HOSTILE}\n+{HOSTILE}")
-
-    def attach(self, argv: list[str]) -> Done:
-        return Done(0, "")
-
-    def launcher_alive(self) -> bool:
-        return True
-
-    def usage(self, wave: int) -> dict[str, tuple[int | None, float | None]]:
-        return {}
 
 
 @pytest.fixture
