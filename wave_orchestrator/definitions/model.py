@@ -7,6 +7,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from .placement_model import PlacementSettings as PlacementSettings
+from .placement_model import SshHostDef as SshHostDef
+from .placement_model import SshSettings as SshSettings
 from .skill_model import SkillsSettings
 from .stall_policy import StallPolicy
 
@@ -206,24 +209,6 @@ class ExecutorSpec(NamedTuple):
 
     def settings_for(self, executor_id: str) -> Mapping[str, Any]:
         return self.settings.get(executor_id, {})
-
-
-class PlacementSettings(NamedTuple):
-    """Where agents run (``placement:`` of a lane; a wave or agent overrides cpus and mem)."""
-
-    kind: str = "local"  # local: tmux on this machine | slurm: one sbatch job per attempt
-    partition: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    cpus: int = 1
-    mem: str | None = None  # Slurm's --mem: 2G, 500M ...
-    extra: tuple[str, ...] = ()  # more sbatch arguments, passed as they are
-    tmux: bool = False  # attach to a tmux session inside the job instead of `tail -f`
-    unreachable_minutes: float = 10.0  # how long a silent controller is waited for
-
-    @property
-    def slurm(self) -> bool:
-        return self.kind == "slurm"
 
 
 class Context7Selection(NamedTuple):

@@ -27,6 +27,7 @@ from ..sections.ownership import paths_overlap
 from ..sections.placement import check_placement_override
 from ..sections.sandbox import agent_sandbox, check_sandbox
 from ..sections.skills import check_skill_ids, skill_digest
+from ..sections.ssh import check_ssh_sandbox
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .lane_context import LaneContext, read_inside
@@ -127,6 +128,7 @@ class AgentLoader:
         spec = resolve_executor(ck, raw, p, self.lane.settings)
         placement = check_placement_override(ck, raw.get("placement"), self.placement, p)
         sandbox = check_sandbox(ck, raw.get("sandbox"), self.sandbox, p)
+        check_ssh_sandbox(ck, raw.get("sandbox"), self.placement, p)
         proofs = self._proof_artifacts(raw.get("proof_artifacts"), (*p, "proof_artifacts"), role)
         docs = check_pick(ck, raw.get("context7"), self.lane.context7, p)
         owned = check_owned_components(

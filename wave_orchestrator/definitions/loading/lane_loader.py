@@ -36,6 +36,7 @@ from ..sections.notify import check_feedback_minutes, check_notify
 from ..sections.placement import check_lane_placement
 from ..sections.shared_plan import check_shared_plan_docs
 from ..sections.skills import check_lane_skills
+from ..sections.ssh import check_lane_ssh, check_ssh_placement
 from ..sections.stall import check_stall
 from ..source.schema import Checker
 from ..source.yaml_source import Located
@@ -67,6 +68,7 @@ LANE_KEYS = (
     "context7",
     "skills",
     "shared_plan_docs",
+    "ssh",
 )
 
 
@@ -112,6 +114,9 @@ class LaneLoader:
         isolation = check_isolation(ck, raw, IsolationSettings())
         merge = check_merge(ck, raw.get("merge"))
         placement = check_lane_placement(ck, raw.get("placement"))
+        ssh = check_lane_ssh(ck, raw.get("ssh"), self.repo)
+        placement = placement._replace(ssh=ssh) if placement.remote else placement
+        check_ssh_placement(ck, raw, placement, isolation)
         catalog = check_catalog(ck, raw.get("benchmarks"))
         governance = check_governance(ck, raw, raw.get("defaults"))
         docs = check_lane_context7(ck, raw.get("context7"), self.repo, self.display, self.problems)

@@ -18,6 +18,7 @@ from ..sections.governance import check_wave_governance
 from ..sections.isolation import check_isolation
 from ..sections.placement import check_placement_override
 from ..sections.sandbox import check_sandbox
+from ..sections.ssh import check_ssh_isolation, check_ssh_sandbox
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 from .agent_loader import AgentLoader
@@ -80,6 +81,9 @@ class WaveLoader:
         self.placement = check_placement_override(ck, raw.get("placement"), self.lane.placement)
         self.isolation = check_isolation(ck, raw, self.lane.isolation)  # agent ids depend on it
         self.sandbox = check_sandbox(ck, raw.get("sandbox"), self.lane.sandbox)
+        if "isolation" in raw:  # an inherited one is reported in lane.yaml
+            check_ssh_isolation(ck, self.isolation, self.lane.placement, ())
+        check_ssh_sandbox(ck, raw.get("sandbox"), self.lane.placement, ())
         self.components = check_components(ck, raw.get("components"))  # agents own them
         docs = check_pick(ck, raw.get("context7"), self.lane.context7, ())
         self._check_base(raw)

@@ -1,5 +1,6 @@
-"""``placement`` of a lane (``local`` or a Slurm block), and the ``cpus``/``mem`` a wave or an
-agent may override: where each agent's ``run.sh`` runs."""
+"""``placement`` of a lane (``local``, ``ssh`` or a Slurm block), and the ``cpus``/``mem`` a
+wave or an agent may override: where each agent's ``run.sh`` runs (an ssh lane's hosts are its
+``ssh:`` section, ``sections/ssh.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..model import PlacementSettings
 from ..source.schema import Checker
 from ..source.yaml_source import FieldPath
 
-KINDS = ("local", "slurm")
+KINDS = ("local", "slurm", "ssh")
 LANE_KEYS = (
     "kind",
     "partition",
@@ -28,13 +29,14 @@ SLURM_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")  # partition, account, qos
 
 
 def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
-    """A lane's ``placement:``: ``local`` (the default) or ``{kind: slurm, ...}``."""
+    """A lane's ``placement:``: ``local`` (the default), ``ssh`` or ``{kind: slurm, ...}``."""
     if value is None or value == "local":
         return PlacementSettings()
-    if value == "slurm":
-        return PlacementSettings(kind="slurm")
+    if value in ("slurm", "ssh"):
+        return PlacementSettings(kind=value)
     if isinstance(value, str):
-        ck.error(("placement",), f"unknown placement {value!r}", "local, slurm or a mapping")
+        expected = "local, slurm, ssh or a mapping"
+        ck.error(("placement",), f"unknown placement {value!r}", expected)
         return PlacementSettings()
     raw = ck.mapping(value, ("placement",), LANE_KEYS)
     if raw is None:
@@ -70,7 +72,7 @@ def check_lane_placement(ck: Checker, value: Any) -> PlacementSettings:
         path = ("placement", "unreachable_minutes")
         minutes = ck.number(raw["unreachable_minutes"], path, positive=True)
         out = out._replace(unreachable_minutes=float(minutes or out.unreachable_minutes))
-    if out.kind == "local":
+    if out.kind != "slurm":  # cpus and mem are accepted, and unused
         slurm_only = [k for k in raw if k not in ("kind", "cpus", "mem")]
         for key in slurm_only:
             ck.error(("placement", key), f"{key} is a Slurm setting", "kind: slurm")
