@@ -6,7 +6,8 @@
 #   scripts/ssh-hosts.sh start DIR [N]   # prints DIR/ssh_config; hosts are host1 .. hostN
 #   scripts/ssh-hosts.sh stop DIR        # ends every daemon it started there
 #
-# Nothing of the person's ~/.ssh is read or written: the client config sets its own identity
+# Each host's PATH starts with its own bin folder (DIR/hostN/bin), where a test puts the CLIs
+# agents there run. Nothing of the person's ~/.ssh is read or written: the client config sets its own identity
 # and known_hosts, and StrictHostKeyChecking stays on (the host keys are in known_hosts).
 set -euo pipefail
 
@@ -64,7 +65,7 @@ free_port() {
 
 for ((i = 1; i <= count; i++)); do
   host=$dir/host$i
-  mkdir -p "$host/workdir"
+  mkdir -p "$host/workdir" "$host/bin"
   ssh-keygen -q -t ed25519 -N '' -f "$host/host_key" -C "host$i" <<<y >/dev/null
   cp "$dir/client_key.pub" "$host/authorized_keys"
   chmod 0600 "$host/authorized_keys"
@@ -83,7 +84,7 @@ UsePAM no
 MaxSessions 100
 MaxStartups 100:30:200
 LogLevel ERROR
-SetEnv WAVE_TEST_HOST=host$i
+SetEnv WAVE_TEST_HOST=host$i PATH=$host/bin:/usr/local/bin:/usr/bin:/bin
 AcceptEnv LANG
 Subsystem sftp internal-sftp
 EOF

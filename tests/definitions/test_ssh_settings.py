@@ -10,9 +10,7 @@ from helpers import Repo
 
 from wave_orchestrator.definitions.loading.lane_loader import load_lane
 from wave_orchestrator.definitions.model import PlacementSettings, SshHostDef, SshSettings
-from wave_orchestrator.definitions.sections.ssh import DESTINATION_RE
 from wave_orchestrator.errors import LaneInvalid
-from wave_orchestrator.placement import ssh_client
 
 LANE = "defaults: {executor: local}\nclosure: {required_roles: []}\n"
 AGENT = '  - {id: A, prompt: p, executor: {local: {command: "true"}}}\n'
@@ -209,10 +207,6 @@ def test_ordinary_destinations_pass(repo: Repo, destination: str) -> None:
     )
     ssh = load_lane(repo.root, "main").placement.ssh
     assert ssh is not None and ssh.hosts[0].destination == destination
-
-
-def test_the_ssh_client_checks_destinations_by_the_same_pattern() -> None:
-    assert ssh_client.DESTINATION_RE.pattern == DESTINATION_RE.pattern
 
 
 @pytest.mark.parametrize(

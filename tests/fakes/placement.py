@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fakes.clock import FakeClock
-from wave_orchestrator.placement.base import AgentJob, PaneInfo, start_each
+from wave_orchestrator.placement.base import AgentJob, HereDefaults, PaneInfo, start_each
 from wave_orchestrator.state.fsutil import write_json_atomic
 
 
@@ -43,7 +43,7 @@ class FakeAgent:
 
 
 @dataclass
-class FakePlacement:
+class FakePlacement(HereDefaults):
     """Records every start, signal and removal with its simulated time; ``file_event`` is the
     watcher's sink (agent id, file name), set by whoever builds the pool."""
 

@@ -2,7 +2,8 @@
 
 One interface starts an agent, tells whether it is still there (for every agent at once, in
 one call), signals it, removes it, and says how a person attaches to it. ``local`` is tmux on
-this machine (``local.py``); ``slurm`` is one batch job per attempt (``slurm.py``). The pool,
+this machine (``local.py``); ``slurm`` is one batch job per attempt (``slurm.py``); ``ssh`` is
+tmux on the lane's SSH hosts (``ssh.py``). The pool,
 the reaper and the wave runner see only this; planning, budgets, gates and state do not change
 with the placement.
 
@@ -98,6 +99,33 @@ class Placement(Protocol):
     def command_line(self, job: AgentJob) -> list[str]:
         """The command a launch runs for ``job`` (what a dry run shows)."""
         ...
+
+    def room(self) -> int | None:
+        """How many more agents it can run now (None: as many as the lane allows)."""
+        ...
+
+    def bring_back(self, session: str, agent: str) -> None:
+        """What an ended agent did where it ran, here (its commits from a host); nothing when
+        it ran here. Raises PlacementError when that cannot be done."""
+        ...
+
+    def close(self) -> None:
+        """End what the placement keeps running for the launch (connections, followers)."""
+        ...
+
+
+class HereDefaults:
+    """What a placement whose agents see this machine's checkout has nothing to do for: no
+    slots of its own, no work to bring back, nothing kept running between calls."""
+
+    def room(self) -> int | None:
+        return None
+
+    def bring_back(self, session: str, agent: str) -> None:
+        """Its agents work in this machine's checkout (or a shared filesystem's)."""
+
+    def close(self) -> None:
+        """Nothing kept running for the launch."""
 
 
 def start_each(placement: Placement, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definitions.model import LaneDef, PlacementSettings
 from ..state.fsutil import read_json
@@ -16,12 +16,30 @@ from .base import Placement
 from .local import LocalPlacement
 from .tmux import TmuxServer
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .ssh import GitSide
+
+    HostSide = tuple[GitSide, Sequence[str]]
+
 
 def placement_for(
-    lane: LaneDef, layout: StateLayout, tmux: TmuxServer, warn: Callable[[str], None]
+    lane: LaneDef,
+    layout: StateLayout,
+    tmux: TmuxServer,
+    warn: Callable[[str], None],
+    host_side: HostSide | None = None,
 ) -> Placement:
-    """Slurm jobs, or sessions on the lane's tmux server (the launcher's own sessions, the
-    dashboard's and a detached launcher's, stay on tmux whatever the placement)."""
+    """Slurm jobs, sessions on SSH hosts, or sessions on the lane's tmux server (the
+    launcher's own sessions, the dashboard's and a detached launcher's, stay on this machine's
+    tmux whatever the placement). ``host_side`` is what SSH hosts need of this machine: its
+    git work, and the programs the lane's agents start."""
+    if lane.placement.remote and lane.placement.ssh is not None:
+        from .ssh import SshPlacement  # loaded for SSH lanes only
+
+        git, programs = host_side or (None, ())
+        return SshPlacement(lane.placement.ssh, layout, lane.repo, git, warn, programs)
     return _placement(lane.placement, lane.name, lane.repo, layout, tmux, warn)
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 from ..errors import PlacementError
 from ..state.layout import agent_token
 from . import processes
-from .base import AgentJob, PaneInfo, start_each
+from .base import AgentJob, HereDefaults, PaneInfo, start_each
 from .tmux import TmuxServer, process_running, signal_process_group
 
 
-class LocalPlacement:
+class LocalPlacement(HereDefaults):
     kind = "local"
     queues = False
     unreachable_since: float | None = None  # tmux here: the pool handles a lost socket

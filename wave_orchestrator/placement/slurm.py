@@ -34,7 +34,7 @@ from ..definitions.model import PlacementSettings
 from ..errors import PlacementRefused, PlacementUnreachable, SlurmError
 from ..state.fsutil import read_text, write_atomic
 from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
-from .base import AgentJob, PaneInfo, start_each
+from .base import AgentJob, HereDefaults, PaneInfo, start_each
 from .slurm_commands import (
     Answer,
     ControllerSilent,
@@ -56,7 +56,7 @@ SBATCH_ANSWER = "sbatch.err"  # sbatch's own words when it refused the job
 NOT_SHARED = "NOT_SHARED"
 
 
-class SlurmPlacement:
+class SlurmPlacement(HereDefaults):
     kind = "slurm"
     queues = True
 

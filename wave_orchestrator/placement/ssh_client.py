@@ -7,18 +7,15 @@ input like an agent's files."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from ..definitions.sections.ssh import DESTINATION_RE
 from ..errors import PlacementError
 
-# A destination is what `ssh` takes as its host argument: an alias, host, user@host. Never an
-# option (a leading "-"), never a space or control character that could split it.
-DESTINATION_RE = re.compile(r"[A-Za-z0-9_.@:\[\]%+][A-Za-z0-9_.@:\[\]%+-]{0,254}")
 CONNECT_SECONDS = 10  # a host that does not answer a new connection in this long is not there
 PERSIST_SECONDS = 120  # the shared connection outlives its last use this long
 ANSWER_LIMIT = 1 << 20  # what wave reads of a host's answer to one command, at most
@@ -82,13 +79,16 @@ class SshClient:
         them quoted one by one, so no word of an agent's or a lane's is ever run as code."""
         return [*self.base(tty), " ".join(shlex.quote(word) for word in remote)]
 
-    def run(self, remote: Sequence[str], stdin: str | None = None, timeout: float = 60) -> Answer:
+    def run(
+        self, remote: Sequence[str], stdin: str | bytes | None = None, timeout: float = 60
+    ) -> Answer:
         """``remote`` on the host: its exit code and what it printed (bounded, decoded as
         text). Exit 255 is ssh's own: the host could not be reached or refused."""
+        data = stdin.encode() if isinstance(stdin, str) else stdin or b""
         try:
             done = subprocess.run(
                 self.argv(remote),
-                input=(stdin or "").encode(),
+                input=data,
                 capture_output=True,
                 timeout=timeout,
                 check=False,

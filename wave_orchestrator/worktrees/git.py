@@ -14,7 +14,7 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import WaveError
@@ -119,14 +119,19 @@ class Git:
         return self._settings
 
     def run(
-        self, *args: str, check: bool = True, identity: bool = False
+        self,
+        *args: str,
+        check: bool = True,
+        identity: bool = False,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run one git command; with ``identity``, commit as ``wave`` when git has no user."""
+        """Run one git command; with ``identity``, commit as ``wave`` when git has no user;
+        ``env`` adds to its environment (how it reaches a host)."""
         argv = [*self._prefix(), *self.settings()]
         if identity and not self._identity:
             for setting in FALLBACK_IDENTITY:
                 argv += ["-c", setting]
-        done = _run([*argv, *args], self.cwd)
+        done = _run([*argv, *args], self.cwd, env)
         if check and done.returncode != 0:
             raise self.failure(args, done)
         return done
@@ -148,7 +153,9 @@ def detach_head(path: Path, git_dir: Path) -> None:
     Git(path, git_dir).run("checkout", "--quiet", "--detach")
 
 
-def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], cwd: Path, extra: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """One git process in a process group of its own: at the timeout the whole group is
     killed, so nothing git started can hold the launcher (or git's pipes) after it."""
     try:
@@ -160,7 +167,7 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
             stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            env=_env(),
+            env={**_env(), **(extra or {})},
             process_group=0,  # wave's own session: processes.reap_adopted leaves it alone
         )
     except FileNotFoundError as exc:

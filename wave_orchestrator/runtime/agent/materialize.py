@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 
 from ...agents.prompts import compose_prompt
-from ...agents.wrapper import WrapperSpec, render_run_script
+from ...agents.wrapper import WRAPPER_TOOLS, WrapperSpec, render_run_script
 from ...state.fsutil import check_regular_or_missing, ensure_dir, write_atomic
 from .plan import AgentLaunch
 from .programs import ensure_agent_bin
@@ -66,6 +66,8 @@ def materialize(
         account=launch.account,
         account_backoff=str(shared) if shared else None,
         orchestrator_id=launch.orchestrator_id,
+        # On an SSH host the wrapper's tools are the host's, found on its PATH.
+        tools={name: name for name in WRAPPER_TOOLS} if launch.lane.placement.remote else None,
     )
     if retry := launch.retry_argv:  # a later try goes on with what the first one began
         retry_prompt = launch.paths.dir / "retry-prompt.md"

@@ -211,7 +211,9 @@ class Planner:
         self.orchestrator_id = orchestrator_id
         self.path_env = agent_path_env(layout.agent_bin)
         self._state_dir, self._repo = str(lane.state_dir), str(lane.repo)
-        self._env_file = None if layout.dry_run else layout.agent_env
+        # On SSH hosts an agent gets the host's own PATH and environment, not this machine's.
+        self.remote = lane.placement.remote
+        self._env_file = None if layout.dry_run or self.remote else layout.agent_env
         self._bin_dir = layout.agent_bin
         self._accounts = layout.accounts
         self._prefetcher: Prefetcher | None = None
@@ -277,6 +279,8 @@ class Planner:
             # Inherited by all the agent starts: what it leaves running is found and ended by it.
             "WAVE_AGENT_TOKEN": agent_token(socket, session),
         }
+        if self.remote and own_path is None:
+            del env["PATH"]
         budget, timeout = agent.executor.budget_minutes, lane.defaults.timeout_minutes
         return AgentLaunch(
             lane=lane,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...agents.env_file import render_env_file
 from ...coordination.follower import Coordinator
@@ -35,11 +35,15 @@ from ...state.registry import process_started, register_launcher, unregister_lau
 from ...state.run_state import RunState
 from ..agent.confine import warnings as sandbox_warnings
 from ..agent.plan import Planner
+from ..agent.programs import required_programs
 from ..wave.context import WaveContext, WaveOutcome
 from ..wave.runner import WaveRunner
 from .outcome import LaunchResult, lane_done, wave_ended
 from .selection import LaunchOptions, completed_waves, prepare_lane, select_waves
 from .streams import hang_up
+
+if TYPE_CHECKING:
+    from ...worktrees.host_git import HostGit
 
 log = Logger(__name__)
 NOTIFY_DRAIN_SECONDS = 5  # the longest a launcher waits, at its end, on notifications left
@@ -81,7 +85,19 @@ class Launcher:
         else:
             log.warning(message)
 
+    def _host_side(self, waves: list[WaveDef]) -> tuple[HostGit, list[str]] | None:
+        """What agents on SSH hosts need of this machine: its git, and the programs to look
+        for on each host (the lane's CLIs, fallbacks included)."""
+        if not self.lane.placement.remote:
+            return None
+        from ...worktrees.host_git import HostGit
+
+        programs = {program for _, _, program in required_programs(waves) if "/" not in program}
+        return HostGit(self.lane.repo), sorted(programs)
+
     def check_executors(self, waves: list[WaveDef]) -> None:
+        if self.lane.placement.remote:  # their CLIs are looked for on each host instead
+            return
         missing = self.planner.missing_at_start(waves)
         if missing:
             raise ExecutorMissing("cannot launch, executables missing:\n  " + "\n  ".join(missing))
@@ -104,7 +120,9 @@ class Launcher:
             try:
                 self.check_executors(waves)
                 self.tmux = TmuxServer(socket_name(self.lane.name, self.lane.repo))
-                self.placement = placement_for(self.lane, self.layout, self.tmux, self.warn)
+                self.placement = placement_for(
+                    self.lane, self.layout, self.tmux, self.warn, self._host_side(waves)
+                )
                 self.placement.check()
                 self.reaper = Reaper(self.placement, self.opts.keep_sessions)
                 self.reaper.subreaper = self.subreaper
@@ -168,6 +186,7 @@ class Launcher:
                 self.tmux.kill_sessions([DASHBOARD_SESSION])
             if self.reaper is not None:
                 self.reaper.drain()
+            self.placement.close()  # SSH hosts: followers and connections end with the launch
             self.teller.drain(NOTIFY_DRAIN_SECONDS)  # what a person must hear: spend limit...
             # A server that lost its socket can be ended only by its pid: none is left behind.
             self.tmux.shutdown_if_unreachable()

@@ -46,6 +46,14 @@ def waits_on_first_opencode(run: AgentRun, first: AgentRun | None, longest: floa
     return starting
 
 
+def at_capacity(placement: Placement, starting: int, busy: int, max_running: int) -> bool:
+    """At `max_running` agents (``busy``: running, stopping and ``starting``; each holds a
+    pty and tmux descriptors), or no free slot where they run (every SSH host at its
+    `max_agents`): the others wait."""
+    room = placement.room()
+    return (room is not None and starting >= room) or busy >= max_running
+
+
 def prepare_and_start(
     runs: list[AgentRun], stale: list[bool], placement: Placement
 ) -> list[int | Exception | None]:

@@ -24,7 +24,7 @@ from .continuing import note_conversation, refused
 from .git_jobs import GIT_DONE, GitJobs
 from .governor_side import GovernorSide
 from .heartbeat import Heartbeat
-from .launching import dependency_state, prepare_and_start, waits_on_first_opencode
+from .launching import at_capacity, dependency_state, prepare_and_start, waits_on_first_opencode
 from .liveness import Ending, Liveness, Started, cancelled, spend_stopped
 from .messages import follow_questions
 from .rate_limits import follow_backoff, follow_cli_retries, judge_usage_limit
@@ -239,8 +239,8 @@ class AgentPool:
         return waits_on_first_opencode(run, self.first_opencode, FIRST_START_SECONDS)
 
     def _full(self, active: int, starting: int = 0) -> bool:
-        """At `max_running` agents (each holds a pty and tmux descriptors): the others wait."""
-        return active + self.reaper.stopping + starting >= self.limits.max_running
+        busy = active + self.reaper.stopping + starting
+        return at_capacity(self.placement, starting, busy, self.limits.max_running)
 
     def _launch(self, runs: list[AgentRun]) -> None:
         stale = []

@@ -63,7 +63,9 @@ class WaveRunner:
         )
         self.attempt = Attempt()
         self.started = time.time()  # shared files changed since, unclaimed: named at its end
-        self.workspaces = Workspaces(ctx.lane, ctx.layout, wave, ctx.keep_worktrees)
+        self.workspaces = Workspaces(
+            ctx.lane, ctx.layout, wave, ctx.keep_worktrees, ctx.placement.bring_back
+        )
         add_cost = ctx.governor.add_cost if ctx.governor else None
         self.metrics = MetricsWriter(ctx.layout, ctx.lane.name, wave.number, add_cost)
         shares = ctx.lane.shared_files or bool(wave.shared)

@@ -14,7 +14,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,11 +38,17 @@ class Workspaces:
     """One wave's workspaces; every method is a no-op in a shared checkout."""
 
     def __init__(
-        self, lane: LaneDef, layout: StateLayout, wave: WaveDef, keep: bool = False
+        self,
+        lane: LaneDef,
+        layout: StateLayout,
+        wave: WaveDef,
+        keep: bool = False,
+        bring_back: Callable[[str, str], None] | None = None,
     ) -> None:
         self.lane = lane
         self.wave = wave
         self.keep = keep  # --keep-worktrees
+        self.bring_back = bring_back  # the placement's: what an agent did on a host, here
         self.enabled = wave.isolation.worktree
         self.layout = layout
         self.isolation = Isolation(lane.repo, layout.worktrees, lane.name)
@@ -276,6 +282,8 @@ class Workspaces:
         )
         message = f"wave: {run.id} attempt {run.launch.attempt}"
         try:
+            if self.bring_back is not None:
+                self.bring_back(run.launch.session, run.id)
             if not path.exists():
                 return f"its worktree {path} is gone: wave could not commit its work"
             keep_out = () if closure else self.setup.copy

@@ -1,0 +1,261 @@
+"""The SSH placement: each agent's try in a tmux session on one of the lane's hosts.
+
+An agent goes to the answering host with the most free slots (``max_agents``), the first in
+``ssh.hosts`` on a tie. Its worktree there is made from the host's bare mirror, which its
+commit reaches by ``git push`` over the host's shared connection (the host needs no network
+of its own); its files follow, relocated (``ssh_ship``), and its ``run.sh`` starts in a
+session on the lane's tmux server there. Each host is looked at every half second
+(``ssh_host``): output and status come back into the agent's folder here, so everything after
+(budgets, gates, the console) is what it is for a local agent. When the agent has ended,
+``bring_back`` commits what it left uncommitted there and fetches its branch here.
+
+Handles are ``host index << 32 | pane pid``: two hosts may give the same pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from ..definitions.model import SshSettings
+from ..errors import PlacementError
+from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
+from .base import AgentJob, PaneInfo, start_each
+from .ssh_client import SshClient, SshError, SshHost, said
+from .ssh_host import Followed, Host
+from .ssh_remote import KILL, PREPARE, SETTLE, SIGNAL, START, prepared, script
+from .ssh_ship import Relocation, pack
+
+HOST_LOST = "host-lost"  # how an agent on a lost host ended
+WORK_LEFT = "wave: work {agent} left uncommitted on host {host}"
+
+
+class GitSide(Protocol):
+    """The git work on this machine an SSH lane needs (the runtime gives it: git runs in one
+    place)."""
+
+    def head(self, cwd: Path) -> tuple[str, str] | None:
+        """(branch, commit) of an agent's own worktree; None for the shared checkout."""
+        ...
+
+    def push(self, cwd: Path, url: str, refspec: str, env: Mapping[str, str]) -> None: ...
+
+    def take(self, cwd: Path, url: str, ref: str, env: Mapping[str, str]) -> None:
+        """Fetch ``ref`` and move the worktree's branch to it (fast-forward only)."""
+        ...
+
+
+class SshPlacement:
+    kind = "ssh"
+    queues = False
+    unreachable_since: float | None = None  # each host is waited for on its own
+
+    def __init__(
+        self,
+        settings: SshSettings,
+        layout: StateLayout,
+        repo: Path,
+        git: GitSide | None,
+        warn: Callable[[str], None],
+        programs: Sequence[str] = (),
+    ) -> None:
+        self.settings, self.layout, self.repo, self.git = settings, layout, repo, git
+        self.warn, self.programs = warn, tuple(programs)
+        self.tag = repo_tag(repo)
+        control = Path("/tmp") / f"wave-ssh-{self.tag}-{layout.lane}"[:40]
+        timeout = settings.host_timeout_minutes * 60
+        self.hosts = [
+            Host(
+                i,
+                spec,
+                SshClient(SshHost(spec.name, spec.destination, settings.config), control),
+                timeout,
+            )
+            for i, spec in enumerate(settings.hosts, start=1)
+        ]
+        self.where: dict[str, Host] = {}  # session -> its host
+        self.placed: dict[str, Followed] = {}  # session -> where its last try worked
+        self.local_roots = (repo, layout.root, layout.worktrees)
+
+    # -- before any agent ------------------------------------------------------------------
+    def check(self) -> None:
+        """Each host prepared (its root and mirror) and checked for what agents need; every
+        problem of every host in one error."""
+        problems = []
+        for host in self.hosts:
+            try:
+                self._prepare(host)
+            except SshError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise PlacementError("; ".join(problems))
+        for host in self.hosts:
+            host.start_following(self.warn)
+
+    def _prepare(self, host: Host) -> None:
+        needs = ("tmux", "git", "bash", "tar", "base64", *self.programs)
+        answer = host.client.run(script(PREPARE, host.spec.workdir or "", self.tag, *needs))
+        if answer.code != 0:
+            raise SshError(f"host {host.name} ({host.spec.destination}): {said(answer)}")
+        root, free, missing = prepared(answer.out)
+        if root is None:
+            raise SshError(f"host {host.name}: its workdir is no usable path")
+        if missing:
+            raise SshError(f"host {host.name} lacks {', '.join(missing)} on its PATH")
+        if free is not None and free < 100 * 1024:
+            raise SshError(f"host {host.name}: its disk is full ({free // 1024} MiB free)")
+        host.root = root
+
+    # -- starting --------------------------------------------------------------------------
+    def room(self) -> int | None:
+        return sum(host.room() for host in self.hosts)
+
+    def _choose(self) -> Host:
+        best = max(self.hosts, key=lambda h: (h.room(), -h.index))
+        if best.room() <= 0 or best.root is None:
+            raise PlacementError("no SSH host has a free slot")
+        return best
+
+    def start(self, job: AgentJob) -> int | None:
+        host = self._choose()
+        assert host.root is not None
+        cwd = Path(job.cwd)
+        head = self.git.head(cwd) if self.git is not None else None
+        shared = host.spec.shared_path
+        if head is None and not shared:
+            raise PlacementError(f"host {host.name}: an agent there needs a worktree")
+        where = Relocation(self.local_roots, host.root)
+        env = {"GIT_SSH_COMMAND": host.client.git_ssh_command()}
+        branch, sha = ("", "") if shared or head is None else head
+        if branch:
+            assert self.git is not None
+            mirror = host.client.git_url(f"{host.root}/mirror.git")
+            self.git.push(cwd, mirror, f"{sha}:refs/wave/{branch}", env)
+        run_sh = Path(job.argv[-1])
+        host_dir = str(job.agent_dir) if shared else where.path(job.agent_dir)
+        remote_cwd = job.cwd if shared else where.path(cwd)
+        followed = Followed(job.agent_dir, host_dir, remote_cwd, job.cwd, branch, not shared)
+        host.follow(job.session, followed)
+        self.where[job.session] = host
+        self.placed[job.session] = followed
+        payload = b"" if shared else pack(job.agent_dir, [self.layout.accounts], where)
+        words = (host.root, job.session, remote_cwd)
+        script_path = str(run_sh) if shared else where.path(run_sh)
+        answer = host.client.run(script(START, *words, script_path, host_dir, branch, sha), payload)
+        pid = answer.out.strip().splitlines()[-1] if answer.out.strip() else ""
+        if answer.code != 0 or not pid.isdigit():
+            host.release(job.session)
+            self.placed.pop(job.session, None)
+            raise PlacementError(f"host {host.name}: could not start {job.session}: {said(answer)}")
+        host.started_now(job.session, int(pid))
+        return host.index << 32 | int(pid)
+
+    def start_many(self, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
+        return start_each(self, jobs)
+
+    # -- following -------------------------------------------------------------------------
+    def sessions(self, strict: bool = False) -> dict[str, PaneInfo]:
+        """Every agent pane of every host, as its last look saw it; a lost host's agents dead
+        and ``host-lost``; a silent one's as they were."""
+        out: dict[str, PaneInfo] = {}
+        for host in self.hosts:
+            panes = host.panes_seen()
+            with host.lock:
+                followed = set(host.followed)
+            if host.lost:
+                for name in followed:
+                    out[name] = PaneInfo(name, True, None, None, ended=HOST_LOST, host=host.name)
+                continue
+            for name, pane in panes.items():
+                if not AGENT_SESSION_RE.fullmatch(name) or name in out:
+                    continue
+                handle = host.index << 32 | pane.pid if pane.pid is not None else None
+                out[name] = PaneInfo(name, pane.dead, pane.status, handle, host=host.name)
+                self.where.setdefault(name, host)
+        return out
+
+    def _host_of(self, handle: int) -> Host | None:
+        index = handle >> 32
+        return self.hosts[index - 1] if 1 <= index <= len(self.hosts) else None
+
+    def signal(self, handle: int, signum: int) -> bool:
+        host = self._host_of(handle)
+        if host is None or host.lost or host.root is None:
+            return False
+        pid = handle & 0xFFFFFFFF
+        return host.client.run(script(SIGNAL, str(signum), str(pid)), timeout=30).code == 0
+
+    def alive(self, handle: int) -> bool:
+        host = self._host_of(handle)
+        if host is None or host.lost:
+            return False
+        pid = handle & 0xFFFFFFFF
+        with host.lock:
+            return any(p.pid == pid and not p.dead for p in host.panes.values())
+
+    def wrapper_running(self, handle: int) -> bool:
+        return self.alive(handle)
+
+    def remove(self, names: Iterable[str]) -> None:
+        by_host: dict[int, list[str]] = {}
+        for name in names:
+            if (host := self.where.get(name)) is not None:
+                by_host.setdefault(host.index, []).append(name)
+        for index, sessions in by_host.items():
+            host = self.hosts[index - 1]
+            for name in sessions:
+                host.release(name)
+            if not host.answering:
+                with host.lock:
+                    host.doomed.update(sessions)
+                continue
+            assert host.root is not None
+            host.client.run(script(KILL, host.root, *sessions), timeout=30)
+
+    def attach_argv(self, session: str, output_log: Path) -> list[str]:
+        host = self.where.get(session) or self.hosts[0]
+        root = host.root or "."
+        return host.client.argv(
+            ["tmux", "-S", f"{root}/tmux", "attach", "-t", f"={session}"], tty=True
+        )
+
+    def command_line(self, job: AgentJob) -> list[str]:
+        host = self.hosts[0]
+        return host.client.argv(
+            ["tmux", "new-session", "-d", "-s", job.session, shlex.join(job.argv)]
+        )
+
+    # -- after an agent ----------------------------------------------------------------------
+    def bring_back(self, session: str, agent: str) -> None:
+        """What the agent did on its host, here: its leftovers committed there and its branch
+        fetched into its worktree here. Raises PlacementError when its host cannot be asked."""
+        host = self.where.get(session)
+        if host is None or self.git is None:
+            return
+        followed = self.placed.get(session)
+        if followed is None or not followed.branch or not followed.mirrored:
+            return
+        message = WORK_LEFT.format(agent=agent, host=host.name)
+        answer = host.client.run(
+            script(SETTLE, followed.cwd, followed.branch, message), timeout=120
+        )
+        if answer.code != 0 or not answer.out.strip():
+            if answer.code == 0:
+                return  # it never had a worktree there: nothing to bring
+            raise PlacementError(
+                f"host {host.name}: {session}'s work not brought back: {said(answer)}"
+            )
+        assert host.root is not None
+        env = {"GIT_SSH_COMMAND": host.client.git_ssh_command()}
+        url = host.client.git_url(f"{host.root}/mirror.git")
+        self.git.take(Path(followed.local_cwd), url, f"refs/heads/{followed.branch}", env)
+
+    def close(self) -> None:
+        """Followers stopped, shared connections ended: nothing of wave left running here."""
+        for host in self.hosts:
+            host.stop_following()
+            with contextlib.suppress(OSError, SshError):
+                host.client.close()

@@ -1,0 +1,211 @@
+"""One SSH host of a lane, followed: its slots, its agents, and one look at it every half
+second over its shared connection, which brings each agent's output and status files here.
+
+A look lists the panes of the lane's tmux server on the host and, for each agent wave follows
+there, what its ``output.log`` grew by and its ``status.json`` and ``backoff.json``; those are
+written into the agent's folder here (never through a link), where the launcher's file events
+see them as they see a local agent's. A status is written only once the log that precedes it
+is all here. A host that stops answering is told once, waited for ``host_timeout``, and then
+its agents are reported lost; a host that answers again takes agents again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from ..definitions.model import SshHostDef
+from ..state.fsutil import open_regular, write_atomic
+from ..state.logs import Logger
+from .ssh_client import SshClient
+from .ssh_remote import LOG_CHUNK, LOOK, Look, Pane, read_look, script
+
+log = Logger(__name__)
+
+LOOK_SECONDS = 0.5  # how often a host is looked at: an agent's end is here within a second
+LOOK_TIMEOUT = 20.0  # a look that takes longer counts as no answer
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+class Followed(NamedTuple):
+    """An agent wave follows on a host: its folder here and there, and its worktree there."""
+
+    local_dir: Path
+    host_dir: str
+    cwd: str  # where it works on the host
+    local_cwd: str  # where it works here
+    branch: str  # its branch ("" when it works in a shared checkout)
+    mirrored: bool  # its files are brought back (not on a shared filesystem)
+
+
+class Host:
+    """A host's state, shared by the launcher's threads and its follower thread."""
+
+    def __init__(
+        self, index: int, spec: SshHostDef, client: SshClient, timeout_seconds: float
+    ) -> None:
+        self.index, self.spec, self.client = index, spec, client
+        self.timeout_seconds = timeout_seconds
+        self.root: str | None = None  # <workdir>/<repo tag> there, once prepared
+        self.lock = threading.Lock()
+        self.followed: dict[str, Followed] = {}
+        self.slots: set[str] = set()  # the sessions that hold one of its max_agents
+        self.offsets: dict[str, int] = {}  # session -> bytes of its output.log brought back
+        self.written: dict[tuple[str, str], bytes] = {}  # what each mirrored file last was
+        self.panes: dict[str, Pane] = {}
+        self.looked_at = -1.0  # monotonic: when the last answered look began
+        self.started: dict[str, tuple[float, int]] = {}  # session -> (when, pane pid) started
+        self.silent_since: float | None = None  # wall clock: it stopped answering
+        self.lost = False  # silent past host_timeout: its agents were reported lost
+        self.doomed: set[str] = set()  # sessions to kill when it answers again
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def answering(self) -> bool:
+        return self.silent_since is None
+
+    def room(self) -> int:
+        with self.lock:
+            return max(0, self.spec.max_agents - len(self.slots)) if self.answering else 0
+
+    def follow(self, session: str, followed: Followed) -> None:
+        with self.lock:
+            self.followed[session] = followed
+            self.slots.add(session)
+            self.offsets[session] = 0
+            for name in ("status.json", "backoff.json"):
+                self.written.pop((session, name), None)
+            self.panes.pop(session, None)
+
+    def started_now(self, session: str, pid: int) -> None:
+        with self.lock:
+            self.started[session] = (time.monotonic(), pid)
+
+    def panes_seen(self) -> dict[str, Pane]:
+        """Its panes as the last look saw them, with the sessions started since that look
+        began as running (a look does not see what did not exist yet)."""
+        with self.lock:
+            panes = dict(self.panes)
+            for name, (when, pid) in self.started.items():
+                if name not in panes and when >= self.looked_at:
+                    panes[name] = Pane(name, False, None, pid)
+        return panes
+
+    def release(self, session: str) -> None:
+        with self.lock:
+            self.slots.discard(session)
+            self.followed.pop(session, None)
+
+    # -- the follower -----------------------------------------------------------------------
+    def start_following(self, warn: Callable[[str], None]) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, args=(warn,), name=f"ssh-{self.name}", daemon=True
+            )
+            self._thread.start()
+
+    def stop_following(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=LOOK_TIMEOUT + 5)
+
+    def _run(self, warn: Callable[[str], None]) -> None:
+        while not self._stop.is_set():
+            try:
+                self.look(warn)
+            except Exception as exc:  # the follower must outlive one bad answer
+                log.warning("host look failed", host=self.name, error=str(exc))
+            self._stop.wait(LOOK_SECONDS)
+
+    def look(self, warn: Callable[[str], None]) -> bool:
+        """One look; False when the host did not answer."""
+        if self.root is None:
+            return False
+        with self.lock:
+            asked = [
+                (name, f.host_dir, self.offsets.get(name, 0))
+                for name, f in self.followed.items()
+                if f.mirrored
+            ]
+        args = [word for name, folder, at in asked for word in (name, folder, str(at))]
+        began = time.monotonic()
+        answer = self.client.run(script(LOOK, self.root, *args), timeout=LOOK_TIMEOUT)
+        seen = read_look(answer.out, [name for name, _, _ in asked]) if answer.code == 0 else None
+        if seen is None:
+            self._silent(warn)
+            return False
+        self._answered(warn)
+        self._take(seen, began)
+        return True
+
+    def _silent(self, warn: Callable[[str], None]) -> None:
+        now = time.time()
+        if self.silent_since is None:
+            self.silent_since = now
+            since = time.strftime("%H:%M", time.localtime(now))
+            warn(f"host {self.name} not answering since {since}: its agents are kept")
+        elif not self.lost and now - self.silent_since >= self.timeout_seconds:
+            self.lost = True
+            minutes = self.timeout_seconds / 60
+            warn(f"host {self.name} lost after {minutes:g} min: its agents end host-lost")
+
+    def _answered(self, warn: Callable[[str], None]) -> None:
+        if self.silent_since is None:
+            return
+        was_lost, self.silent_since, self.lost = self.lost, None, False
+        warn(f"host {self.name} answers again: it takes agents again")
+        with self.lock:
+            doomed, self.doomed = list(self.doomed), set()
+        if was_lost and doomed:
+            from .ssh_remote import KILL
+
+            assert self.root is not None
+            self.client.run(script(KILL, self.root, *doomed), timeout=LOOK_TIMEOUT)
+
+    def _take(self, seen: Look, began: float) -> None:
+        """Bring the look's output and files here; note the panes."""
+        with self.lock:
+            followed = dict(self.followed)
+        caught_up: set[str] = set()
+        for name, f in followed.items():
+            offset, data = seen.logs.get(name, (self.offsets.get(name, 0), b""))
+            fresh = data and offset == self.offsets.get(name, 0)
+            if fresh and self._append(f.local_dir / "output.log", data):
+                self.offsets[name] = offset + len(data)
+            if len(data) < LOG_CHUNK:
+                caught_up.add(name)
+        for (name, file), data in seen.files.items():
+            where = followed.get(name)
+            if where is None or name not in caught_up or self.written.get((name, file)) == data:
+                continue
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                write_atomic(where.local_dir / file, data.decode("utf-8"), mode=0o644)
+                self.written[(name, file)] = data
+        with self.lock:
+            self.panes, self.looked_at = seen.panes, began
+            for name in list(self.slots):
+                pane = seen.panes.get(name)
+                if pane is not None and pane.dead:
+                    self.slots.discard(name)
+
+    @staticmethod
+    def _append(path: Path, data: bytes) -> bool:
+        try:
+            fd = open_regular(path, _APPEND)
+        except OSError:
+            return False
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        return True

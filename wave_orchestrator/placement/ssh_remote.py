@@ -1,0 +1,196 @@
+"""What wave runs on an SSH host, and reading what the host answers.
+
+Each script is POSIX ``sh`` given as one quoted word with its values as separate arguments
+(``sh -c SCRIPT sh ARG...``), so nothing a lane, an agent or a host says is ever run as code.
+On the host, wave keeps everything under one root per checkout (``<workdir>/<repo tag>``):
+``mirror.git`` (the bare repository fed by ``git push``), ``root/`` (this machine's paths, each
+under it: the agents' folders and worktrees) and ``tmux`` (the lane's tmux socket, a path of
+its own: a host may be this very machine, whose tmux must never be met).
+
+Everything read back (panes, file contents) is hostile input: each line is checked, each file
+bounded and base64 framed, and a malformed line is dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+# A host path wave made or was told: absolute, no space, quote or `..` (it goes into scripts).
+HOST_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]{1,300}")
+LOG_CHUNK = 1 << 20  # the most of one agent's output.log brought back per look
+FILE_LIMIT = 1 << 16  # status.json, backoff.json: at most this much of each
+MIRRORED = ("status.json", "backoff.json")  # what the wrapper writes beside output.log
+
+# Makes the root and the bare mirror; prints the root, free space and what is missing.
+PREPARE = r"""
+set -e
+w=$1 tag=$2; shift 2
+case $w in
+  "") w=${XDG_CACHE_HOME:-$HOME/.cache}/wave ;;
+  "~/"*) w=$HOME/${w#"~/"} ;;
+esac
+r=$w/$tag
+umask 077
+mkdir -p "$r/root"
+[ -d "$r/mirror.git" ] || git init -q --bare "$r/mirror.git" 2>/dev/null || true
+printf 'root %s\n' "$r"
+printf 'free %s\n' "$(df -Pk "$r" 2>/dev/null | awk 'NR==2 {print $4}')"
+for p in "$@"; do command -v -- "$p" >/dev/null 2>&1 || printf 'missing %s\n' "$p"; done
+"""
+
+# Gets the agent's worktree at its commit, unpacks its files (tar on stdin) and starts its
+# session; prints the pane's pid. Arguments: root, session, cwd, run.sh, agent dir, then
+# branch and commit ("" when it works in a shared checkout).
+START = r"""
+set -e
+r=$1 name=$2 cwd=$3 script=$4 dir=$5 branch=$6 sha=$7
+umask 077
+if [ -n "$branch" ]; then
+  if [ -e "$cwd/.git" ]; then
+    git -C "$cwd" checkout -q -B "$branch" "$sha" >&2
+  else
+    mkdir -p "$(dirname "$cwd")"
+    git -C "$r/mirror.git" worktree prune >&2
+    git -C "$r/mirror.git" worktree add -q -f -B "$branch" "$cwd" "$sha" >&2
+  fi
+fi
+mkdir -p "$dir"
+rm -f "$dir/output.log" "$dir/status.json" "$dir/backoff.json"
+tar -x -f - -C "$r/root"
+tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
+  set-option -g history-limit 10000 \; kill-session -t "=$name" 2>/dev/null || true
+tmux -S "$r/tmux" new-session -d -P -F '#{pane_pid}' -s "$name" -x 200 -y 50 -c "$cwd" \
+  bash "$script"
+"""
+
+# One look: every pane of the lane's server, then for each agent (name, folder, offset) what its
+# output.log grew by and its status and backoff files. Ends with "end" (a cut answer is no look).
+LOOK = r"""
+r=$1; shift
+tmux -S "$r/tmux" list-panes -a \
+  -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null
+while [ $# -ge 3 ]; do
+  name=$1 dir=$2 at=$3; shift 3
+  if [ -f "$dir/output.log" ]; then
+    size=$(wc -c < "$dir/output.log")
+    if [ "$size" -gt "$at" ]; then
+      printf 'log %s %s ' "$name" "$at"
+      tail -c "+$((at + 1))" "$dir/output.log" | head -c LOG_CHUNK | base64 | tr -d '\n'
+      echo
+    fi
+  fi
+  for f in MIRRORED; do
+    if [ -f "$dir/$f" ]; then
+      printf 'file %s %s ' "$name" "$f"
+      head -c FILE_LIMIT "$dir/$f" | base64 | tr -d '\n'
+      echo
+    fi
+  done
+done
+echo end
+""".replace("LOG_CHUNK", str(LOG_CHUNK)).replace("FILE_LIMIT", str(FILE_LIMIT))
+LOOK = LOOK.replace("MIRRORED", " ".join(MIRRORED))
+
+# Signals a pane's process group (the wrapper and all it started).
+SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null'
+
+# Kills sessions by name; a server with none left ends.
+KILL = r"""
+r=$1; shift
+for name in "$@"; do tmux -S "$r/tmux" kill-session -t "=$name" 2>/dev/null || true; done
+"""
+
+# An ended agent's worktree: what it left uncommitted committed on its branch, as a local
+# agent's would be; prints the branch's commit (nothing when it never had a worktree there).
+SETTLE = r"""
+cwd=$1 branch=$2 message=$3
+[ -e "$cwd/.git" ] || exit 0
+if [ -n "$(git -C "$cwd" status --porcelain 2>/dev/null | head -c 1)" ]; then
+  git -C "$cwd" add -A >&2 && git -C "$cwd" commit -q --no-verify -m "$message" >&2
+fi
+git -C "$cwd" rev-parse --verify -q "refs/heads/$branch"
+"""
+
+
+def script(text: str, *args: str) -> list[str]:
+    """The remote words that run ``text`` with ``args`` as its positional parameters."""
+    return ["sh", "-c", text, "sh", *args]
+
+
+class Pane(NamedTuple):
+    session: str
+    dead: bool
+    status: int | None
+    pid: int | None
+
+
+class Look(NamedTuple):
+    """One look at a host: its panes, the new output of each agent, and its small files."""
+
+    panes: dict[str, Pane]
+    logs: dict[str, tuple[int, bytes]]  # session -> (offset, bytes from there)
+    files: dict[tuple[str, str], bytes]  # (session, file name) -> content
+
+
+def read_look(text: str, sessions: Sequence[str]) -> Look | None:
+    """A host's answer to ``LOOK``, or None when it is cut short (no ``end`` line). Only lines
+    about ``sessions`` (the ones asked for) and well-formed ones count."""
+    lines = text.split("\n")
+    if "end" not in lines:
+        return None
+    asked = set(sessions)
+    panes: dict[str, Pane] = {}
+    logs: dict[str, tuple[int, bytes]] = {}
+    files: dict[tuple[str, str], bytes] = {}
+    for words in _split(lines):
+        kind = words[0]
+        if kind == "pane" and len(words) == 5 and words[1] not in panes:
+            panes[words[1]] = Pane(words[1], words[2] == "1", _int(words[3]), _int(words[4]))
+        elif kind == "log" and len(words) in (3, 4) and words[1] in asked:
+            offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
+            if offset is not None and data is not None:
+                logs[words[1]] = (offset, data[:LOG_CHUNK])
+        elif kind == "file" and len(words) in (3, 4) and words[1] in asked:
+            data = _decode(words[3] if len(words) == 4 else "")
+            if words[2] in MIRRORED and data is not None:
+                files[(words[1], words[2])] = data[:FILE_LIMIT]
+    return Look(panes, logs, files)
+
+
+def _split(lines: Sequence[str]) -> Iterator[list[str]]:
+    for line in lines:
+        words = line.split(" ")
+        if words and words[0] in ("pane", "log", "file"):
+            yield words
+
+
+def _int(word: str) -> int | None:
+    return int(word) if word.isdigit() and len(word) < 12 else None
+
+
+def _decode(word: str) -> bytes | None:
+    try:
+        return base64.b64decode(word, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def prepared(text: str) -> tuple[str | None, int | None, list[str]]:
+    """What ``PREPARE`` printed: the root (None when it is no safe path), the free space in
+    KiB, and the programs missing there."""
+    root: str | None = None
+    free: int | None = None
+    missing: list[str] = []
+    for line in text.splitlines()[:200]:
+        key, _, value = line.partition(" ")
+        if key == "root" and HOST_PATH_RE.fullmatch(value) and "/../" not in value + "/":
+            root = value
+        elif key == "free":
+            free = _int(value)
+        elif key == "missing" and value:
+            missing.append(value[:100])
+    return root, free, missing

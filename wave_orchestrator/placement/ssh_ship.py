@@ -1,0 +1,65 @@
+"""What an agent's try needs on its host, packed for one ``tar -x`` there.
+
+Its files (run.sh, its prompts) name this machine's paths: the repository, the state
+directory, its worktree. On the host each such path lives under the host's ``root/``, so the
+files are shipped with every path under the checkout's roots moved there (``/repo/x`` becomes
+``<root>/root/repo/x``); on the host, paths it names but that are not there (the state
+directory's other files) are simply absent. The launcher's environment file, its private bin
+folder and setup copies are never shipped: nothing of this machine's secrets leaves it but the
+agent's own environment, in its owner-only run.sh.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..state.fsutil import read_text
+
+SHIPPED = ("run.sh", "prompt.md", "retry-prompt.md")  # what the wrapper reads of its folder
+
+
+class Relocation:
+    """This machine's paths under ``roots`` as a host keeps them (below ``<host root>/root``)."""
+
+    def __init__(self, roots: Iterable[Path], host_root: str) -> None:
+        ordered = sorted({str(r).rstrip("/") for r in roots if str(r) != "/"}, key=len)
+        self.base = f"{host_root}/root"
+        # Longest first; a root ends where a path word does (not /repo in /repo2).
+        words = "|".join(re.escape(r) for r in reversed(ordered))
+        self._re = re.compile(f"(?<![\\w./-])(?:{words})(?=[/'\"\\s:;=)]|$)") if words else None
+
+    def path(self, local: Path | str) -> str:
+        """Where ``local`` (an absolute path) is on the host."""
+        return f"{self.base}{local}"
+
+    def text(self, text: str) -> str:
+        """``text`` with each path under the roots moved to the host's."""
+        if self._re is None:
+            return text
+        return self._re.sub(lambda m: self.base + m.group(0), text)
+
+
+def pack(agent_dir: Path, extra_dirs: Sequence[Path], where: Relocation) -> bytes:
+    """A tar of the agent's files, relocated, named relative to the host's ``root/`` (for
+    ``tar -x -C <root>/root``); ``extra_dirs`` are folders its wrapper writes into (its
+    account's backoff folder), made empty."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for folder in (agent_dir, *extra_dirs):
+            info = tarfile.TarInfo(str(folder).lstrip("/"))
+            info.type, info.mode = tarfile.DIRTYPE, 0o700
+            tar.addfile(info)
+        for name in SHIPPED:
+            path = agent_dir / name
+            try:
+                data = where.text(read_text(path)).encode()
+            except FileNotFoundError:
+                continue
+            info = tarfile.TarInfo(str(path).lstrip("/"))
+            info.size, info.mode = len(data), 0o700 if name == "run.sh" else 0o600
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
