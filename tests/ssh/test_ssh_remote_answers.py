@@ -1,0 +1,347 @@
+"""What an SSH host answers is hostile input: the LOOK and PREPARE answers are read line by
+line, a cut answer is no answer, and every malformed, foreign or oversized line is dropped or
+bounded. The scripts themselves are POSIX sh, run here for real (``sh -c``, no ssh) against a
+temporary folder and a private tmux server, so what they print is proved to parse."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import wait_for
+
+from wave_orchestrator.placement.ssh_remote import (
+    FILE_LIMIT,
+    LOG_CHUNK,
+    LOOK,
+    PREPARE,
+    Look,
+    Pane,
+    prepared,
+    read_look,
+    script,
+)
+
+NOTHING = Look({}, {}, {})
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def answer(*lines: str) -> str:
+    """A whole answer: the lines, then the ``end`` the LOOK script prints last."""
+    return "\n".join([*lines, "end", ""])
+
+
+def run_sh(words: list[str], env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        words, capture_output=True, text=True, timeout=30, env=env, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# -- read_look: hostile answers ---------------------------------------------------------------
+def test_a_whole_answer_is_read() -> None:
+    text = answer(
+        "pane A1 0  4242",
+        "pane A2 1 3 4343",
+        f"log A1 7 {b64(b'new output')}",
+        "log A2 0 ",
+        f"file A1 status.json {b64(b'{}')}",
+        f"file A1 backoff.json {b64(b'[1]')}",
+    )
+    assert read_look(text, ["A1", "A2"]) == Look(
+        {"A1": Pane("A1", False, None, 4242), "A2": Pane("A2", True, 3, 4343)},
+        {"A1": (7, b"new output"), "A2": (0, b"")},
+        {("A1", "status.json"): b"{}", ("A1", "backoff.json"): b"[1]"},
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "pane A1 0  4242\n",
+        f"pane A1 0  4242\nlog A1 0 {b64(b'x' * 30)[:12]}",  # cut in the middle of a log line
+        "pane A1 0  4242\nending\n",
+        "pane A1 0  4242\n end\n",
+        "pane end 0  4242\nlog end 0 \n",  # "end" only as a word of a line
+    ],
+)
+def test_a_cut_answer_is_no_look(text: str) -> None:
+    assert read_look(text, ["A1"]) is None
+
+
+def test_logs_and_files_of_sessions_not_asked_for_are_ignored() -> None:
+    text = answer(
+        f"log B9 0 {b64(b'theirs')}",
+        f"file B9 status.json {b64(b'{}')}",
+        f"log A1 0 {b64(b'mine')}",
+        "pane B9 0  77",
+    )
+    seen = read_look(text, ["A1"])
+    assert seen is not None
+    assert seen.logs == {"A1": (0, b"mine")} and seen.files == {}
+    # every pane of the lane's server counts: shared-path agents are never asked for by name
+    assert seen.panes == {"B9": Pane("B9", False, None, 77)}
+
+
+GOOD = b64(b"data")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "log A1 0 !!!!",  # not base64
+        "log A1 0 ZGF0YQ",  # base64 cut short (no padding)
+        "log A1 0 ZG F0YQ==",  # a space inside the data
+        f"log A1 -1 {GOOD}",
+        f"log A1 123456789012 {GOOD}",  # beyond any offset wave asked for
+        f"log A1 1e3 {GOOD}",
+        f"log A1 0x10 {GOOD}",
+        f"log A1 0 {GOOD} extra",
+        f"log A1  0 {GOOD}",
+        "log A1",
+        f"file A1 status.json {GOOD} extra",
+        "file A1 status.json @@@@",
+        f"file A1 ../x {GOOD}",
+        f"file A1 run.sh {GOOD}",
+        f"file A1 ../status.json {GOOD}",
+        f"file A1 status.json/ {GOOD}",
+        f"file A1 output.log {GOOD}",
+        "file A1",
+        f"LOG A1 0 {GOOD}",
+        f" log A1 0 {GOOD}",
+        "pane A1 0 4242",  # four words: not a pane line
+        "pane A1 with space 0  4242",  # a session name that splits
+        "pane A1 0  4242 extra",
+    ],
+)
+def test_a_malformed_line_is_dropped(line: str) -> None:
+    assert read_look(answer(line), ["A1"]) == NOTHING
+
+
+@pytest.mark.parametrize(
+    "line", ["pane A1 1 -3 -42", "pane A1 1 123456789012 123456789012", "pane A1 1 x y"]
+)
+def test_a_pane_number_that_is_no_number_is_unknown(line: str) -> None:
+    assert read_look(answer(line), ["A1"]) == Look({"A1": Pane("A1", True, None, None)}, {}, {})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="read_look takes any pid of up to 11 digits; ssh.py packs it as index << 32 | pid, "
+    "so a pid of 2**32 or more names another host's handle (a signal sent there)",
+)
+def test_a_pane_pid_beyond_32_bits_is_unknown() -> None:
+    seen = read_look(answer(f"pane A1 0  {(1 << 32) + 123}"), ["A1"])
+    assert seen is not None and seen.panes["A1"].pid is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="_int trusts str.isdigit, which is true of '²' (and other Unicode digits) that "
+    "int() refuses: the ValueError escapes read_look and prepared instead of the line "
+    "being dropped, so one such line makes every look at that host fail",
+)
+@pytest.mark.parametrize("kind", ["log", "pane", "free"])
+def test_a_unicode_digit_is_dropped_not_raised(kind: str) -> None:
+    if kind == "free":
+        assert prepared("root /w/t\nfree ²\n") == ("/w/t", None, [])
+        return
+    line = f"log A1 ² {GOOD}" if kind == "log" else "pane A1 1 ² 12"
+    seen = read_look(answer(line), ["A1"])
+    assert seen is not None and not seen.logs and "²" not in repr(seen)
+
+
+def test_what_is_read_back_is_bounded() -> None:
+    big_log, big_file = os.urandom(LOG_CHUNK + 10), b"{" * (FILE_LIMIT + 10)
+    text = answer(f"log A1 0 {b64(big_log)}", f"file A1 status.json {b64(big_file)}")
+    seen = read_look(text, ["A1"])
+    assert seen is not None
+    assert seen.logs["A1"] == (0, big_log[:LOG_CHUNK])
+    assert seen.files[("A1", "status.json")] == big_file[:FILE_LIMIT]
+
+
+# -- prepared: the root a host names goes into every script --------------------------------
+def test_a_prepared_answer_is_read() -> None:
+    text = "root /home/u/.cache/wave/repo-1a2b\nfree 123456\nmissing tmux\nmissing codex\n"
+    assert prepared(text) == ("/home/u/.cache/wave/repo-1a2b", 123456, ["tmux", "codex"])
+
+
+@pytest.mark.parametrize(
+    "root",
+    [
+        "",
+        "relative/path",
+        "~/wave",
+        "/w/../etc",
+        "/w/..",
+        "/../w",
+        "/..",
+        "/w/with space",
+        "/w/it's",
+        '/w/"q"',
+        "/w/$HOME",
+        "/w/`id`",
+        "/w/a;b",
+        "/w/tab\there",
+        "/" + "a" * 301,
+    ],
+)
+def test_a_root_that_is_no_safe_path_is_refused(root: str) -> None:
+    assert prepared(f"root {root}\nfree 1\n")[0] is None
+
+
+def test_a_root_with_dots_in_names_and_the_length_bound_are_taken() -> None:
+    assert prepared("root /w/..a/b..\n")[0] == "/w/..a/b.."
+    assert prepared("root /" + "a" * 300 + "\n")[0] == "/" + "a" * 300
+
+
+def test_prepared_bounds_what_it_reads() -> None:
+    assert prepared("free -5\n")[1] is None
+    assert prepared("free 123456789012\n")[1] is None
+    missing = prepared("missing " + "x" * 500 + "\n" + "missing y\n" * 300)[2]
+    assert missing[0] == "x" * 100 and len(missing) == 200  # only the first 200 lines count
+
+
+def test_script_passes_each_value_as_one_argument_never_as_code(tmp_path: Path) -> None:
+    made = tmp_path / "PWNED"
+    hostile = [f"a b $(touch {made})", f"`touch {made}`; touch {made}", "line\ntwo", "'\"", ""]
+    words = script('printf "<%s>" "$@"', *hostile)
+    assert words[:2] == ["sh", "-c"] and words[3] == "sh" and words[4:] == hostile
+    assert run_sh(words) == "".join(f"<{value}>" for value in hostile)
+    assert not made.exists()
+
+
+# -- the scripts, run for real -----------------------------------------------------------------
+@pytest.fixture
+def host_root() -> Iterator[Path]:
+    """A host's root: short, as its ``tmux`` socket must fit a unix socket's 108 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="wr", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def agent_folder(root: Path, name: str, log: bytes, status: bytes | None) -> Path:
+    folder = root / "root" / "repo" / ".wave" / name
+    folder.mkdir(parents=True)
+    (folder / "output.log").write_bytes(log)
+    if status is not None:
+        (folder / "status.json").write_bytes(status)
+    return folder
+
+
+def test_look_with_no_tmux_server_still_answers(host_root: Path) -> None:
+    a1 = agent_folder(host_root, "A1", b"hello\nworld\n", b'{"state": "done"}')
+    a2 = agent_folder(host_root, "A2", b"abc", None)
+    (a2 / "backoff.json").write_bytes(b"[]")
+    a3 = host_root / "root" / "none"  # never written: nothing of it
+    out = run_sh(script(LOOK, str(host_root), "A1", str(a1), "6", "A2", str(a2), "3"))
+    out2 = run_sh(script(LOOK, str(host_root), "A3", str(a3), "0"))
+    assert read_look(out, ["A1", "A2"]) == Look(
+        {},
+        {"A1": (6, b"world\n")},  # A2's log has nothing past offset 3
+        {("A1", "status.json"): b'{"state": "done"}', ("A2", "backoff.json"): b"[]"},
+    )
+    assert read_look(out2, ["A3"]) == NOTHING
+
+
+def test_look_brings_binary_output_and_bounds_it(host_root: Path) -> None:
+    data = os.urandom(LOG_CHUNK + 4096)
+    a1 = agent_folder(host_root, "A1", data, b"x" * (FILE_LIMIT + 100))
+    seen = read_look(run_sh(script(LOOK, str(host_root), "A1", str(a1), "1")), ["A1"])
+    assert seen is not None
+    assert seen.logs == {"A1": (1, data[1 : LOG_CHUNK + 1])}
+    assert seen.files == {("A1", "status.json"): b"x" * FILE_LIMIT}
+
+
+@pytest.fixture
+def tmux_server(host_root: Path) -> Iterator[list[str]]:
+    """A private tmux server on the host root's ``tmux`` socket, as START makes it: one live
+    session (A1) and one whose command exited 3 (A2, kept by remain-on-exit); killed after."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+    tmux = ["tmux", "-S", str(host_root / "tmux"), "-f", "/dev/null"]
+    subprocess.run(
+        [
+            *tmux,
+            *("new-session", "-d", "-s", "A1", "sleep 300", ";"),
+            *("set-option", "-g", "remain-on-exit", "on", ";"),
+            *("new-session", "-d", "-s", "A2", "exit 3"),
+        ],
+        check=True,
+        env=env,
+        timeout=30,
+    )
+    try:
+        yield tmux
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, env=env, timeout=30)
+
+
+def test_look_lists_the_lane_servers_panes(host_root: Path, tmux_server: list[str]) -> None:
+    a1 = agent_folder(host_root, "A1", b"out", None)
+
+    def a2_dead() -> Look | None:
+        seen = read_look(run_sh(script(LOOK, str(host_root), "A1", str(a1), "0")), ["A1"])
+        return seen if seen is not None and "A2" in seen.panes and seen.panes["A2"].dead else None
+
+    seen = wait_for(a2_dead, 10, what="A2's pane dead in a look")
+    assert seen is not None
+    assert seen.panes["A2"].status == 3 and seen.panes["A2"].pid is not None
+    live = seen.panes["A1"]
+    assert not live.dead and live.status is None and live.pid is not None
+    assert Path(f"/proc/{live.pid}").exists()
+    assert seen.logs == {"A1": (0, b"out")}
+
+
+def test_prepare_makes_the_root_and_the_mirror(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    out = run_sh(script(PREPARE, str(work), "repo-1a2b", "sh", "no-such-program-here"))
+    root, free, missing = prepared(out)
+    assert root == str(work / "repo-1a2b")
+    assert (work / "repo-1a2b" / "root").is_dir()
+    assert (work / "repo-1a2b" / "mirror.git" / "HEAD").is_file()
+    assert free is not None and free > 0
+    assert missing == ["no-such-program-here"]
+    assert (work / "repo-1a2b").stat().st_mode & 0o077 == 0  # umask 077: the owner's only
+    # a second PREPARE finds them made and leaves the mirror as it is
+    (work / "repo-1a2b" / "mirror.git" / "kept").write_text("x")
+    assert prepared(run_sh(script(PREPARE, str(work), "repo-1a2b")))[0] == root
+    assert (work / "repo-1a2b" / "mirror.git" / "kept").exists()
+
+
+@pytest.mark.parametrize("workdir", ["", "~/w"])
+def test_prepare_default_and_home_workdirs(tmp_path: Path, workdir: str) -> None:
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "c")}
+    root = prepared(run_sh(script(PREPARE, workdir, "t"), env))[0]
+    expected = tmp_path / ("c/wave/t" if workdir == "" else "home/w/t")
+    assert root == str(expected) and (expected / "root").is_dir()
+
+
+def test_prepare_in_a_workdir_with_a_space_names_no_usable_root(tmp_path: Path) -> None:
+    out = run_sh(script(PREPARE, str(tmp_path / "my work"), "t"))
+    assert f"root {tmp_path}/my work/t" in out and prepared(out)[0] is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="prepared reads an answer line by line: a root with a newline in it (a host's "
+    "$XDG_CACHE_HOME or $HOME) is taken as its first line, a path that is not the root",
+)
+def test_prepare_in_a_workdir_with_a_newline_names_no_usable_root(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "a\nb")}
+    out = run_sh(script(PREPARE, "", "t"), env)
+    assert (tmp_path / "a\nb" / "wave" / "t" / "root").is_dir()
+    assert prepared(out)[0] is None
