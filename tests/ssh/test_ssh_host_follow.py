@@ -179,7 +179,7 @@ def test_a_dead_pane_frees_its_slot(tmp_path: Path) -> None:
     panes = {"A1": Pane("A1", True, 0, 10), "A2": Pane("A2", False, None, 11)}
     host._take(Look(panes, {}, {}), time.monotonic())
     assert host.room() == 1 and host.slots == {"A2"}
-    host._take(Look({}, {}, {}), time.monotonic())  # a pane not seen keeps its slot
+    host._take(Look({}, {}, {}), time.monotonic())  # not yet started: its slot is kept
     assert host.slots == {"A2"}
     host.release("A2")
     assert host.room() == 2
