@@ -19,6 +19,16 @@ def ssh_hosts() -> Iterator[Path]:
     """The folder of two running hosts (``host1``, ``host2``): its ``ssh_config`` names them,
     with their keys in its own ``known_hosts``. A machine without sshd fails the tests that
     need it, loudly (scripts/setup.sh installs it)."""
+    yield from _hosts()
+
+
+@pytest.fixture
+def own_ssh_hosts() -> Iterator[Path]:
+    """Two hosts of one test alone (for a test that kills one)."""
+    yield from _hosts()
+
+
+def _hosts() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="wave-ssh-", dir="/tmp"))
     started = subprocess.run(
         ["bash", str(SCRIPT), "start", str(folder), "2"],

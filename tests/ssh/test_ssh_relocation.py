@@ -66,11 +66,6 @@ def test_a_path_not_under_a_root_is_untouched(text: str) -> None:
     assert Relocation([Path("/repo")], HOST).text(text) == text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Relocation's look-behind lets '~' precede a root: ~/repo (a home folder's repo) "
-    "becomes ~<host root>/root/repo, a path that is neither",
-)
 def test_a_home_relative_path_is_untouched() -> None:
     assert Relocation([Path("/repo")], HOST).text("see ~/repo/x") == "see ~/repo/x"
 

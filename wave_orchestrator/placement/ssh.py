@@ -259,3 +259,5 @@ class SshPlacement:
             host.stop_following()
             with contextlib.suppress(OSError, SshError):
                 host.client.close()
+        with contextlib.suppress(OSError):  # its sockets went with the connections
+            self.hosts[0].client.control_dir.rmdir()

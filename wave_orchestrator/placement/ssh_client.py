@@ -80,7 +80,11 @@ class SshClient:
         return [*self.base(tty), " ".join(shlex.quote(word) for word in remote)]
 
     def run(
-        self, remote: Sequence[str], stdin: str | bytes | None = None, timeout: float = 60
+        self,
+        remote: Sequence[str],
+        stdin: str | bytes | None = None,
+        timeout: float = 60,
+        limit: int = ANSWER_LIMIT,
     ) -> Answer:
         """``remote`` on the host: its exit code and what it printed (bounded, decoded as
         text). Exit 255 is ssh's own: the host could not be reached or refused."""
@@ -97,7 +101,7 @@ class SshClient:
             return Answer(255, "", f"no answer from {self.host.name} in {timeout:g} s")
         except OSError as exc:
             raise SshError(f"ssh could not be run: {exc}") from exc
-        out = done.stdout[:ANSWER_LIMIT].decode("utf-8", "replace")
+        out = done.stdout[:limit].decode("utf-8", "replace")
         err = done.stderr[:ANSWER_LIMIT].decode("utf-8", "replace")
         return Answer(done.returncode, out, err)
 

@@ -23,7 +23,7 @@ from ..definitions.model import SshHostDef
 from ..state.fsutil import open_regular, write_atomic
 from ..state.logs import Logger
 from .ssh_client import SshClient
-from .ssh_remote import LOG_CHUNK, LOOK, Look, Pane, read_look, script
+from .ssh_remote import LOG_CHUNK, LOOK, Look, Pane, look_limit, read_look, script
 
 log = Logger(__name__)
 
@@ -139,13 +139,15 @@ class Host:
             ]
         args = [word for name, folder, at in asked for word in (name, folder, str(at))]
         began = time.monotonic()
-        answer = self.client.run(script(LOOK, self.root, *args), timeout=LOOK_TIMEOUT)
+        answer = self.client.run(
+            script(LOOK, self.root, *args), timeout=LOOK_TIMEOUT, limit=look_limit(len(asked))
+        )
         seen = read_look(answer.out, [name for name, _, _ in asked]) if answer.code == 0 else None
         if seen is None:
             self._silent(warn)
             return False
         self._answered(warn)
-        self._take(seen, began)
+        self._take(seen, began, {name: at for name, _, at in asked})
         return True
 
     def _silent(self, warn: Callable[[str], None]) -> None:
@@ -172,15 +174,17 @@ class Host:
             assert self.root is not None
             self.client.run(script(KILL, self.root, *doomed), timeout=LOOK_TIMEOUT)
 
-    def _take(self, seen: Look, began: float) -> None:
+    def _take(self, seen: Look, began: float, asked: dict[str, int] | None = None) -> None:
         """Bring the look's output and files here; note the panes."""
         with self.lock:
             followed = dict(self.followed)
         caught_up: set[str] = set()
         for name, f in followed.items():
-            offset, data = seen.logs.get(name, (self.offsets.get(name, 0), b""))
-            fresh = data and offset == self.offsets.get(name, 0)
-            if fresh and self._append(f.local_dir / "output.log", data):
+            now_at = self.offsets.get(name, 0)
+            if asked is not None and asked.get(name) != now_at:
+                continue  # a new try began since the look asked: what it saw is the old one's
+            offset, data = seen.logs.get(name, (now_at, b""))
+            if data and offset == now_at and self._append(f.local_dir / "output.log", data):
                 self.offsets[name] = offset + len(data)
             if len(data) < LOG_CHUNK:
                 caught_up.add(name)
@@ -193,9 +197,10 @@ class Host:
                 self.written[(name, file)] = data
         with self.lock:
             self.panes, self.looked_at = seen.panes, began
-            for name in list(self.slots):
+            for name in list(self.slots):  # ended, or gone since it started: its slot is free
                 pane = seen.panes.get(name)
-                if pane is not None and pane.dead:
+                started = self.started.get(name, (began, 0))[0]
+                if (pane is not None and pane.dead) or (pane is None and started < began):
                     self.slots.discard(name)
 
     @staticmethod

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 # A host path wave made or was told: absolute, no space, quote or `..` (it goes into scripts).
 HOST_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]{1,300}")
-LOG_CHUNK = 1 << 20  # the most of one agent's output.log brought back per look
+LOG_CHUNK = 1 << 18  # the most of one agent's output.log brought back per look
 FILE_LIMIT = 1 << 16  # status.json, backoff.json: at most this much of each
 MIRRORED = ("status.json", "backoff.json")  # what the wrapper writes beside output.log
 
@@ -34,6 +34,8 @@ case $w in
   "~/"*) w=$HOME/${w#"~/"} ;;
 esac
 r=$w/$tag
+case $r in /*) ;; *) echo "workdir $r is not absolute" >&2; exit 4 ;; esac
+case $r in *[!A-Za-z0-9_.+/-]*) echo "workdir has characters wave does not use" >&2; exit 4 ;; esac
 umask 077
 mkdir -p "$r/root"
 [ -d "$r/mirror.git" ] || git init -q --bare "$r/mirror.git" 2>/dev/null || true
@@ -116,6 +118,13 @@ git -C "$cwd" rev-parse --verify -q "refs/heads/$branch"
 """
 
 
+def look_limit(agents: int) -> int:
+    """The most a look's answer can be for ``agents`` (base64 is 4/3 of its bytes), with room
+    for the panes: what wave reads of it, so a full answer is never cut."""
+    per_agent = (LOG_CHUNK + len(MIRRORED) * FILE_LIMIT) * 4 // 3 + 1024
+    return (agents + 1) * per_agent + (1 << 20)
+
+
 def script(text: str, *args: str) -> list[str]:
     """The remote words that run ``text`` with ``args`` as its positional parameters."""
     return ["sh", "-c", text, "sh", *args]
@@ -149,7 +158,7 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
     for words in _split(lines):
         kind = words[0]
         if kind == "pane" and len(words) == 5 and words[1] not in panes:
-            panes[words[1]] = Pane(words[1], words[2] == "1", _int(words[3]), _int(words[4]))
+            panes[words[1]] = Pane(words[1], words[2] == "1", _int(words[3]), _pid(words[4]))
         elif kind == "log" and len(words) in (3, 4) and words[1] in asked:
             offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
             if offset is not None and data is not None:
@@ -169,7 +178,14 @@ def _split(lines: Sequence[str]) -> Iterator[list[str]]:
 
 
 def _int(word: str) -> int | None:
-    return int(word) if word.isdigit() and len(word) < 12 else None
+    """A non-negative number of ASCII digits (``str.isdigit`` also takes ``²``)."""
+    return int(word) if word.isascii() and word.isdigit() and len(word) < 12 else None
+
+
+def _pid(word: str) -> int | None:
+    """A process id: it is packed into 32 bits of a handle (beside its host's index)."""
+    pid = _int(word)
+    return pid if pid is not None and 0 < pid < 1 << 31 else None
 
 
 def _decode(word: str) -> bytes | None:

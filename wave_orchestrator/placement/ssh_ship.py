@@ -30,7 +30,7 @@ class Relocation:
         self.base = f"{host_root}/root"
         # Longest first; a root ends where a path word does (not /repo in /repo2).
         words = "|".join(re.escape(r) for r in reversed(ordered))
-        self._re = re.compile(f"(?<![\\w./-])(?:{words})(?=[/'\"\\s:;=)]|$)") if words else None
+        self._re = re.compile(f"(?<![\\w./~-])(?:{words})(?=[/'\"\\s:;=)]|$)") if words else None
 
     def path(self, local: Path | str) -> str:
         """Where ``local`` (an absolute path) is on the host."""

@@ -242,7 +242,11 @@ class Planner:
         it works when it has a worktree of its own."""
         workdir = worktree.path if worktree is not None else workdir
         lane, executor_id = self.lane, executor or agent.executor.id
-        sandbox = confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files)
+        sandbox = (  # bubblewrap confines agents on this machine only: not on SSH hosts
+            None
+            if self.remote
+            else confinement(agent, wave, self.layout, lane.repo, worktree, lane.shared_files)
+        )
         confined = sandbox is not None and not sandbox.refused
         paths = self.layout.agent(wave.number, agent.id)
         # Resolved for the executor it runs on: a fallback gets that executor's skills.

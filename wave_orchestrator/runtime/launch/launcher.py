@@ -97,6 +97,8 @@ class Launcher:
 
     def check_executors(self, waves: list[WaveDef]) -> None:
         if self.lane.placement.remote:  # their CLIs are looked for on each host instead
+            if any(a.sandbox_settings.mode == "auto" for w in waves for a in w.agents):
+                self.warn("sandbox: auto runs agents on SSH hosts unsandboxed (bubblewrap is here)")
             return
         missing = self.planner.missing_at_start(waves)
         if missing:

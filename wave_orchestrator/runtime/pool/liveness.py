@@ -152,6 +152,8 @@ def ended_unsaid(
 ) -> tuple[AgentState, int | None, str]:
     """How an agent whose wrapper wrote no status ended, as its placement saw it: its state,
     exit code and the words for it."""
+    if info is not None and info.ended == "host-lost":  # its SSH host stopped answering
+        return AgentState.FAILED, None, f"host-lost: its host {info.host} stopped answering"
     if info is not None and info.ended is not None:  # the scheduler ended it
         job = f"Slurm job {info.pid}" if info.pid else "its Slurm job"
         return (
