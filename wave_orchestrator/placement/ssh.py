@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..definitions.model import SshSettings
-from ..errors import PlacementError
+from ..errors import PlacementError, WaveError
 from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
 from .ssh_client import SshClient, SshError, SshHost, said
@@ -103,8 +103,9 @@ class SshPlacement:
         root, free, missing = prepared(answer.out)
         if root is None:
             raise SshError(f"host {host.name}: its workdir is no usable path")
-        if missing:
-            raise SshError(f"host {host.name} lacks {', '.join(missing)} on its PATH")
+        lacking = [p for p in needs if p in missing]  # only names wave asked about are shown
+        if lacking:
+            raise SshError(f"host {host.name} lacks {', '.join(lacking)} on its PATH")
         if free is not None and free < 100 * 1024:
             raise SshError(f"host {host.name}: its disk is full ({free // 1024} MiB free)")
         host.root = root
@@ -120,6 +121,14 @@ class SshPlacement:
         return best
 
     def start(self, job: AgentJob) -> int | None:
+        try:
+            return self._start(job)
+        except WaveError as exc:  # its worktree's git: a failed start, not a failed launcher
+            if isinstance(exc, PlacementError):
+                raise
+            raise PlacementError(f"could not start {job.session}: {exc}") from exc
+
+    def _start(self, job: AgentJob) -> int | None:
         host = self._choose()
         assert host.root is not None
         cwd = Path(job.cwd)
