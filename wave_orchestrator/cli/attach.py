@@ -4,6 +4,7 @@ an agent placed on Slurm, on its job (`srun --jobid J --overlap --pty tail -f ou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import subprocess
@@ -75,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
         wave = args.wave or find_agent_wave(layout, args.agent)
         target = session_name(wave, args.agent)
         placement = recorded_placement(layout, repo)
-        if placement.queues:  # a Slurm job: srun into it, following its output.log
-            argv = placement.attach_argv(target, layout.agent(wave, args.agent).output_log)
+        if placement.kind != "local":  # a Slurm job (srun into it) or an SSH host (ssh -t)
+            with contextlib.closing(placement):
+                argv = placement.attach_argv(target, layout.agent(wave, args.agent).output_log)
             if args.print:
                 print(shlex.join(argv))
                 return 0

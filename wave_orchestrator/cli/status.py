@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -262,9 +263,10 @@ def _running_sessions(layout: StateLayout, repo: Path) -> dict[str, bool]:
     from ..placement.tmux import running_sessions
 
     placement = recorded_placement(layout, repo)
-    if placement.kind != "slurm":
+    if placement.kind == "local":
         return dict.fromkeys(running_sessions(socket_name(layout.lane, repo)), False)
-    found = placement.sessions()
+    with contextlib.closing(placement):
+        found = placement.sessions()
     return {name: info.queued for name, info in found.items() if not info.dead}
 
 

@@ -45,11 +45,21 @@ def placement_for(
 
 def recorded_placement(layout: StateLayout, repo: Path) -> Placement:
     """Where the lane's last launch put its agents (its record; only the kind and whether
-    jobs run a tmux of their own are taken from it), local tmux otherwise."""
+    jobs run a tmux of their own are taken from it; an SSH lane's hosts from its lane file),
+    local tmux otherwise."""
     record: Any = None
     with contextlib.suppress(OSError, ValueError):
         record = read_json(layout.placement_record)
     settings = PlacementSettings()
+    if isinstance(record, dict) and record.get("kind") == "ssh":
+        # The hosts come from the lane's own file, never from the record (anyone may write
+        # it): an ssh config or destination taken from it would run what it names.
+        from ..definitions.loading.lane_loader import load_lane
+        from .ssh import SshPlacement
+
+        ssh = load_lane(repo, layout.lane).placement.ssh
+        if ssh is not None:
+            return SshPlacement(ssh, layout, repo, None, _unsaid, command=True)
     if isinstance(record, dict) and record.get("kind") == "slurm":
         settings = PlacementSettings(kind="slurm", tmux=record.get("tmux") is True)
     tmux = TmuxServer(socket_name(layout.lane, repo))

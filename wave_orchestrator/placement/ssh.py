@@ -15,6 +15,7 @@ Handles are ``host index << 32 | pane pid``: two hosts may give the same pid.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
 from .ssh_client import SshClient, SshError, SshHost, said
 from .ssh_host import Followed, Host
+from .ssh_record import HostRecord, read_record, write_record
 from .ssh_remote import KILL, PREPARE, SETTLE, SIGNAL, START, prepared, script
 from .ssh_ship import Relocation, pack
 
@@ -61,11 +63,19 @@ class SshPlacement:
         git: GitSide | None,
         warn: Callable[[str], None],
         programs: Sequence[str] = (),
+        command: bool = False,
     ) -> None:
+        """``command``: for a person's command (stop, attach, status), with connections of
+        its own, so that ending them never ends a running launcher's."""
         self.settings, self.layout, self.repo, self.git = settings, layout, repo, git
         self.warn, self.programs = warn, tuple(programs)
         self.tag = repo_tag(repo)
-        control = Path("/tmp") / f"wave-ssh-{self.tag}-{layout.lane}"[:40]
+        own = (
+            f"wave-ssh-{self.tag}-{os.getpid()}"
+            if command
+            else f"wave-ssh-{self.tag}-{layout.lane}"
+        )
+        control = Path("/tmp") / own[:40]
         timeout = settings.host_timeout_minutes * 60
         self.hosts = [
             Host(
@@ -76,6 +86,7 @@ class SshPlacement:
             )
             for i, spec in enumerate(settings.hosts, start=1)
         ]
+        self.following = False  # a launch follows its hosts; a command looks when it asks
         self.where: dict[str, Host] = {}  # session -> its host
         self.placed: dict[str, Followed] = {}  # session -> where its last try worked
         self.local_roots = (repo, layout.root, layout.worktrees)
@@ -92,11 +103,14 @@ class SshPlacement:
                 problems.append(str(exc))
         if problems:
             raise PlacementError("; ".join(problems))
-        for host in self.hosts:
+        for host in self.hosts:  # what runs there already (a dead launcher's) is known first
+            host.look(self.warn)
             host.start_following(self.warn)
+        self.following = True
 
-    def _prepare(self, host: Host) -> None:
-        needs = ("tmux", "git", "bash", "tar", "base64", *self.programs)
+    def _prepare(self, host: Host, needs: Sequence[str] | None = None) -> None:
+        if needs is None:
+            needs = ("tmux", "git", "bash", "tar", "base64", *self.programs)
         answer = host.client.run(script(PREPARE, host.spec.workdir or "", self.tag, *needs))
         if answer.code != 0:
             raise SshError(f"host {host.name} ({host.spec.destination}): {said(answer)}")
@@ -147,6 +161,10 @@ class SshPlacement:
         host_dir = str(job.agent_dir) if shared else where.path(job.agent_dir)
         remote_cwd = job.cwd if shared else where.path(cwd)
         followed = Followed(job.agent_dir, host_dir, remote_cwd, job.cwd, branch, not shared)
+        log_base = job.output_log.stat().st_size if job.output_log.exists() else 0
+        write_record(
+            job.agent_dir, HostRecord(host.name, job.cwd if branch else "", branch, log_base)
+        )
         host.follow(job.session, followed)
         self.where[job.session] = host
         self.placed[job.session] = followed
@@ -155,7 +173,7 @@ class SshPlacement:
         script_path = str(run_sh) if shared else where.path(run_sh)
         answer = host.client.run(script(START, *words, script_path, host_dir, branch, sha), payload)
         pid = answer.out.strip().splitlines()[-1] if answer.out.strip() else ""
-        if answer.code != 0 or not pid.isdigit():
+        if answer.code != 0 or not (pid.isascii() and pid.isdigit() and int(pid) < 1 << 31):
             host.release(job.session)
             self.placed.pop(job.session, None)
             raise PlacementError(f"host {host.name}: could not start {job.session}: {said(answer)}")
@@ -166,9 +184,22 @@ class SshPlacement:
         return start_each(self, jobs)
 
     # -- following -------------------------------------------------------------------------
+    def _look_now(self, hosts: Sequence[Host]) -> None:
+        """For a command (stop, attach, status): each host looked at once, now. A host that
+        cannot be reached is said so and left out."""
+        for host in hosts:
+            try:
+                if host.root is None:
+                    self._prepare(host, needs=())
+                host.look(self.warn)
+            except SshError as exc:
+                self.warn(str(exc))
+
     def sessions(self, strict: bool = False) -> dict[str, PaneInfo]:
         """Every agent pane of every host, as its last look saw it; a lost host's agents dead
         and ``host-lost``; a silent one's as they were."""
+        if not self.following:
+            self._look_now(self.hosts)
         out: dict[str, PaneInfo] = {}
         for host in self.hosts:
             panes = host.panes_seen()
@@ -181,10 +212,36 @@ class SshPlacement:
             for name, pane in panes.items():
                 if not AGENT_SESSION_RE.fullmatch(name) or name in out:
                     continue
+                if self.following and name not in followed:
+                    self._adopt(host, name)
                 handle = host.index << 32 | pane.pid if pane.pid is not None else None
                 out[name] = PaneInfo(name, pane.dead, pane.status, handle, host=host.name)
                 self.where.setdefault(name, host)
         return out
+
+    def _adopt(self, host: Host, session: str) -> None:
+        """A session a dead launcher started on ``host`` (``--resume``): followed again, from
+        its record here, when the record is one wave wrote for that host."""
+        wave, _, agent = session[1:].partition("-")
+        agent_dir = self.layout.agent(int(wave), agent).dir
+        record = read_record(agent_dir, {host.name}, self.layout.worktrees)
+        if record is None or host.root is None:
+            return
+        where = Relocation(self.local_roots, host.root)
+        shared = host.spec.shared_path
+        cwd = record.local_cwd or str(self.repo)
+        followed = Followed(
+            agent_dir,
+            str(agent_dir) if shared else where.path(agent_dir),
+            cwd if shared else where.path(cwd),
+            cwd,
+            record.branch,
+            not shared,
+        )
+        log = agent_dir / "output.log"
+        here = log.stat().st_size if log.exists() else 0
+        host.follow(session, followed, offset=max(0, here - record.log_base))
+        self.where[session], self.placed[session] = host, followed
 
     def _host_of(self, handle: int) -> Host | None:
         index = handle >> 32
@@ -201,6 +258,8 @@ class SshPlacement:
         host = self._host_of(handle)
         if host is None or host.lost:
             return False
+        if not self.following:  # a command waiting for an agent to end: look again
+            self._look_now([host])
         pid = handle & 0xFFFFFFFF
         with host.lock:
             return any(p.pid == pid and not p.dead for p in host.panes.values())
@@ -225,6 +284,8 @@ class SshPlacement:
             host.client.run(script(KILL, host.root, *sessions), timeout=30)
 
     def attach_argv(self, session: str, output_log: Path) -> list[str]:
+        if session not in self.where:
+            self.sessions()
         host = self.where.get(session) or self.hosts[0]
         root = host.root or "."
         return host.client.argv(

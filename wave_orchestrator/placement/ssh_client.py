@@ -50,22 +50,27 @@ class SshClient:
         self.control_dir = control_dir
 
     def base(self, tty: bool = False) -> list[str]:
-        """``ssh`` and its options, up to and with the destination."""
-        self.control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """``ssh`` and its options, up to and with the destination. A person's terminal
+        (``tty``) uses a launch's shared connection when there is one, and never leaves one
+        of its own running after it."""
+        if not tty:
+            self.control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         argv = ["ssh"]
         if self.host.config is not None:
             argv += ["-F", str(self.host.config)]
+        shared = (
+            ["ControlMaster=no"]
+            if tty
+            else ["ControlMaster=auto", f"ControlPersist={PERSIST_SECONDS}"]
+        )
         argv += [
             "-o",
             "BatchMode=yes",
             "-o",
             f"ConnectTimeout={CONNECT_SECONDS}",
             "-o",
-            "ControlMaster=auto",
-            "-o",
             f"ControlPath={self.control_dir}/%C",
-            "-o",
-            f"ControlPersist={PERSIST_SECONDS}",
+            *(word for option in shared for word in ("-o", option)),
             "-o",
             "ServerAliveInterval=15",
             "-t" if tty else "-T",

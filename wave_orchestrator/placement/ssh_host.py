@@ -78,14 +78,21 @@ class Host:
         with self.lock:
             return max(0, self.spec.max_agents - len(self.slots)) if self.answering else 0
 
-    def follow(self, session: str, followed: Followed) -> None:
+    def follow(self, session: str, followed: Followed, offset: int | None = None) -> None:
+        """Follow a new try of an agent; or, with ``offset``, a try a launcher that came back
+        takes over: its log brought back from there (what the dead one brought), its pane
+        as the last look saw it."""
         with self.lock:
             self.followed[session] = followed
             self.slots.add(session)
-            self.offsets[session] = 0
+            self.offsets[session] = offset or 0
             for name in ("status.json", "backoff.json"):
                 self.written.pop((session, name), None)
-            self.panes.pop(session, None)
+            if offset is None:  # a new try: its session's old pane is not its own
+                self.panes.pop(session, None)
+            elif (pane := self.panes.get(session)) is not None and pane.dead:
+                # Ended while no launcher looked: it ends here once a look brought its files.
+                self.panes[session] = pane._replace(dead=False, status=None)
 
     def started_now(self, session: str, pid: int) -> None:
         with self.lock:
@@ -164,11 +171,11 @@ class Host:
     def _answered(self, warn: Callable[[str], None]) -> None:
         if self.silent_since is None:
             return
-        was_lost, self.silent_since, self.lost = self.lost, None, False
+        self.silent_since, self.lost = None, False
         warn(f"host {self.name} answers again: it takes agents again")
         with self.lock:
             doomed, self.doomed = list(self.doomed), set()
-        if was_lost and doomed:
+        if doomed:  # sessions removed while it was silent
             from .ssh_remote import KILL
 
             assert self.root is not None
@@ -192,11 +199,17 @@ class Host:
             where = followed.get(name)
             if where is None or name not in caught_up or self.written.get((name, file)) == data:
                 continue
+            if (name, file) not in self.written and (where.local_dir / file).exists():
+                continue  # an end decided here (a person's stop, a budget) is never replaced
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 write_atomic(where.local_dir / file, data.decode("utf-8"), mode=0o644)
                 self.written[(name, file)] = data
+        panes = dict(seen.panes)
+        for name, f in followed.items():  # an end shows once what it wrote is here
+            if f.mirrored and name not in caught_up and (pane := panes.get(name)) and pane.dead:
+                panes[name] = pane._replace(dead=False, status=None)
         with self.lock:
-            self.panes, self.looked_at = seen.panes, began
+            self.panes, self.looked_at = panes, began
             for name in list(self.slots):  # ended, or gone since it started: its slot is free
                 pane = seen.panes.get(name)
                 started = self.started.get(name, (began, 0))[0]

@@ -63,10 +63,11 @@ fi
 mkdir -p "$dir"
 rm -f "$dir/output.log" "$dir/status.json" "$dir/backoff.json"
 tar -x -f - -C "$r/root"
+tmux -S "$r/tmux" kill-session -t "=$name" 2>/dev/null || true
+# One invocation: a server started alone, with no session, exits at once (its options too).
 tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
-  set-option -g history-limit 10000 \; kill-session -t "=$name" 2>/dev/null || true
-tmux -S "$r/tmux" new-session -d -P -F '#{pane_pid}' -s "$name" -x 200 -y 50 -c "$cwd" \
-  bash "$script"
+  set-option -g history-limit 10000 \; \
+  new-session -d -P -F '#{pane_pid}' -s "$name" -x 200 -y 50 -c "$cwd" bash "$script"
 """
 
 # One look: every pane of the lane's server, then for each agent (name, folder, offset) what its

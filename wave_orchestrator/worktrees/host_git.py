@@ -35,5 +35,8 @@ class HostGit:
     def take(self, cwd: Path, url: str, ref: str, env: Mapping[str, str]) -> None:
         """Its branch moved to what the host has (only forward: nothing here is lost)."""
         tree = self._tree(cwd)
-        tree.run("fetch", "--quiet", "--no-tags", url, ref, env=env)
-        tree.run("merge", "--ff-only", "--quiet", "FETCH_HEAD")
+        # A ref of its own, not FETCH_HEAD: the repository's worktrees share that one file,
+        # and two agents' work comes back at once.
+        kept = "refs/wave-hosts/" + ref.removeprefix("refs/heads/")
+        tree.run("fetch", "--quiet", "--no-tags", url, f"+{ref}:{kept}", env=env)
+        tree.run("merge", "--ff-only", "--quiet", kept)

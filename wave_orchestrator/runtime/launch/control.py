@@ -126,9 +126,9 @@ def stop_launcher(layout: StateLayout, repo: Path, timeout: float = 30) -> StopR
         if info.get("command") == "stop":
             raise LockHeld(holder_text(layout.lane, info))
         report = _stop_holder(layout, info, timeout)
-        placement = recorded_placement(layout, repo)
-        if report.stopped and placement.queues:  # every job of the lane, whoever submitted it
-            stop_agent_sessions(placement)
+        with contextlib.closing(recorded_placement(layout, repo)) as placement:
+            if report.stopped and placement.kind != "local":  # every job or host agent of it
+                stop_agent_sessions(placement)
         return report
     raise LockHeld(f"the lock of lane {layout.lane!r} keeps changing hands; try again")
 
@@ -147,14 +147,16 @@ def _stop_holder(layout: StateLayout, info: dict[str, Any], timeout: float) -> S
 def _stop_leftovers(layout: StateLayout, repo: Path) -> StopReport:
     """With the lock held by this `wave stop`: what a dead launcher left running."""
     tmux = TmuxServer(socket_name(layout.lane, repo))
-    placement = recorded_placement(layout, repo)
-    orphans = sorted(
-        n for n, p in placement.sessions().items() if AGENT_SESSION_RE.fullmatch(n) and not p.dead
-    )
-    if placement.queues:  # Slurm: every job of the lane, at once
-        stop_agent_sessions(placement)
-    for name in sorted(n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n)):
-        _stop_session(placement, name)  # a finished agent's leftover processes too
+    with contextlib.closing(recorded_placement(layout, repo)) as placement:
+        orphans = sorted(
+            n
+            for n, p in placement.sessions().items()
+            if AGENT_SESSION_RE.fullmatch(n) and not p.dead
+        )
+        if placement.kind != "local":  # Slurm or SSH hosts: every agent of the lane, at once
+            stop_agent_sessions(placement)
+        for name in sorted(n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n)):
+            _stop_session(placement, name)  # a finished agent's leftover processes too
     leftovers = [n for n in tmux.panes() if AGENT_SESSION_RE.fullmatch(n) or n == DASHBOARD_SESSION]
     tmux.kill_sessions(leftovers)
     removed = sorted(n for n in leftovers if n not in orphans and n != DASHBOARD_SESSION)
@@ -179,7 +181,11 @@ def stop_agent(layout: StateLayout, repo: Path, agent_id: str) -> int:
     if not running:
         raise UsageError(f"no wave of lane {layout.lane!r} is running")
     wave = max(running)
-    placement = recorded_placement(layout, repo)
+    with contextlib.closing(recorded_placement(layout, repo)) as placement:
+        return _stop_one(layout, placement, wave, agent_id)
+
+
+def _stop_one(layout: StateLayout, placement: Placement, wave: int, agent_id: str) -> int:
     name = session_name(wave, agent_id)
     pane = placement.sessions().get(name)
     paths = layout.agent(wave, agent_id)

@@ -1,0 +1,82 @@
+"""A person's commands for agents on real SSH hosts, from another shell: attach, stop one
+agent, status; and a launcher killed mid-wave that comes back with ``--resume``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import Repo, alive, sh, wait_for
+from test_ssh_lane_e2e import agent, git_repo, nothing_left, ssh_lane
+
+pytestmark = pytest.mark.e2e
+
+
+def held(gate: Path, agent_id: str) -> str:
+    """An agent that says it started, waits for ``gate`` (60 s at most), then commits."""
+    return (
+        f"echo started >> {gate}.{agent_id}; echo first line of {agent_id}; "
+        f"for i in $(seq 600); do [ -e {gate} ] && break; sleep 0.1; done; "
+        f"echo {agent_id} > {agent_id}.txt; git add {agent_id}.txt; "
+        f"git -c user.email=a@b -c user.name=A commit -qm 'agent {agent_id}'; "
+        f"echo last line of {agent_id}"
+    )
+
+
+def test_attach_status_and_stop_reach_an_agent_on_its_host(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    gate = tmux_repo.root.parent / "gate"
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", held(gate, "A"))])
+    launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
+    try:
+        wait_for(lambda: Path(f"{gate}.A").exists(), 60, what="A started on its host")
+        printed = tmux_repo.wave("attach", "A", "--lane", "main", "--print")
+        assert printed.returncode == 0, printed.stderr
+        argv = shlex.split(printed.stdout)
+        assert argv[0] == "ssh" and "-t" in argv and argv[-1].endswith("attach -t =w1-A")
+        # Run without a terminal, it reaches the session's tmux on the host, which wants one.
+        tried = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        assert "not a terminal" in tried.stderr, tried.stderr
+        stopped = tmux_repo.wave("stop", "--agent", "A", "--lane", "main")
+        assert stopped.returncode == 0, stopped.stderr
+        _, said = launch.communicate(timeout=60)
+    finally:
+        if launch.poll() is None:
+            launch.kill()
+            launch.communicate()
+    assert "A: cancelled" in said, said
+    assert tmux_repo.status("main", 1, "A")["outcome"] == "cancelled"
+    nothing_left(ssh_hosts, tmux_repo.root)
+
+
+def test_a_launcher_killed_mid_wave_comes_back_and_follows_its_agents_on_hosts(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    gate = tmux_repo.root.parent / "gate"
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent(i, held(gate, i)) for i in "AB"])
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    lock = tmux_repo.state("main") / "launcher.lock"
+    wait_for(lambda: all(Path(f"{gate}.{i}").exists() for i in "AB"), 60, what="A and B")
+    log_a = tmux_repo.agent_dir("main", 1, "A") / "output.log"
+    wait_for(lambda: log_a.exists() and "first line of A" in log_a.read_text(), 30)
+    pid = int(json.loads(lock.read_text())["pid"])
+    os.kill(pid, signal.SIGKILL)  # the agents on the hosts run on
+    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    gate.touch()
+    resumed = tmux_repo.wave("launch", "--lane", "main", "--resume", "--no-dashboard")
+    assert resumed.returncode == 0, resumed.stderr
+    root = tmux_repo.root
+    for i in "AB":
+        assert sh(root, "git", "show", f"wave/main/wave-1:{i}.txt") == i  # its work came back
+        output = (tmux_repo.agent_dir("main", 1, i) / "output.log").read_text()
+        # Each line once: the new launcher went on from where the dead one had brought it.
+        assert output.count(f"first line of {i}") == 1 and output.count(f"last line of {i}") == 1
+    assert all(Path(f"{gate}.{i}").read_text() == "started\n" for i in "AB")  # never rerun
+    nothing_left(ssh_hosts, root)
