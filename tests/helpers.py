@@ -254,14 +254,21 @@ def committed_repo(root: Path, files: dict[str, str]) -> Path:
     """``root`` made a git repository on ``main`` with a person's identity in its config and
     one commit, "base", holding ``files``: for tests of wave's own git."""
     root.mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    commit_base(root, *files)
+    return root
+
+
+def commit_base(root: Path, *paths: str) -> str:
+    """``root`` (files already there) made a git repository on ``main`` with a person's
+    identity and one commit, "base", of ``paths`` (default: everything); its sha."""
     sh(root, "git", "init", "-q", "-b", "main")
     sh(root, "git", "config", "user.email", "me@example.com")
     sh(root, "git", "config", "user.name", "Me")
-    for name, text in files.items():
-        (root / name).write_text(text)
-    sh(root, "git", "add", "--", *files)
+    sh(root, "git", "add", "--", *(paths or (".",)))
     sh(root, "git", "commit", "-qm", "base")
-    return root
+    return sh(root, "git", "rev-parse", "HEAD")
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Repo, local_lane, sh, wait_for
+from helpers import Repo, commit_base, local_lane, sh, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -22,12 +22,7 @@ def git_repo(repo: Repo, lane_extra: str, agents: list[dict[str, Any]], retries:
     root = repo.root
     (root / ".gitignore").write_text(".wave/\nbin/\n")
     (root / "shared.txt").write_text("one\ntwo\nthree\n")
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
-    return sh(root, "git", "rev-parse", "HEAD")
+    return commit_base(root)
 
 
 def agent(agent_id: str, command: str, **extra: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ by scripts/ssh-hosts.sh (two daemons, two hosts, each with a workdir of its own)
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -43,3 +44,4 @@ def _hosts() -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop", str(folder)], timeout=60, check=False)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import Repo, sh, wait_for
+from helpers import Repo, commit_base, sh, wait_for
 
 from wave_orchestrator.state.layout import repo_tag
 
@@ -46,12 +46,7 @@ def git_repo(repo: Repo, lane: str, agents: list[dict[str, object]]) -> str:
     repo.lane("main", lane, {1: wave})
     root = repo.root
     (root / ".gitignore").write_text(".wave/\n")
-    sh(root, "git", "init", "-q", "-b", "main")
-    sh(root, "git", "config", "user.email", "me@example.com")
-    sh(root, "git", "config", "user.name", "Me")
-    sh(root, "git", "add", "-A")
-    sh(root, "git", "commit", "-qm", "base")
-    return sh(root, "git", "rev-parse", "HEAD")
+    return commit_base(root)
 
 
 def most_at_once(lines: list[str]) -> int:
@@ -103,6 +98,8 @@ def test_six_agents_on_two_hosts_two_at_a_time_and_their_work_comes_back(
         lines = (record / host).read_text().splitlines()
         assert 1 <= most_at_once(lines) <= 2, lines  # never more than max_agents
     assert not (root / "A.txt").exists()  # the main checkout untouched
+    # Their work is here: no worktree is left on the hosts (their mirrors keep the branches).
+    assert not list(ssh_hosts.glob("host*/workdir/*/root/**/worktrees/w1-*"))
     output = (
         tmux_repo.state("main") / "waves" / "wave-1" / "agents" / "A" / "output.log"
     ).read_text()

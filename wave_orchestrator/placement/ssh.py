@@ -28,7 +28,7 @@ from .base import AgentJob, PaneInfo, start_each
 from .ssh_client import SshClient, SshError, SshHost, said
 from .ssh_host import Followed, Host
 from .ssh_record import HostRecord, read_record, write_record
-from .ssh_remote import KILL, PREPARE, SETTLE, SIGNAL, START, prepared, script
+from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, script
 from .ssh_ship import Relocation, pack
 
 HOST_LOST = "host-lost"  # how an agent on a lost host ended
@@ -324,9 +324,18 @@ class SshPlacement:
         self.git.take(Path(followed.local_cwd), url, f"refs/heads/{followed.branch}", env)
 
     def close(self) -> None:
-        """Followers stopped, shared connections ended: nothing of wave left running here."""
+        """Followers stopped, worktrees whose work is here removed from their hosts, shared
+        connections ended: nothing of wave left running here."""
         for host in self.hosts:
             host.stop_following()
+            done = [
+                f.cwd
+                for session, f in self.placed.items()
+                if self.where.get(session) is host and f.branch and not Path(f.local_cwd).exists()
+            ]
+            if done and host.answering and host.root is not None:
+                with contextlib.suppress(OSError, SshError):
+                    host.client.run(script(PRUNE, host.root, *done), timeout=60)
             with contextlib.suppress(OSError, SshError):
                 host.client.close()
         with contextlib.suppress(OSError):  # its sockets went with the connections

@@ -119,6 +119,14 @@ git -C "$cwd" rev-parse --verify -q "refs/heads/$branch"
 """
 
 
+# Worktrees whose work is here: removed from the host's mirror (their branches stay there).
+PRUNE = r"""
+r=$1; shift
+for cwd in "$@"; do git -C "$r/mirror.git" worktree remove --force "$cwd" 2>/dev/null || true; done
+git -C "$r/mirror.git" worktree prune 2>/dev/null || true
+"""
+
+
 def look_limit(agents: int) -> int:
     """The most a look's answer can be for ``agents`` (base64 is 4/3 of its bytes), with room
     for the panes: what wave reads of it, so a full answer is never cut."""
