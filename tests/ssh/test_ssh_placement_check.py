@@ -50,5 +50,5 @@ def test_a_full_disk_and_an_unusable_root_are_refused(tmp_path: Path) -> None:
 
 def test_a_host_that_has_everything_is_prepared(tmp_path: Path) -> None:
     made = placement(tmp_path, "root /srv/wave/t\nfree 999999\n")
-    made._prepare(made.hosts[0])
+    made.prepare(made.hosts[0])
     assert made.hosts[0].root == "/srv/wave/t" and made.room() == 4

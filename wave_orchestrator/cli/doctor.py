@@ -74,7 +74,9 @@ def register(sub: Any) -> None:
         "bubblewrap); every lane's state dir is writable, and (a warning) git-ignored when it "
         "is inside the repository; notify-send is on PATH when a lane sets notify.desktop "
         "(a warning); a lane's skill bundles: how many its agents get, and (a warning) one "
-        "lane.yaml lists that its activation keeps from every agent. Prints one line per "
+        "lane.yaml lists that its activation keeps from every agent; each SSH host of a lane "
+        "placed there answers and has tmux, git and the lane's CLIs, with room on its "
+        "disk. Prints one line per "
         "check and exits 1 when any blocking check failed.",
         [
             ("wave doctor", "every check, one line each"),
@@ -131,9 +133,13 @@ def diagnose(repo: Path) -> list[Check]:
     checks += _executors(lanes)
     from .doctor_accounts import account_checks  # imports this module: not at its top
 
-    checks += account_checks(lanes)
+    checks += account_checks([lane for lane in lanes if not lane.placement.remote])
     if any(lane.placement.slurm for lane in lanes):
         checks.append(_slurm())
+    if any(lane.placement.remote for lane in lanes):
+        from .doctor_hosts import host_checks  # imports this module: not at its top
+
+        checks += host_checks(lanes)
     checks.append(_sandbox(lanes))
     checks += [_writable(lane.name, lane.state_dir) for lane in lanes]
     checks += _ignored(repo, lanes) + _desktop(lanes)
@@ -163,6 +169,8 @@ def _executors(lanes: list[Any]) -> list[Check]:
     """Each agent CLI some agent uses (its fallbacks too): installed, and logged in."""
     users: dict[str, set[str]] = {}
     for lane in lanes:
+        if lane.placement.remote:  # its agents' CLIs are on its hosts: their lines say
+            continue
         for wave in lane.waves:
             for agent in wave.agents:
                 for executor in (agent.executor.id, *agent.executor.fallbacks):

@@ -98,7 +98,7 @@ class SshPlacement:
         problems = []
         for host in self.hosts:
             try:
-                self._prepare(host)
+                self.prepare(host)
             except SshError as exc:
                 problems.append(str(exc))
         if problems:
@@ -108,7 +108,8 @@ class SshPlacement:
             host.start_following(self.warn)
         self.following = True
 
-    def _prepare(self, host: Host, needs: Sequence[str] | None = None) -> None:
+    def prepare(self, host: Host, needs: Sequence[str] | None = None) -> None:
+        """The host's root made and checked: reachable, the programs, room on its disk."""
         if needs is None:
             needs = ("tmux", "git", "bash", "tar", "base64", *self.programs)
         answer = host.client.run(script(PREPARE, host.spec.workdir or "", self.tag, *needs))
@@ -190,7 +191,7 @@ class SshPlacement:
         for host in hosts:
             try:
                 if host.root is None:
-                    self._prepare(host, needs=())
+                    self.prepare(host, needs=())
                 host.look(self.warn)
             except SshError as exc:
                 self.warn(str(exc))

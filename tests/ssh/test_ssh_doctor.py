@@ -1,0 +1,40 @@
+"""`wave doctor` asks each SSH host of a lane whether it answers and has the lane's CLIs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import Repo
+from test_ssh_lane_e2e import git_repo, ssh_lane
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def claude_on_host1(ssh_hosts: Path) -> Iterator[Path]:
+    cli = ssh_hosts / "host1" / "bin" / "claude"
+    cli.write_text("#!/bin/sh\necho 2.1.197\n")
+    cli.chmod(0o755)
+    try:
+        yield cli
+    finally:
+        cli.unlink()
+
+
+def test_doctor_says_which_host_lacks_the_lanes_cli(
+    ssh_hosts: Path, claude_on_host1: Path, tmux_repo: Repo
+) -> None:
+    lane = ssh_lane(ssh_hosts).replace("executor: local", "executor: claude")
+    agents = [{"id": "A", "prompt": "t", "owns": ["A.txt"]}]
+    git_repo(tmux_repo, lane, agents)
+    done = tmux_repo.wave("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["host main/h1"]["ok"], checks["host main/h1"]
+    assert "has tmux, git, claude" in checks["host main/h1"]["detail"]
+    assert not checks["host main/h2"]["ok"]
+    assert checks["host main/h2"]["detail"] == "host h2 lacks claude on its PATH"
+    assert "claude" not in checks  # the CLI is the hosts' business, not this machine's
+    assert done.returncode == 1  # a host that cannot run the lane's agents blocks a launch
