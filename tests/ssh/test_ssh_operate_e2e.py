@@ -36,6 +36,12 @@ def test_attach_status_and_stop_reach_an_agent_on_its_host(
     launch = tmux_repo.spawn("launch", "--lane", "main", "--no-dashboard")
     try:
         wait_for(lambda: Path(f"{gate}.A").exists(), 60, what="A started on its host")
+        # Its output, printed on the host, is read here (brought back every half second).
+        wait_for(
+            lambda: "first line of A" in tmux_repo.wave("logs", "A", "--lane", "main").stdout,
+            30,
+            what="A's output here",
+        )
         printed = tmux_repo.wave("attach", "A", "--lane", "main", "--print")
         assert printed.returncode == 0, printed.stderr
         argv = shlex.split(printed.stdout)
@@ -79,4 +85,21 @@ def test_a_launcher_killed_mid_wave_comes_back_and_follows_its_agents_on_hosts(
         # Each line once: the new launcher went on from where the dead one had brought it.
         assert output.count(f"first line of {i}") == 1 and output.count(f"last line of {i}") == 1
     assert all(Path(f"{gate}.{i}").read_text() == "started\n" for i in "AB")  # never rerun
+    diff = tmux_repo.wave("diff", "B", "--lane", "main", "--stat")
+    assert diff.returncode == 0 and "B.txt" in diff.stdout, diff.stdout + diff.stderr
     nothing_left(ssh_hosts, root)
+
+
+def test_an_agent_over_its_budget_on_a_host_is_ended_there(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    lane = ssh_lane(ssh_hosts).replace("timeout_minutes: 2", "timeout_minutes: 0.05")
+    lane = lane.replace("max_retries_per_wave: 1", "max_retries_per_wave: 0")
+    mark = tmux_repo.root.parent / "slow-started"
+    git_repo(tmux_repo, lane, [agent("A", f"echo $$ > {mark}; exec sleep 600")])
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode != 0
+    assert tmux_repo.status("main", 1, "A")["outcome"] == "timeout", done.stderr
+    pid = int(mark.read_text())
+    assert not alive(pid)  # the agent's process on the host was ended, not just forgotten
+    nothing_left(ssh_hosts, tmux_repo.root)
