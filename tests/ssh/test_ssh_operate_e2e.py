@@ -103,3 +103,23 @@ def test_an_agent_over_its_budget_on_a_host_is_ended_there(
     pid = int(mark.read_text())
     assert not alive(pid)  # the agent's process on the host was ended, not just forgotten
     nothing_left(ssh_hosts, tmux_repo.root)
+
+
+def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopped(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    gate = tmux_repo.root.parent / "gate"
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", held(gate, "A"))])
+    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    wait_for(lambda: Path(f"{gate}.A").exists(), 60, what="A started on its host")
+    pid = int(json.loads((tmux_repo.state("main") / "launcher.lock").read_text())["pid"])
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert again.returncode != 0 and "left 1 agent session(s) running" in again.stderr
+    stopped = tmux_repo.wave("stop", "--lane", "main")
+    assert stopped.returncode == 0, stopped.stderr
+    assert "w1-A" in stopped.stdout + stopped.stderr  # named as what it stopped
+    assert Path(f"{gate}.A").read_text() == "started\n"  # not run a second time
+    nothing_left(ssh_hosts, tmux_repo.root)

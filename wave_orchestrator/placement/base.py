@@ -3,9 +3,8 @@
 One interface starts an agent, tells whether it is still there (for every agent at once, in
 one call), signals it, removes it, and says how a person attaches to it. ``local`` is tmux on
 this machine (``local.py``); ``slurm`` is one batch job per attempt (``slurm.py``); ``ssh`` is
-tmux on the lane's SSH hosts (``ssh.py``). The pool,
-the reaper and the wave runner see only this; planning, budgets, gates and state do not change
-with the placement.
+tmux on the lane's SSH hosts (``ssh.py``). The pool, the reaper and the wave runner see only
+this; planning, budgets, gates and state do not change with the placement.
 
 An agent is named by its session name (``w<n>-<id>``) everywhere; ``handle`` is what the
 placement signals: the pane's process group locally, the job id on Slurm.

@@ -138,6 +138,8 @@ class Launcher:
                 if not self.opts.resume:
                     self._refuse_orphans(lock)
             except BaseException:
+                if self.placement is not None:  # an SSH host's follower and connection
+                    self.placement.close()
                 lock.release()
                 raise
             return self._run_holding_lock(lock, waves, run_state)
