@@ -105,6 +105,8 @@ def launch(root: Path, lane: str, n: int) -> dict[str, float]:
         )
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        folder = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+        (folder / socket).unlink(missing_ok=True)  # a killed server leaves its socket file
     wall = time.time() - began
     if done.returncode != 0:
         raise SystemExit(f"{lane} failed ({done.returncode}):\n{done.stderr[-3000:]}")
