@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +34,7 @@ from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, s
 from .ssh_ship import Relocation, pack
 
 HOST_LOST = "host-lost"  # how an agent on a lost host ended
+STARTS_AT_ONCE = 8  # a burst's starts in flight together
 WORK_LEFT = "wave: work {agent} left uncommitted on host {host}"
 
 
@@ -87,6 +90,7 @@ class SshPlacement:
             for i, spec in enumerate(settings.hosts, start=1)
         ]
         self.following = False  # a launch follows its hosts; a command looks when it asks
+        self._choosing = threading.Lock()
         self.where: dict[str, Host] = {}  # session -> its host
         self.placed: dict[str, Followed] = {}  # session -> where its last try worked
         self.local_roots = (repo, layout.root, layout.worktrees)
@@ -129,22 +133,29 @@ class SshPlacement:
     def room(self) -> int | None:
         return sum(host.room() for host in self.hosts)
 
-    def _choose(self) -> Host:
-        best = max(self.hosts, key=lambda h: (h.room(), -h.index))
-        if best.room() <= 0 or best.root is None:
-            raise PlacementError("no SSH host has a free slot")
-        return best
+    def _choose(self, session: str) -> Host:
+        """The answering host with the most free slots, one of them taken for ``session`` at
+        once (a burst's starts run side by side)."""
+        with self._choosing:
+            best = max(self.hosts, key=lambda h: (h.room(), -h.index))
+            if best.room() <= 0 or best.root is None:
+                raise PlacementError("no SSH host has a free slot")
+            best.reserve(session)
+            return best
 
     def start(self, job: AgentJob) -> int | None:
+        host = self._choose(job.session)
         try:
-            return self._start(job)
-        except WaveError as exc:  # its worktree's git: a failed start, not a failed launcher
-            if isinstance(exc, PlacementError):
-                raise
-            raise PlacementError(f"could not start {job.session}: {exc}") from exc
+            return self._start(job, host)
+        except BaseException as exc:
+            host.release(job.session)
+            self.placed.pop(job.session, None)
+            if isinstance(exc, WaveError) and not isinstance(exc, PlacementError):
+                # its worktree's git: a failed start, not a failed launcher
+                raise PlacementError(f"could not start {job.session}: {exc}") from exc
+            raise
 
-    def _start(self, job: AgentJob) -> int | None:
-        host = self._choose()
+    def _start(self, job: AgentJob, host: Host) -> int | None:
         assert host.root is not None
         cwd = Path(job.cwd)
         head = self.git.head(cwd) if self.git is not None else None
@@ -175,14 +186,17 @@ class SshPlacement:
         answer = host.client.run(script(START, *words, script_path, host_dir, branch, sha), payload)
         pid = answer.out.strip().splitlines()[-1] if answer.out.strip() else ""
         if answer.code != 0 or not (pid.isascii() and pid.isdigit() and int(pid) < 1 << 31):
-            host.release(job.session)
-            self.placed.pop(job.session, None)
             raise PlacementError(f"host {host.name}: could not start {job.session}: {said(answer)}")
         host.started_now(job.session, int(pid))
         return host.index << 32 | int(pid)
 
     def start_many(self, jobs: Sequence[AgentJob]) -> list[int | Exception | None]:
-        return start_each(self, jobs)
+        """A burst's agents started side by side (each a push and one command on its host,
+        most of it waiting on the network), in order: each one's handle or its error."""
+        if len(jobs) < 2:
+            return start_each(self, jobs)
+        with ThreadPoolExecutor(min(len(jobs), STARTS_AT_ONCE), "wave-ssh-start") as pool:
+            return list(pool.map(lambda job: start_each(self, [job])[0], jobs))
 
     # -- following -------------------------------------------------------------------------
     def _look_now(self, hosts: Sequence[Host]) -> None:

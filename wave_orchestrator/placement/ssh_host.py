@@ -94,6 +94,11 @@ class Host:
                 # Ended while no launcher looked: it ends here once a look brought its files.
                 self.panes[session] = pane._replace(dead=False, status=None)
 
+    def reserve(self, session: str) -> None:
+        """One of its slots taken for a start in flight (the start follows, or releases it)."""
+        with self.lock:
+            self.slots.add(session)
+
     def started_now(self, session: str, pid: int) -> None:
         with self.lock:
             self.started[session] = (time.monotonic(), pid)

@@ -12,6 +12,7 @@ agent's own environment, in its owner-only run.sh.
 from __future__ import annotations
 
 import io
+import os
 import re
 import tarfile
 from collections.abc import Iterable, Sequence
@@ -20,6 +21,8 @@ from pathlib import Path
 from ..state.fsutil import read_text
 
 SHIPPED = ("run.sh", "prompt.md", "retry-prompt.md")  # what the wrapper reads of its folder
+SKILLS = "skills"  # the agent's skill bundles as wave wrote them (its CLI's argv names them)
+SKILLS_LIMIT = 4 << 20  # the most of them shipped: wave wrote them, a bound all the same
 
 
 class Relocation:
@@ -59,7 +62,30 @@ def pack(agent_dir: Path, extra_dirs: Sequence[Path], where: Relocation) -> byte
                 data = where.text(read_text(path)).encode()
             except FileNotFoundError:
                 continue
-            info = tarfile.TarInfo(str(path).lstrip("/"))
-            info.size, info.mode = len(data), 0o700 if name == "run.sh" else 0o600
-            tar.addfile(info, io.BytesIO(data))
+            _add(tar, path, data, 0o700 if name == "run.sh" else 0o600)
+        _add_skills(tar, agent_dir / SKILLS, where)
     return buffer.getvalue()
+
+
+def _add(tar: tarfile.TarFile, path: Path, data: bytes, mode: int) -> None:
+    info = tarfile.TarInfo(str(path).lstrip("/"))
+    info.size, info.mode = len(data), mode
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _add_skills(tar: tarfile.TarFile, folder: Path, where: Relocation) -> None:
+    """Its skill files (regular files only, never through a link), relocated: a skill names
+    its references by their path here."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    left = SKILLS_LIMIT
+    files = [Path(top, name) for top, _, names in os.walk(folder) for name in names]
+    for path in sorted(files):  # os.walk goes into no linked folder
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            data = where.text(read_text(path, limit=left)).encode()
+        except (OSError, ValueError):  # a link planted meanwhile, not text, or too much
+            continue
+        left -= len(data)
+        _add(tar, path, data, 0o600)

@@ -1,9 +1,11 @@
-"""A burst of ready agents started off the launcher's loop (tmux placement).
+"""A burst of ready agents started off the launcher's loop (tmux here or on SSH hosts).
 
 Writing 4 agents' files and tmux starting their sessions takes 25-45 ms here on a busy machine;
 done on the loop, every agent that ends meanwhile waits for it to be noticed. Done on a worker
 thread, the loop goes on taking in finishes and is woken when the burst is done. One burst is
-in flight at a time; Slurm's placement (sbatch per job) keeps starting on the loop.
+in flight at a time; Slurm's placement (sbatch per job) keeps starting on the loop. On SSH
+hosts a burst takes a push and a command per agent, hundreds of milliseconds each: off the
+loop, an agent's end on a host is still taken in within its half-second look.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class Bursts(Generic[T]):
     """``start`` a burst for some items (the runs), ``take`` it back once tmux is done."""
 
     def __init__(self, placement: Placement) -> None:
-        self.threaded = placement.kind == "local"
+        self.threaded = placement.kind in ("local", "ssh")
         self.wake: Callable[[], None] = lambda: None  # the loop's wake-up, set by the pool
         self._workers: ThreadPoolExecutor | None = None
         self._flight: tuple[list[T], Future[Handles]] | None = None
