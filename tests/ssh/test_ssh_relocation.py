@@ -193,3 +193,26 @@ def test_pack_unpacks_with_one_tar_and_its_run_script_works_there(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert (there / "ran here").read_text() == "ran"
     assert not (folder / "ran here").exists()
+
+
+def test_pack_ships_the_agents_skill_files_relocated_but_never_a_link(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    folder = agent_folder(repo)
+    skill = folder / "skills" / "review" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(f"Read {folder}/skills/review/references/style.md first.\n")
+    secret = tmp_path / "secret"
+    secret.write_text("never shipped")
+    (folder / "skills" / "review" / "planted.md").symlink_to(secret)
+    (folder / "skills" / "linked").symlink_to(tmp_path, target_is_directory=True)
+    payload = pack(folder, [], Relocation([repo], HOST))
+    rel = str(skill).lstrip("/")
+    shipped = [name for name in members(payload) if "/skills/" in name]
+    assert shipped == [rel]
+    with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
+        text = tar.extractfile(rel)
+        assert text is not None
+        assert (
+            text.read().decode()
+            == f"Read {BASE}{folder}/skills/review/references/style.md first.\n"
+        )
