@@ -179,15 +179,17 @@ def test_a_look_across_a_new_try_writes_no_status_of_the_old_one(tmp_path: Path)
 def test_a_dead_pane_frees_its_slot(tmp_path: Path) -> None:
     host = make_host(FakeClient(), max_agents=2)
     assert host.room() == 2
-    host.follow("A1", followed(tmp_path / "A1"))
-    host.follow("A2", followed(tmp_path / "A2"))
+    for name, pid in (("A1", 10), ("A2", 11)):
+        host.follow(name, followed(tmp_path / name))
+        host.started_now(name, pid)
     assert host.room() == 0
     panes = {"A1": Pane("A1", True, 0, 10), "A2": Pane("A2", False, None, 11)}
     host._take(Look(panes, {}, {}), time.monotonic())
     assert host.room() == 1 and host.slots == {"A2"}
-    host._take(Look({}, {}, {}), time.monotonic())  # not yet started: its slot is kept
-    assert host.slots == {"A2"}
-    host.release("A2")
+    host.reserve("A3")  # its start is in flight
+    host._take(Look({}, {}, {}), time.monotonic())  # A2 gone since it started; A3 not yet
+    assert host.slots == {"A3"}
+    host.release("A3")
     assert host.room() == 2
 
 

@@ -64,10 +64,10 @@ def nothing_left(hosts: Path, repo: Path) -> None:
     for socket in hosts.glob("host*/workdir/*/tmux"):
         listed = subprocess.run(["tmux", "-S", str(socket), "ls"], capture_output=True)
         assert listed.returncode != 0, f"a tmux server is left on {socket}"
-    control = f"/tmp/wave-ssh-{repo_tag(repo)}-main"  # the launch's shared connections
-    masters = subprocess.run(["pgrep", "-f", f"ControlPath={control}/"], capture_output=True)
+    control = f"/tmp/wave-ssh-{repo_tag(repo)}-"  # the launch's shared connections
+    masters = subprocess.run(["pgrep", "-f", f"ControlPath={control}"], capture_output=True)
     assert masters.returncode != 0, masters.stdout
-    assert not Path(control).exists()
+    assert not list(Path("/tmp").glob(f"wave-ssh-{repo_tag(repo)}-*"))
 
 
 def test_six_agents_on_two_hosts_two_at_a_time_and_their_work_comes_back(
@@ -148,3 +148,14 @@ def test_a_host_that_stops_answering_is_told_once_and_its_agents_run_again_on_th
     texts = {sh(root, "git", "show", f"wave/main/wave-1:{i}.txt") for i in "AB"}
     assert texts == {"host1"}  # both ended their work on the host that answered
     nothing_left(own_ssh_hosts, root)
+
+
+def test_hosts_that_share_the_checkout_run_agents_in_it(ssh_hosts: Path, tmux_repo: Repo) -> None:
+    lane = ssh_lane(ssh_hosts).replace("max_agents: 2}", "max_agents: 2, shared_path: true}")
+    lane = lane.replace("isolation: worktree\n", "")  # one checkout, seen by every host
+    git_repo(tmux_repo, lane, [agent(i, f"echo $WAVE_TEST_HOST > {i}.txt") for i in "AB"])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    hosts = {(tmux_repo.root / f"{i}.txt").read_text().strip() for i in "AB"}
+    assert hosts == {"host1", "host2"}  # each ran on a host, in this very checkout
+    nothing_left(ssh_hosts, tmux_repo.root)

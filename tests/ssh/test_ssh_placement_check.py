@@ -52,3 +52,20 @@ def test_a_host_that_has_everything_is_prepared(tmp_path: Path) -> None:
     made = placement(tmp_path, "root /srv/wave/t\nfree 999999\n")
     made.prepare(made.hosts[0])
     assert made.hosts[0].root == "/srv/wave/t" and made.room() == 4
+
+
+def test_connection_sockets_live_only_in_a_private_folder(tmp_path: Path) -> None:
+    from wave_orchestrator.placement.ssh_client import SshError, private_folder
+
+    made = tmp_path / "made"
+    private_folder(made)
+    assert made.stat().st_mode & 0o777 == 0o700
+    private_folder(made)  # found as it was made: used
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir(mode=0o755)
+    open_to_all.chmod(0o755)
+    link = tmp_path / "link"
+    link.symlink_to(made)
+    for refused in (open_to_all, link):
+        with pytest.raises(SshError, match="not a private folder"):
+            private_folder(refused)

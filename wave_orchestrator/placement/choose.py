@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .ssh import GitSide
 
-    HostSide = tuple[GitSide, Sequence[str]]
+    HostSide = tuple[GitSide, Sequence[str], bool]
 
 
 def placement_for(
@@ -34,12 +34,15 @@ def placement_for(
     """Slurm jobs, sessions on SSH hosts, or sessions on the lane's tmux server (the
     launcher's own sessions, the dashboard's and a detached launcher's, stay on this machine's
     tmux whatever the placement). ``host_side`` is what SSH hosts need of this machine: its
-    git work, and the programs the lane's agents start."""
+    git work, the programs the lane's agents start, and whether the launch resumes (a dead
+    launcher's sessions there are then followed again)."""
     if lane.placement.remote and lane.placement.ssh is not None:
         from .ssh import SshPlacement  # loaded for SSH lanes only
 
-        git, programs = host_side or (None, ())
-        return SshPlacement(lane.placement.ssh, layout, lane.repo, git, warn, programs)
+        git, programs, resuming = host_side or (None, (), False)
+        made = SshPlacement(lane.placement.ssh, layout, lane.repo, git, warn, programs)
+        made.resuming = resuming
+        return made
     return _placement(lane.placement, lane.name, lane.repo, layout, tmux, warn)
 
 

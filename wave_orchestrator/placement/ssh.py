@@ -15,7 +15,7 @@ Handles are ``host index << 32 | pane pid``: two hosts may give the same pid.
 from __future__ import annotations
 
 import contextlib
-import os
+import secrets
 import shlex
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,14 +27,24 @@ from ..definitions.model import SshSettings
 from ..errors import PlacementError, WaveError
 from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
-from .ssh_client import SshClient, SshError, SshHost, said
+from .ssh_client import SshClient, SshError, SshHost, end_stale_connections, said
 from .ssh_host import Followed, Host
-from .ssh_record import HostRecord, read_record, write_record
+from .ssh_record import HostRecord, followed_again, write_record
 from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, script
 from .ssh_ship import Relocation, pack
 
 HOST_LOST = "host-lost"  # how an agent on a lost host ended
+
+
+def lane_digest(lane: str) -> str:
+    """A lane's name in a socket's folder name, short: a socket's path has ~100 bytes."""
+    import hashlib
+
+    return hashlib.sha1(lane.encode()).hexdigest()[:6]
+
+
 STARTS_AT_ONCE = 8  # a burst's starts in flight together
+START_SECONDS = 300  # a start makes a worktree on its host: a large repository takes a while
 WORK_LEFT = "wave: work {agent} left uncommitted on host {host}"
 
 
@@ -68,17 +78,18 @@ class SshPlacement:
         programs: Sequence[str] = (),
         command: bool = False,
     ) -> None:
-        """``command``: for a person's command (stop, attach, status), with connections of
-        its own, so that ending them never ends a running launcher's."""
+        """``command``: for a person's command (stop, attach, status), which looks at its
+        hosts when it asks rather than following them. Each has connections of its own, so
+        that ending them never ends a running launcher's."""
         self.settings, self.layout, self.repo, self.git = settings, layout, repo, git
         self.warn, self.programs = warn, tuple(programs)
         self.tag = repo_tag(repo)
-        own = (
-            f"wave-ssh-{self.tag}-{os.getpid()}"
-            if command
-            else f"wave-ssh-{self.tag}-{layout.lane}"
+        # The shared connections' sockets: a folder of its own, made owner-only under a name
+        # nobody can guess or make first (a socket there carries every command to a host).
+        self.control_prefix = (
+            f"wave-ssh-{self.tag}-{'cmd' if command else lane_digest(layout.lane)}-"
         )
-        control = Path("/tmp") / own[:40]
+        control = Path("/tmp") / f"{self.control_prefix}{secrets.token_hex(5)}"
         timeout = settings.host_timeout_minutes * 60
         self.hosts = [
             Host(
@@ -90,6 +101,8 @@ class SshPlacement:
             for i, spec in enumerate(settings.hosts, start=1)
         ]
         self.following = False  # a launch follows its hosts; a command looks when it asks
+        self.resuming = False  # `--resume`: a dead launcher's sessions are followed again
+        self.removed: set[str] = set()  # sessions taken away: never followed again
         self._choosing = threading.Lock()
         self.where: dict[str, Host] = {}  # session -> its host
         self.placed: dict[str, Followed] = {}  # session -> where its last try worked
@@ -107,6 +120,9 @@ class SshPlacement:
                 problems.append(str(exc))
         if problems:
             raise PlacementError("; ".join(problems))
+        # A launcher of this lane that died left its connections: ended (the lane's lock is
+        # held, so no other launcher of it runs).
+        end_stale_connections(Path("/tmp"), self.control_prefix, self.hosts[0].client.control_dir)
         for host in self.hosts:  # what runs there already (a dead launcher's) is known first
             host.look(self.warn)
             host.start_following(self.warn)
@@ -150,6 +166,9 @@ class SshPlacement:
         except BaseException as exc:
             host.release(job.session)
             self.placed.pop(job.session, None)
+            if host.answering and host.root is not None:  # it may have started all the same
+                with contextlib.suppress(Exception):
+                    host.client.run(script(KILL, host.root, job.session), timeout=30)
             if isinstance(exc, WaveError) and not isinstance(exc, PlacementError):
                 # its worktree's git: a failed start, not a failed launcher
                 raise PlacementError(f"could not start {job.session}: {exc}") from exc
@@ -178,12 +197,18 @@ class SshPlacement:
             job.agent_dir, HostRecord(host.name, job.cwd if branch else "", branch, log_base)
         )
         host.follow(job.session, followed)
+        self.removed.discard(job.session)
         self.where[job.session] = host
         self.placed[job.session] = followed
         payload = b"" if shared else pack(job.agent_dir, [self.layout.accounts], where)
         words = (host.root, job.session, remote_cwd)
         script_path = str(run_sh) if shared else where.path(run_sh)
-        answer = host.client.run(script(START, *words, script_path, host_dir, branch, sha), payload)
+        ship = "" if shared else "1"
+        answer = host.client.run(
+            script(START, *words, script_path, host_dir, branch, sha, ship),
+            payload,
+            timeout=START_SECONDS,
+        )
         pid = answer.out.strip().splitlines()[-1] if answer.out.strip() else ""
         if answer.code != 0 or not (pid.isascii() and pid.isdigit() and int(pid) < 1 << 31):
             raise PlacementError(f"host {host.name}: could not start {job.session}: {said(answer)}")
@@ -196,7 +221,15 @@ class SshPlacement:
         if len(jobs) < 2:
             return start_each(self, jobs)
         with ThreadPoolExecutor(min(len(jobs), STARTS_AT_ONCE), "wave-ssh-start") as pool:
-            return list(pool.map(lambda job: start_each(self, [job])[0], jobs))
+            return list(pool.map(self._start_one, jobs))
+
+    def _start_one(self, job: AgentJob) -> int | Exception | None:
+        """One start of a burst: its handle, or whatever kept it from starting (one bad job
+        never loses the burst's other handles)."""
+        try:
+            return self.start(job)
+        except Exception as exc:
+            return exc if isinstance(exc, (PlacementError, OSError)) else PlacementError(str(exc))
 
     # -- following -------------------------------------------------------------------------
     def _look_now(self, hosts: Sequence[Host]) -> None:
@@ -225,37 +258,30 @@ class SshPlacement:
                     out[name] = PaneInfo(name, True, None, None, ended=HOST_LOST, host=host.name)
                 continue
             for name, pane in panes.items():
-                if not AGENT_SESSION_RE.fullmatch(name) or name in out:
+                if not AGENT_SESSION_RE.fullmatch(name):
                     continue
-                if self.following and name not in followed:
-                    self._adopt(host, name)
+                placed = self.where.get(name)
+                if placed is not None and placed is not host:
+                    continue  # an earlier try's pane, on the host it left: not this try's
+                if self.resuming and name not in followed and name not in self.removed:
+                    self._adopt(host, name, pane.pid)
                 handle = host.index << 32 | pane.pid if pane.pid is not None else None
                 out[name] = PaneInfo(name, pane.dead, pane.status, handle, host=host.name)
                 self.where.setdefault(name, host)
         return out
 
-    def _adopt(self, host: Host, session: str) -> None:
+    def _adopt(self, host: Host, session: str, pid: int | None) -> None:
         """A session a dead launcher started on ``host`` (``--resume``): followed again, from
         its record here, when the record is one wave wrote for that host."""
         wave, _, agent = session[1:].partition("-")
         agent_dir = self.layout.agent(int(wave), agent).dir
-        record = read_record(agent_dir, {host.name}, self.layout.worktrees)
-        if record is None or host.root is None:
+        found = followed_again(agent_dir, host, self.layout.worktrees, self.local_roots, self.repo)
+        if found is None:
             return
-        where = Relocation(self.local_roots, host.root)
-        shared = host.spec.shared_path
-        cwd = record.local_cwd or str(self.repo)
-        followed = Followed(
-            agent_dir,
-            str(agent_dir) if shared else where.path(agent_dir),
-            cwd if shared else where.path(cwd),
-            cwd,
-            record.branch,
-            not shared,
-        )
-        log = agent_dir / "output.log"
-        here = log.stat().st_size if log.exists() else 0
-        host.follow(session, followed, offset=max(0, here - record.log_base))
+        followed, offset = found
+        host.follow(session, followed, offset=offset)
+        if pid is not None:
+            host.started_now(session, pid)
         self.where[session], self.placed[session] = host, followed
 
     def _host_of(self, handle: int) -> Host | None:
@@ -264,8 +290,8 @@ class SshPlacement:
 
     def signal(self, handle: int, signum: int) -> bool:
         host = self._host_of(handle)
-        if host is None or host.lost or host.root is None:
-            return False
+        if host is None or not host.answering or host.root is None:
+            return False  # a silent host is not waited on: its agents are kept as they are
         pid = handle & 0xFFFFFFFF
         return host.client.run(script(SIGNAL, str(signum), str(pid)), timeout=30).code == 0
 
@@ -285,6 +311,7 @@ class SshPlacement:
     def remove(self, names: Iterable[str]) -> None:
         by_host: dict[int, list[str]] = {}
         for name in names:
+            self.removed.add(name)
             if (host := self.where.get(name)) is not None:
                 by_host.setdefault(host.index, []).append(name)
         for index, sessions in by_host.items():
@@ -323,6 +350,8 @@ class SshPlacement:
         followed = self.placed.get(session)
         if followed is None or not followed.branch or not followed.mirrored:
             return
+        if host.lost:
+            raise PlacementError(f"host {host.name} is lost: {session}'s work stays there")
         message = WORK_LEFT.format(agent=agent, host=host.name)
         answer = host.client.run(
             script(SETTLE, followed.cwd, followed.branch, message), timeout=120
@@ -353,5 +382,9 @@ class SshPlacement:
                     host.client.run(script(PRUNE, host.root, *done), timeout=60)
             with contextlib.suppress(OSError, SshError):
                 host.client.close()
-        with contextlib.suppress(OSError):  # its sockets went with the connections
-            self.hosts[0].client.control_dir.rmdir()
+        # Its sockets went with the connections (one a master is still removing: removed).
+        folder = self.hosts[0].client.control_dir
+        with contextlib.suppress(OSError):
+            for entry in folder.iterdir():
+                entry.unlink()
+            folder.rmdir()

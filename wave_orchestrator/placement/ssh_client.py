@@ -7,6 +7,7 @@ input like an agent's files."""
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import subprocess
 from collections.abc import Sequence
@@ -54,7 +55,7 @@ class SshClient:
         (``tty``) uses a launch's shared connection when there is one, and never leaves one
         of its own running after it."""
         if not tty:
-            self.control_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(self.control_dir)
         argv = ["ssh"]
         if self.host.config is not None:
             argv += ["-F", str(self.host.config)]
@@ -137,6 +138,44 @@ class SshClient:
             raise SshError(f"host {self.host.name}: {said(answer)}")
         lacking = set(answer.out.split())
         return [p for p in programs if p in lacking]
+
+
+def private_folder(path: Path) -> None:
+    """``path`` made owner-only, or found so: a folder of this user's, mode 0700, no link (a
+    socket in a folder someone else made first would carry wave's commands to them)."""
+    import os
+    import stat
+
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    info = path.lstat()
+    mode = stat.S_IMODE(info.st_mode)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or mode & 0o077:
+        raise SshError(f"{path} is not a private folder of this user's: its sockets not used")
+
+
+def end_stale_connections(parent: Path, prefix: str, keep: Path) -> None:
+    """End the shared connections a dead launcher left (folders ``prefix*`` in ``parent``,
+    ours, real folders, not ``keep``), and remove their folders."""
+    import os
+    import stat
+
+    for folder in parent.glob(prefix + "*"):
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if folder == keep or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        for entry in folder.iterdir():
+            if entry.is_socket():  # the master's socket: `-O exit` ends it
+                end = ["ssh", "-o", f"ControlPath={entry}", "-O", "exit", "--", "stale"]
+                with contextlib.suppress(OSError, subprocess.SubprocessError):
+                    subprocess.run(end, capture_output=True, timeout=15, check=False)
+            with contextlib.suppress(OSError):
+                entry.unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def said(answer: Answer) -> str:

@@ -98,6 +98,7 @@ class Host:
         """One of its slots taken for a start in flight (the start follows, or releases it)."""
         with self.lock:
             self.slots.add(session)
+            self.started.pop(session, None)  # an earlier try's: its pane is not this one
 
     def started_now(self, session: str, pid: int) -> None:
         with self.lock:
@@ -197,9 +198,16 @@ class Host:
                 continue  # a new try began since the look asked: what it saw is the old one's
             offset, data = seen.logs.get(name, (now_at, b""))
             if data and offset == now_at and self._append(f.local_dir / "output.log", data):
-                self.offsets[name] = offset + len(data)
+                with self.lock:
+                    if self.offsets.get(name) == now_at:  # not a new try meanwhile
+                        self.offsets[name] = offset + len(data)
             if len(data) < LOG_CHUNK:
                 caught_up.add(name)
+        for name in caught_up:  # a backoff the wrapper ended there ends here too
+            if (name, "backoff.json") in self.written and (name, "backoff.json") not in seen.files:
+                with contextlib.suppress(OSError):
+                    os.unlink(followed[name].local_dir / "backoff.json")
+                del self.written[(name, "backoff.json")]
         for (name, file), data in seen.files.items():
             where = followed.get(name)
             if where is None or name not in caught_up or self.written.get((name, file)) == data:
@@ -216,9 +224,11 @@ class Host:
         with self.lock:
             self.panes, self.looked_at = panes, began
             for name in list(self.slots):  # ended, or gone since it started: its slot is free
-                pane = seen.panes.get(name)
-                started = self.started.get(name, (began, 0))[0]
-                if (pane is not None and pane.dead) or (pane is None and started < began):
+                if name not in self.started:
+                    continue  # its start is in flight: what a look shows is an earlier try
+                pane, (when, pid) = seen.panes.get(name), self.started[name]
+                ended = pane is not None and pane.dead and pane.pid == pid
+                if ended or (pane is None and when < began):
                     self.slots.discard(name)
 
     @staticmethod

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..state.fsutil import read_json, write_json_atomic
+from .ssh_host import Followed
+from .ssh_ship import Relocation
+
+if TYPE_CHECKING:
+    from .ssh_host import Host
 
 RECORD = "host.json"
 BRANCH_RE = re.compile(r"wave/[A-Za-z0-9_.-]{1,64}/[A-Za-z0-9_.-]{1,80}")
@@ -25,6 +31,30 @@ class HostRecord(NamedTuple):
     local_cwd: str  # its worktree here ("" for a shared checkout)
     branch: str  # "" for a shared checkout
     log_base: int  # how long its output.log here was when the try started
+
+
+def followed_again(
+    agent_dir: Path, host: Host, worktrees: Path, roots: Sequence[Path], repo: Path
+) -> tuple[Followed, int] | None:
+    """How to follow again a try its record says runs on ``host``, and from which offset of
+    its log (what the dead launcher brought here); None without a record wave wrote."""
+    record = read_record(agent_dir, {host.name}, worktrees)
+    if record is None or host.root is None:
+        return None
+    where = Relocation(roots, host.root)
+    shared = host.spec.shared_path
+    cwd = record.local_cwd or str(repo)
+    followed = Followed(
+        agent_dir,
+        str(agent_dir) if shared else where.path(agent_dir),
+        cwd if shared else where.path(cwd),
+        cwd,
+        record.branch,
+        not shared,
+    )
+    log = agent_dir / "output.log"
+    here = log.stat().st_size if log.exists() else 0
+    return followed, max(0, here - record.log_base)
 
 
 def write_record(agent_dir: Path, record: HostRecord) -> None:

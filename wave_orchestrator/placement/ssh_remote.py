@@ -44,12 +44,13 @@ printf 'free %s\n' "$(df -Pk "$r" 2>/dev/null | awk 'NR==2 {print $4}')"
 for p in "$@"; do command -v -- "$p" >/dev/null 2>&1 || printf 'missing %s\n' "$p"; done
 """
 
-# Gets the agent's worktree at its commit, unpacks its files (tar on stdin) and starts its
-# session; prints the pane's pid. Arguments: root, session, cwd, run.sh, agent dir, then
-# branch and commit ("" when it works in a shared checkout).
+# Gets the agent's worktree at its commit, unpacks its files (tar on stdin, unless its host
+# shares this checkout: "ship" empty) and starts its session; prints the pane's pid.
+# Arguments: root, session, cwd, run.sh, agent dir, branch and commit ("" when it works in a
+# shared checkout), ship.
 START = r"""
 set -e
-r=$1 name=$2 cwd=$3 script=$4 dir=$5 branch=$6 sha=$7
+r=$1 name=$2 cwd=$3 script=$4 dir=$5 branch=$6 sha=$7 ship=$8
 umask 077
 if [ -n "$branch" ]; then
   if [ -e "$cwd/.git" ]; then
@@ -60,9 +61,11 @@ if [ -n "$branch" ]; then
     git -C "$r/mirror.git" worktree add -q -f -B "$branch" "$cwd" "$sha" >&2
   fi
 fi
-mkdir -p "$dir"
-rm -f "$dir/output.log" "$dir/status.json" "$dir/backoff.json"
-tar -x -f - -C "$r/root"
+if [ -n "$ship" ]; then
+  mkdir -p "$dir"
+  rm -f "$dir/output.log" "$dir/status.json" "$dir/backoff.json"
+  tar -x -f - -C "$r/root"
+fi
 tmux -S "$r/tmux" kill-session -t "=$name" 2>/dev/null || true
 # One invocation: a server started alone, with no session, exits at once (its options too).
 tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
@@ -113,7 +116,8 @@ SETTLE = r"""
 cwd=$1 branch=$2 message=$3
 [ -e "$cwd/.git" ] || exit 0
 if [ -n "$(git -C "$cwd" status --porcelain 2>/dev/null | head -c 1)" ]; then
-  git -C "$cwd" add -A >&2 && git -C "$cwd" commit -q --no-verify -m "$message" >&2
+  git -C "$cwd" add -A >&2 || exit 3
+  git -C "$cwd" commit -q --no-verify -m "$message" >&2 || exit 3
 fi
 git -C "$cwd" rev-parse --verify -q "refs/heads/$branch"
 """

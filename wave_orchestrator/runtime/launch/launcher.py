@@ -85,15 +85,15 @@ class Launcher:
         else:
             log.warning(message)
 
-    def _host_side(self, waves: list[WaveDef]) -> tuple[HostGit, list[str]] | None:
-        """What agents on SSH hosts need of this machine: its git, and the programs to look
-        for on each host (the lane's CLIs, fallbacks included)."""
+    def _host_side(self, waves: list[WaveDef]) -> tuple[HostGit, list[str], bool] | None:
+        """What agents on SSH hosts need of this machine: its git, the programs to look for
+        on each host (the lane's CLIs, fallbacks included), and whether it resumes."""
         if not self.lane.placement.remote:
             return None
         from ...worktrees.host_git import HostGit
 
         programs = {program for _, _, program in required_programs(waves) if "/" not in program}
-        return HostGit(self.lane.repo), sorted(programs)
+        return HostGit(self.lane.repo), sorted(programs), self.opts.resume
 
     def check_executors(self, waves: list[WaveDef]) -> None:
         if self.lane.placement.remote:  # their CLIs are looked for on each host instead
