@@ -102,3 +102,18 @@ def test_leftovers_that_cannot_be_committed_on_the_host_are_an_error(tmp_path: P
         script(SETTLE, str(tree), "wave/a", "wave: left"), capture_output=True, env=env
     )
     assert done.returncode == 3  # no identity: the commit fails, and so does the settling
+
+
+def test_a_resumed_launch_takes_the_session_on_the_host_its_record_names(tmp_path: Path) -> None:
+    made = two_hosts(tmp_path)
+    made.resuming = True
+    a, b = made.hosts
+    a._take(Look({"w1-A": Pane("w1-A", True, 0, 11)}, {}, {}), time.monotonic())  # a try before
+    b._take(Look({"w1-A": Pane("w1-A", False, None, 22)}, {}, {}), time.monotonic())
+    folder = made.layout.agent(1, "A").dir
+    folder.mkdir(parents=True)
+    (folder / "host.json").write_text('{"host": "b", "local_cwd": "", "branch": "", "log_base": 0}')
+    pane = made.sessions()["w1-A"]
+    assert pane.host == "b" and not pane.dead and "w1-A" in b.followed
+    made.remove(["w1-A"])
+    assert made.where["w1-A"] is b

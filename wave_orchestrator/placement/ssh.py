@@ -264,10 +264,13 @@ class SshPlacement:
                 if placed is not None and placed is not host:
                     continue  # an earlier try's pane, on the host it left: not this try's
                 if self.resuming and name not in followed and name not in self.removed:
-                    self._adopt(host, name, pane.pid)
+                    self._adopt(host, name, pane.pid)  # (sets where[name] when it is ours)
+                if name in out and self.where.get(name) is not host:
+                    continue  # the same name on two hosts: the one it was placed on
                 handle = host.index << 32 | pane.pid if pane.pid is not None else None
                 out[name] = PaneInfo(name, pane.dead, pane.status, handle, host=host.name)
-                self.where.setdefault(name, host)
+                if not self.following:  # a command: the first host that has it
+                    self.where.setdefault(name, host)
         return out
 
     def _adopt(self, host: Host, session: str, pid: int | None) -> None:
@@ -283,6 +286,10 @@ class SshPlacement:
         if pid is not None:
             host.started_now(session, pid)
         self.where[session], self.placed[session] = host, followed
+
+    def _having(self, session: str) -> list[Host]:
+        """The hosts whose last look showed ``session``."""
+        return [host for host in self.hosts if session in host.panes_seen()]
 
     def _host_of(self, handle: int) -> Host | None:
         index = handle >> 32
@@ -312,7 +319,8 @@ class SshPlacement:
         by_host: dict[int, list[str]] = {}
         for name in names:
             self.removed.add(name)
-            if (host := self.where.get(name)) is not None:
+            hosts = [self.where[name]] if name in self.where else self._having(name)
+            for host in hosts:  # one wave placed, or wherever an earlier launch left it
                 by_host.setdefault(host.index, []).append(name)
         for index, sessions in by_host.items():
             host = self.hosts[index - 1]
