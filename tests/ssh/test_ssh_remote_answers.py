@@ -281,11 +281,13 @@ def tmux_server(host_root: Path) -> Iterator[list[str]]:
 def test_look_lists_the_lane_servers_panes(host_root: Path, tmux_server: list[str]) -> None:
     a1 = agent_folder(host_root, "A1", b"out", None)
 
-    def a2_dead() -> Look | None:
+    def a2_ended() -> Look | None:
         seen = read_look(run_sh(script(LOOK, str(host_root), "A1", str(a1), "0")), ["A1"])
-        return seen if seen is not None and "A2" in seen.panes and seen.panes["A2"].dead else None
+        pane = seen.panes.get("A2") if seen is not None else None
+        # tmux marks a pane dead as its output closes, and takes its exit status a moment later
+        return seen if pane is not None and pane.dead and pane.status is not None else None
 
-    seen = wait_for(a2_dead, 10, what="A2's pane dead in a look")
+    seen = wait_for(a2_ended, 10, what="A2's pane dead, with its exit status, in a look")
     assert seen is not None
     assert seen.panes["A2"].status == 3 and seen.panes["A2"].pid is not None
     live = seen.panes["A1"]

@@ -84,12 +84,10 @@ class SshPlacement:
         self.settings, self.layout, self.repo, self.git = settings, layout, repo, git
         self.warn, self.programs = warn, tuple(programs)
         self.tag = repo_tag(repo)
-        # The shared connections' sockets: a folder of its own, made owner-only under a name
-        # nobody can guess or make first (a socket there carries every command to a host).
-        self.control_prefix = (
-            f"wave-ssh-{self.tag}-{'cmd' if command else lane_digest(layout.lane)}-"
-        )
-        control = Path("/tmp") / f"{self.control_prefix}{secrets.token_hex(5)}"
+        # A launch's shared connections: their sockets in a folder of its own, made owner-only
+        # under a name nobody can guess. A person's command connects on its own each time.
+        self.control_prefix = f"wave-ssh-{self.tag}-{lane_digest(layout.lane)}-"
+        control = None if command else Path("/tmp") / f"{self.control_prefix}{secrets.token_hex(5)}"
         timeout = settings.host_timeout_minutes * 60
         self.hosts = [
             Host(
@@ -122,7 +120,8 @@ class SshPlacement:
             raise PlacementError("; ".join(problems))
         # A launcher of this lane that died left its connections: ended (the lane's lock is
         # held, so no other launcher of it runs).
-        end_stale_connections(Path("/tmp"), self.control_prefix, self.hosts[0].client.control_dir)
+        if (mine := self.hosts[0].client.control_dir) is not None:
+            end_stale_connections(Path("/tmp"), self.control_prefix, mine)
         for host in self.hosts:  # what runs there already (a dead launcher's) is known first
             host.look(self.warn)
             host.start_following(self.warn)
@@ -392,6 +391,8 @@ class SshPlacement:
                 host.client.close()
         # Its sockets went with the connections (one a master is still removing: removed).
         folder = self.hosts[0].client.control_dir
+        if folder is None:
+            return
         with contextlib.suppress(OSError):
             for entry in folder.iterdir():
                 entry.unlink()

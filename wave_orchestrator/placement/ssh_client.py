@@ -44,7 +44,9 @@ class SshClient:
     """Commands on one host over its one shared connection (the master starts with the first
     command and is ended by ``close``)."""
 
-    def __init__(self, host: SshHost, control_dir: Path) -> None:
+    def __init__(self, host: SshHost, control_dir: Path | None) -> None:
+        """``control_dir``: where its shared connection's socket lives; None: every command
+        connects on its own (a person's command, which never leaves a connection behind)."""
         if not DESTINATION_RE.fullmatch(host.destination):
             raise SshError(f"host {host.name}: {host.destination!r} is no ssh destination")
         self.host = host
@@ -52,25 +54,26 @@ class SshClient:
 
     def base(self, tty: bool = False) -> list[str]:
         """``ssh`` and its options, up to and with the destination. A person's terminal
-        (``tty``) uses a launch's shared connection when there is one, and never leaves one
-        of its own running after it."""
-        if not tty:
-            private_folder(self.control_dir)
+        (``tty``) never leaves a shared connection of its own running after it."""
         argv = ["ssh"]
         if self.host.config is not None:
             argv += ["-F", str(self.host.config)]
-        shared = (
-            ["ControlMaster=no"]
-            if tty
-            else ["ControlMaster=auto", f"ControlPersist={PERSIST_SECONDS}"]
-        )
+        if self.control_dir is None:
+            shared = ["ControlMaster=no", "ControlPath=none"]
+        elif tty:
+            shared = ["ControlMaster=no", f"ControlPath={self.control_dir}/%C"]
+        else:
+            private_folder(self.control_dir)
+            shared = [
+                "ControlMaster=auto",
+                f"ControlPath={self.control_dir}/%C",
+                f"ControlPersist={PERSIST_SECONDS}",
+            ]
         argv += [
             "-o",
             "BatchMode=yes",
             "-o",
             f"ConnectTimeout={CONNECT_SECONDS}",
-            "-o",
-            f"ControlPath={self.control_dir}/%C",
             *(word for option in shared for word in ("-o", option)),
             "-o",
             "ServerAliveInterval=15",
@@ -122,11 +125,15 @@ class SshClient:
 
     def connected(self) -> bool:
         """Whether the shared connection to the host is up."""
+        if self.control_dir is None:
+            return False
         check = [*self.base()[:-2], "-O", "check", "--", self.host.destination]
         return subprocess.run(check, capture_output=True, timeout=15).returncode == 0
 
     def close(self) -> None:
         """End the shared connection (nothing of it is left running)."""
+        if self.control_dir is None:
+            return
         stop = [*self.base()[:-2], "-O", "exit", "--", self.host.destination]
         subprocess.run(stop, capture_output=True, timeout=15)
 
