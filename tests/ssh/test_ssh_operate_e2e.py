@@ -123,3 +123,34 @@ def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopp
     assert "w1-A" in stopped.stdout + stopped.stderr  # named as what it stopped
     assert Path(f"{gate}.A").read_text() == "started\n"  # not run a second time
     nothing_left(ssh_hosts, tmux_repo.root)
+
+
+def test_an_agent_on_a_host_posts_to_the_coordination_log_as_itself(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    work = (
+        "wave coord post --kind decision --summary 'posted from a host' > posted.txt && "
+        "wave coord post --kind decision --summary forged --agent B; echo $? > forged.txt; "
+        "wave desk mine; echo $? > desk.txt; "
+        "wave coord inbox > /dev/null; echo $? > inbox.txt; "
+        "wave feedback ask --question 'which way, from a host?' > asked.txt; "
+        "git add posted.txt forged.txt desk.txt inbox.txt asked.txt; "
+        "git -c user.email=a@b -c user.name=A commit -qm 'agent A'"
+    )
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", work), agent("B", "true")])
+    result = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+    assert result.returncode == 0, result.stderr
+    log = tmux_repo.state("main") / "coordination" / "wave-1.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    posted = [r for r in records if r.get("summary") == "posted from a host"]
+    assert [r["agent"] for r in posted] == ["A"]  # merged here, under its own name
+    said = sh(tmux_repo.root, "git", "show", "wave/main/wave-1:posted.txt")
+    assert said == posted[0]["id"]  # the id the command printed on the host
+    forged = [r["agent"] for r in records if r.get("summary") == "forged"]
+    assert "B" not in forged  # `--agent B` or not: an agent on a host speaks for itself only
+    assert sh(tmux_repo.root, "git", "show", "wave/main/wave-1:desk.txt") == "2"  # not on hosts
+    assert sh(tmux_repo.root, "git", "show", "wave/main/wave-1:inbox.txt") == "0"
+    asked = sh(tmux_repo.root, "git", "show", "wave/main/wave-1:asked.txt")
+    listed = tmux_repo.wave("feedback", "list", "--lane", "main").stdout
+    assert asked and asked in listed and "which way, from a host?" in listed
+    nothing_left(ssh_hosts, tmux_repo.root)

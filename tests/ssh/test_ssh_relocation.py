@@ -140,7 +140,9 @@ def test_pack_names_its_members_below_the_hosts_root(tmp_path: Path) -> None:
     payload = pack(folder, [accounts], where)
     found = members(payload)
     rel = str(folder).lstrip("/")
-    assert set(found) == {rel, str(accounts).lstrip("/"), f"{rel}/run.sh", f"{rel}/prompt.md"}
+    shipped = {rel, str(accounts).lstrip("/"), f"{rel}/run.sh", f"{rel}/prompt.md"}
+    assert set(found) == shipped | {f"{rel}/bin", f"{rel}/bin/wave"}  # its `wave` there
+    assert found[f"{rel}/bin/wave"].mode == 0o700
     for name, info in found.items():
         assert not name.startswith("/") and ".." not in name.split("/")
         assert info.isdir() or info.isfile()

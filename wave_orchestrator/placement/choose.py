@@ -19,7 +19,7 @@ from .tmux import TmuxServer
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .ssh import GitSide
+    from .ssh_ship import GitSide
 
     HostSide = tuple[GitSide, Sequence[str], bool]
 

@@ -18,49 +18,35 @@ import contextlib
 import secrets
 import shlex
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Protocol
 
 from ..definitions.model import SshSettings
 from ..errors import PlacementError, WaveError
 from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
 from .base import AgentJob, PaneInfo, start_each
-from .ssh_client import SshClient, SshError, SshHost, end_stale_connections, said
+from .ssh_client import (
+    SshClient,
+    SshError,
+    SshHost,
+    control_prefix,
+    end_stale_connections,
+    said,
+)
 from .ssh_host import Followed, Host
 from .ssh_record import HostRecord, followed_again, write_record
 from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, script
-from .ssh_ship import Relocation, pack
+from .ssh_requests import Requests
+from .ssh_ship import GitSide, Relocation, pack
 
 HOST_LOST = "host-lost"  # how an agent on a lost host ended
-
-
-def lane_digest(lane: str) -> str:
-    """A lane's name in a socket's folder name, short: a socket's path has ~100 bytes."""
-    import hashlib
-
-    return hashlib.sha1(lane.encode()).hexdigest()[:6]
 
 
 STARTS_AT_ONCE = 8  # a burst's starts in flight together
 START_SECONDS = 300  # a start makes a worktree on its host: a large repository takes a while
 WORK_LEFT = "wave: work {agent} left uncommitted on host {host}"
-
-
-class GitSide(Protocol):
-    """The git work on this machine an SSH lane needs (the runtime gives it: git runs in one
-    place)."""
-
-    def head(self, cwd: Path) -> tuple[str, str] | None:
-        """(branch, commit) of an agent's own worktree; None for the shared checkout."""
-        ...
-
-    def push(self, cwd: Path, url: str, refspec: str, env: Mapping[str, str]) -> None: ...
-
-    def take(self, cwd: Path, url: str, ref: str, env: Mapping[str, str]) -> None:
-        """Fetch ``ref`` and move the worktree's branch to it (fast-forward only)."""
-        ...
 
 
 class SshPlacement:
@@ -86,7 +72,7 @@ class SshPlacement:
         self.tag = repo_tag(repo)
         # A launch's shared connections: their sockets in a folder of its own, made owner-only
         # under a name nobody can guess. A person's command connects on its own each time.
-        self.control_prefix = f"wave-ssh-{self.tag}-{lane_digest(layout.lane)}-"
+        self.control_prefix = control_prefix(self.tag, layout.lane)
         control = None if command else Path("/tmp") / f"{self.control_prefix}{secrets.token_hex(5)}"
         timeout = settings.host_timeout_minutes * 60
         self.hosts = [
@@ -102,6 +88,9 @@ class SshPlacement:
         self.resuming = False  # `--resume`: a dead launcher's sessions are followed again
         self.removed: set[str] = set()  # sessions taken away: never followed again
         self._choosing = threading.Lock()
+        self.requests = Requests(layout, repo)  # its agents' `wave coord`, `wave feedback`
+        for host in self.hosts:
+            host.on_request = partial(self.requests.take, host.client)
         self.where: dict[str, Host] = {}  # session -> its host
         self.placed: dict[str, Followed] = {}  # session -> where its last try worked
         self.local_roots = (repo, layout.root, layout.worktrees)
@@ -377,6 +366,7 @@ class SshPlacement:
     def close(self) -> None:
         """Followers stopped, worktrees whose work is here removed from their hosts, shared
         connections ended: nothing of wave left running here."""
+        self.requests.close()
         for host in self.hosts:
             host.stop_following()
             done = [

@@ -147,6 +147,14 @@ class SshClient:
         return [p for p in programs if p in lacking]
 
 
+def control_prefix(tag: str, lane: str) -> str:
+    """How a launch's connection folders of a checkout's lane are named: the lane digested,
+    as a socket's whole path must fit in ~100 bytes."""
+    import hashlib
+
+    return f"wave-ssh-{tag}-{hashlib.sha1(lane.encode()).hexdigest()[:6]}-"
+
+
 def private_folder(path: Path) -> None:
     """``path`` made owner-only, or found so: a folder of this user's, mode 0700, no link (a
     socket in a folder someone else made first would carry wave's commands to them)."""

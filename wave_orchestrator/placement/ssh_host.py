@@ -56,6 +56,10 @@ class Host:
         self.followed: dict[str, Followed] = {}
         self.slots: set[str] = set()  # the sessions that hold one of its max_agents
         self.offsets: dict[str, int] = {}  # session -> bytes of its output.log brought back
+        self.asked: dict[str, int] = {}  # session -> bytes of its `wave` requests taken
+        self.partial: dict[str, bytes] = {}  # session -> a request line not whole yet
+        # (its folder there, session, one request line): what runs its `wave` commands
+        self.on_request: Callable[[str, str, bytes], None] = lambda *_: None
         self.written: dict[tuple[str, str], bytes] = {}  # what each mirrored file last was
         self.panes: dict[str, Pane] = {}
         self.looked_at = -1.0  # monotonic: when the last answered look began
@@ -86,6 +90,7 @@ class Host:
             self.followed[session] = followed
             self.slots.add(session)
             self.offsets[session] = offset or 0
+            self.asked.setdefault(session, 0)  # a new try keeps its folder's requests file
             for name in ("status.json", "backoff.json"):
                 self.written.pop((session, name), None)
             if offset is None:  # a new try: its session's old pane is not its own
@@ -150,7 +155,12 @@ class Host:
                 for name, f in self.followed.items()
                 if f.mirrored
             ]
-        args = [word for name, folder, at in asked for word in (name, folder, str(at))]
+        with self.lock:
+            args = [
+                word
+                for name, folder, at in asked
+                for word in (name, folder, f"{at}:{self.asked.get(name, 0)}")
+            ]
         began = time.monotonic()
         answer = self.client.run(
             script(LOOK, self.root, *args), timeout=LOOK_TIMEOUT, limit=look_limit(len(asked))
@@ -203,6 +213,8 @@ class Host:
                         self.offsets[name] = offset + len(data)
             if len(data) < LOG_CHUNK:
                 caught_up.add(name)
+        for name, (offset, data) in seen.requests.items():
+            self._requests(name, offset, data, followed.get(name))
         for name in caught_up:  # a backoff the wrapper ended there ends here too
             if (name, "backoff.json") in self.written and (name, "backoff.json") not in seen.files:
                 with contextlib.suppress(OSError):
@@ -230,6 +242,18 @@ class Host:
                 ended = pane is not None and pane.dead and pane.pid == pid
                 if ended or (pane is None and when < began):
                     self.slots.discard(name)
+
+    def _requests(self, name: str, offset: int, data: bytes, where: Followed | None) -> None:
+        """New bytes of an agent's `wave` requests: each whole line handed on, once."""
+        if where is None or offset != self.asked.get(name, 0) or not data:
+            return
+        self.asked[name] = offset + len(data)
+        lines = (self.partial.pop(name, b"") + data).split(b"\n")
+        if lines[-1]:
+            self.partial[name] = lines[-1][: 1 << 20]
+        for line in lines[:-1]:
+            if line:
+                self.on_request(where.host_dir, name, line)
 
     @staticmethod
     def _append(path: Path, data: bytes) -> bool:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 # A host path wave made or was told: absolute, no space, quote or `..` (it goes into scripts).
@@ -24,6 +25,7 @@ HOST_PATH_RE = re.compile(r"/[A-Za-z0-9_.+/-]{1,300}")
 LOG_CHUNK = 1 << 18  # the most of one agent's output.log brought back per look
 FILE_LIMIT = 1 << 16  # status.json, backoff.json: at most this much of each
 MIRRORED = ("status.json", "backoff.json")  # what the wrapper writes beside output.log
+REQ_CHUNK = 1 << 18  # the most of an agent's `wave` requests brought per look
 
 # Makes the root and the bare mirror; prints the root, free space and what is missing.
 PREPARE = r"""
@@ -70,17 +72,25 @@ tmux -S "$r/tmux" kill-session -t "=$name" 2>/dev/null || true
 # One invocation: a server started alone, with no session, exits at once (its options too).
 tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
   set-option -g history-limit 10000 \; \
-  new-session -d -P -F '#{pane_pid}' -s "$name" -x 200 -y 50 -c "$cwd" bash "$script"
+  new-session -d -P -F '#{pane_pid}' -s "$name" -x 200 -y 50 -c "$cwd" \
+  env PATH="$dir/bin:$PATH" bash "$script"
 """
 
-# One look: every pane of the lane's server, then for each agent (name, folder, offset) what its
-# output.log grew by and its status and backoff files. Ends with "end" (a cut answer is no look).
+# One look: every pane of the lane's server, then for each agent (name, folder, offset, or
+# "offset:requests offset") what its `wave` requests and output.log grew by, and its status
+# and backoff files. Ends with "end" (a cut answer is no look).
 LOOK = r"""
 r=$1; shift
 tmux -S "$r/tmux" list-panes -a \
   -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null
 while [ $# -ge 3 ]; do
-  name=$1 dir=$2 at=$3; shift 3
+  name=$1 dir=$2 at=${3%%:*} rq=${3#*:}; shift 3
+  [ "$rq" = "$at" ] && rq=0
+  if [ -f "$dir/requests" ] && [ "$(wc -c < "$dir/requests")" -gt "$rq" ]; then
+    printf 'req %s %s ' "$name" "$rq"
+    tail -c "+$((rq + 1))" "$dir/requests" | head -c REQ_CHUNK | base64 | tr -d '\n'
+    echo
+  fi
   if [ -f "$dir/output.log" ]; then
     size=$(wc -c < "$dir/output.log")
     if [ "$size" -gt "$at" ]; then
@@ -99,7 +109,7 @@ while [ $# -ge 3 ]; do
 done
 echo end
 """.replace("LOG_CHUNK", str(LOG_CHUNK)).replace("FILE_LIMIT", str(FILE_LIMIT))
-LOOK = LOOK.replace("MIRRORED", " ".join(MIRRORED))
+LOOK = LOOK.replace("MIRRORED", " ".join(MIRRORED)).replace("REQ_CHUNK", str(REQ_CHUNK))
 
 # Signals a pane's process group (the wrapper and all it started).
 SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null'
@@ -134,7 +144,7 @@ git -C "$r/mirror.git" worktree prune 2>/dev/null || true
 def look_limit(agents: int) -> int:
     """The most a look's answer can be for ``agents`` (base64 is 4/3 of its bytes), with room
     for the panes: what wave reads of it, so a full answer is never cut."""
-    per_agent = (LOG_CHUNK + len(MIRRORED) * FILE_LIMIT) * 4 // 3 + 1024
+    per_agent = (LOG_CHUNK + REQ_CHUNK + len(MIRRORED) * FILE_LIMIT) * 4 // 3 + 1024
     return (agents + 1) * per_agent + (1 << 20)
 
 
@@ -156,6 +166,7 @@ class Look(NamedTuple):
     panes: dict[str, Pane]
     logs: dict[str, tuple[int, bytes]]  # session -> (offset, bytes from there)
     files: dict[tuple[str, str], bytes]  # (session, file name) -> content
+    requests: Mapping[str, tuple[int, bytes]] = MappingProxyType({})  # as logs: its `wave`s
 
 
 def read_look(text: str, sessions: Sequence[str]) -> Look | None:
@@ -168,6 +179,7 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
     panes: dict[str, Pane] = {}
     logs: dict[str, tuple[int, bytes]] = {}
     files: dict[tuple[str, str], bytes] = {}
+    requests: dict[str, tuple[int, bytes]] = {}
     for words in _split(lines):
         kind = words[0]
         if kind == "pane" and len(words) == 5 and words[1] not in panes:
@@ -176,17 +188,21 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
             offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
             if offset is not None and data is not None:
                 logs[words[1]] = (offset, data[:LOG_CHUNK])
+        elif kind == "req" and len(words) in (3, 4) and words[1] in asked:
+            offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
+            if offset is not None and data is not None:
+                requests[words[1]] = (offset, data[:REQ_CHUNK])
         elif kind == "file" and len(words) in (3, 4) and words[1] in asked:
             data = _decode(words[3] if len(words) == 4 else "")
             if words[2] in MIRRORED and data is not None:
                 files[(words[1], words[2])] = data[:FILE_LIMIT]
-    return Look(panes, logs, files)
+    return Look(panes, logs, files, requests)
 
 
 def _split(lines: Sequence[str]) -> Iterator[list[str]]:
     for line in lines:
         words = line.split(" ")
-        if words and words[0] in ("pane", "log", "file"):
+        if words and words[0] in ("pane", "log", "file", "req"):
             yield words
 
 

@@ -15,10 +15,12 @@ import io
 import os
 import re
 import tarfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ..state.fsutil import read_text
+from .ssh_requests import SHIM
 
 SHIPPED = ("run.sh", "prompt.md", "retry-prompt.md")  # what the wrapper reads of its folder
 SKILLS = "skills"  # the agent's skill bundles as wave wrote them (its CLI's argv names them)
@@ -64,6 +66,11 @@ def pack(agent_dir: Path, extra_dirs: Sequence[Path], where: Relocation) -> byte
                 continue
             _add(tar, path, data, 0o700 if name == "run.sh" else 0o600)
         _add_skills(tar, agent_dir / SKILLS, where)
+        bin_dir = agent_dir / "bin"  # its `wave`, first on its PATH there
+        info = tarfile.TarInfo(str(bin_dir).lstrip("/"))
+        info.type, info.mode = tarfile.DIRTYPE, 0o700
+        tar.addfile(info)
+        _add(tar, bin_dir / "wave", SHIM.encode(), 0o700)
     return buffer.getvalue()
 
 
@@ -89,3 +96,18 @@ def _add_skills(tar: tarfile.TarFile, folder: Path, where: Relocation) -> None:
             continue
         left -= len(data)
         _add(tar, path, data, 0o600)
+
+
+class GitSide(Protocol):
+    """The git work on this machine an SSH lane needs (the runtime gives it: git runs in one
+    place)."""
+
+    def head(self, cwd: Path) -> tuple[str, str] | None:
+        """(branch, commit) of an agent's own worktree; None for the shared checkout."""
+        ...
+
+    def push(self, cwd: Path, url: str, refspec: str, env: Mapping[str, str]) -> None: ...
+
+    def take(self, cwd: Path, url: str, ref: str, env: Mapping[str, str]) -> None:
+        """Fetch ``ref`` and move the worktree's branch to it (fast-forward only)."""
+        ...
