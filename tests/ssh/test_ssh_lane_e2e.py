@@ -99,7 +99,7 @@ def test_six_agents_on_two_hosts_two_at_a_time_and_their_work_comes_back(
         assert 1 <= most_at_once(lines) <= 2, lines  # never more than max_agents
     assert not (root / "A.txt").exists()  # the main checkout untouched
     # Their work is here: no worktree is left on the hosts (their mirrors keep the branches).
-    assert not list(ssh_hosts.glob("host*/workdir/*/root/**/worktrees/w1-*"))
+    assert not list(ssh_hosts.glob(f"host*/workdir/*/root{root}/.wave/main/worktrees/w1-*"))
     output = (
         tmux_repo.state("main") / "waves" / "wave-1" / "agents" / "A" / "output.log"
     ).read_text()

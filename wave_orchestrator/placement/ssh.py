@@ -379,11 +379,7 @@ class SshPlacement:
                     host.client.run(script(PRUNE, host.root, *done), timeout=60)
             with contextlib.suppress(OSError, SshError):
                 host.client.close()
-        # Its sockets went with the connections (one a master is still removing: removed).
+        # Any master still there (one that started as the last command ran) ended as well.
         folder = self.hosts[0].client.control_dir
-        if folder is None:
-            return
-        with contextlib.suppress(OSError):
-            for entry in folder.iterdir():
-                entry.unlink()
-            folder.rmdir()
+        if folder is not None:
+            end_stale_connections(folder.parent, folder.name, keep=folder.parent)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -182,15 +183,19 @@ def end_stale_connections(parent: Path, prefix: str, keep: Path) -> None:
             continue
         if folder == keep or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
             continue
-        for entry in folder.iterdir():
-            if entry.is_socket():  # the master's socket: `-O exit` ends it
-                end = ["ssh", "-o", f"ControlPath={entry}", "-O", "exit", "--", "stale"]
-                with contextlib.suppress(OSError, subprocess.SubprocessError):
-                    subprocess.run(end, capture_output=True, timeout=15, check=False)
+        for _ in range(5):  # a master that was still starting shows its socket a moment later
+            if not folder.is_dir():
+                break
             with contextlib.suppress(OSError):
-                entry.unlink()
-        with contextlib.suppress(OSError):
-            folder.rmdir()
+                for entry in folder.iterdir():
+                    if entry.is_socket():  # the master's socket: `-O exit` ends it
+                        end = ["ssh", "-o", f"ControlPath={entry}", "-O", "exit", "--", "x"]
+                        with contextlib.suppress(OSError, subprocess.SubprocessError):
+                            subprocess.run(end, capture_output=True, timeout=15, check=False)
+                    entry.unlink()
+                folder.rmdir()
+                break
+            time.sleep(0.1)
 
 
 def said(answer: Answer) -> str:
