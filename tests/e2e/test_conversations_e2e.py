@@ -25,8 +25,11 @@ FAKE = r"""
 agent=$WAVE_AGENT_ID; mkdir -p "$WAVE_REPO/runs" "$WAVE_REPO/convs"
 stdin=$(cat)
 n=$(ls "$WAVE_REPO/runs" | grep -c "^$agent\.argv\." || true)
-(IFS='|'; echo "$*") > "$WAVE_REPO/runs/$agent.argv.$n"
-printf '%s' "$stdin" > "$WAVE_REPO/runs/$agent.stdin.$n"
+# stdin first, argv last, each whole (moved into place): a run counts once its argv is there
+printf '%s' "$stdin" > "$WAVE_REPO/runs/.$agent.stdin.$n" \
+  && mv "$WAVE_REPO/runs/.$agent.stdin.$n" "$WAVE_REPO/runs/$agent.stdin.$n"
+(IFS='|'; echo "$*") > "$WAVE_REPO/runs/.$agent.argv.$n" \
+  && mv "$WAVE_REPO/runs/.$agent.argv.$n" "$WAVE_REPO/runs/$agent.argv.$n"
 cli=$(basename "$0"); id=""; resume=""
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
@@ -95,7 +98,8 @@ def setup(repo: Repo, agents: str = AGENTS) -> None:
 
 
 def runs(repo: Repo, agent: str) -> list[tuple[list[str], str]]:
-    """Each run of ``agent``: its argv and what it read on stdin."""
+    """Each run of ``agent``: its argv and what it read on stdin (the fake CLI moves its argv
+    into place last: a run whose argv is there is whole)."""
     folder, out = repo.root / "runs", []
     n = 0
     while (folder / f"{agent}.argv.{n}").exists():

@@ -243,3 +243,24 @@ def test_a_socket_bound_but_not_listening_is_not_taken_for_recovered(tmp_path: P
         assert tmux._socket_listening()
     finally:
         bound.close()
+
+
+def test_a_start_that_meets_its_server_exiting_starts_a_new_one(tmp_path: Path) -> None:
+    """The last session of a server ends as a start reaches it: tmux's client says the server
+    "exited unexpectedly"; once it has exited, the start is made again and succeeds."""
+    from wave_orchestrator.placement.tmux import EXITING, TmuxServer
+
+    answers = [
+        subprocess.CompletedProcess([], 1, "", f"{EXITING}\n"),
+        subprocess.CompletedProcess([], 0, "4242\t4343\n", ""),
+    ]
+
+    class Exiting(TmuxServer):
+        def cmd(self, *args: str) -> subprocess.CompletedProcess[str]:
+            return answers.pop(0)
+
+        def server_alive(self) -> bool:
+            return False  # the old server is gone by now
+
+    assert Exiting("never-started").start_session("w1-A", ["true"], str(tmp_path)) == 4343
+    assert answers == []  # started twice: the second start met a new server

@@ -1,9 +1,7 @@
 """The one place that talks to tmux, on the lane's private socket.
 
-Each call is one `tmux -L SOCKET -f /dev/null ...` client process. libtmux (which the tests use
-for their own servers) is not imported here: its object model (servers, sessions, windows and
-panes as dataclasses) cost a launch ~40 ms of import, ~10 % of a small wave, and wave only
-ever sends command lines and reads their output (docs/performance.md).
+Each call is one `tmux -L SOCKET -f /dev/null ...` client process. libtmux's object model (the
+tests' servers use it) is not imported: ~40 ms of a launch, for command lines and their output.
 
 Sessions are always targeted as ``=name`` (exact match): ``-t w1-A1`` would also match ``w1-A10``.
 Every argument tmux expands as a format (``new-session -s`` and ``-c``) goes through ``literal``:
@@ -40,6 +38,7 @@ HISTORY_LIMIT = 200
 NOFILE_TARGET = 8192
 SOCKET_RECOVERY_SECONDS = 1.0  # how long a server asked to recreate its socket is waited on
 SERVER_EXIT_SECONDS = 2.0  # how long a server whose socket is gone may take to exit
+EXITING = "server exited unexpectedly"  # what a client says that met its server exiting
 
 
 def literal(text: str) -> str:
@@ -259,7 +258,12 @@ class TmuxServer:
         args = _new_session(name, cwd, [*extra_env, *argv])
         if not keep_pane:
             args += [";", "set-option", "-w", "-t", f"={name}:", "remain-on-exit", "off"]
-        out = self._run(*self._server_options(), ";", *args)
+        try:
+            out = self._run(*self._server_options(), ";", *args)
+        except TmuxError as exc:  # met the server as it exited (its last session just gone)
+            if EXITING not in str(exc) or not self._exited_since():
+                raise
+            out = self._run(*self._server_options(), ";", *args)  # a new one starts
         return self._pane_pids(out)[-1] if out else None
 
     def start_sessions(
