@@ -6,6 +6,9 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pytest
+from helpers import wait_for
+
 from wave_orchestrator.placement.ssh_requests import MAX_WORDS, Requests, parse
 from wave_orchestrator.state.layout import StateLayout
 
@@ -39,3 +42,23 @@ def test_only_coordination_commands_run(tmp_path: Path) -> None:
         requests.close()
     assert code == 2 and out == b"" and "coord, feedback" in err
     assert not (tmp_path / ".wave").exists()  # nothing of the lane was touched
+
+
+def test_a_request_still_running_ends_with_the_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question waiting for a person must not keep a launch that has ended alive."""
+    import threading
+
+    from wave_orchestrator.placement import ssh_requests
+
+    monkeypatch.setattr(ssh_requests, "wave_argv", lambda *words: ["sleep", "60"])
+    requests = Requests(StateLayout(tmp_path / ".wave", "main"), tmp_path)
+    said: list[tuple[int, bytes, str]] = []
+    waiting = threading.Thread(target=lambda: said.append(requests._run(1, "A", ["feedback"])))
+    waiting.start()
+    wait_for(lambda: requests._running, 10, what="the request to run")
+    requests.close()
+    waiting.join(timeout=10)
+    assert not waiting.is_alive() and said and said[0][0] != 0
+    assert requests._run(1, "A", ["coord"])[0] == 1  # after the launch: nothing more runs

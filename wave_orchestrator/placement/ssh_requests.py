@@ -17,7 +17,8 @@ import base64
 import binascii
 import os
 import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -94,6 +95,9 @@ class Requests:
     def __init__(self, layout: StateLayout, repo: Path) -> None:
         self.layout, self.repo = layout, repo
         self._pool = ThreadPoolExecutor(4, "wave-ssh-request")
+        self._running: set[subprocess.Popen[bytes]] = set()  # ended with the launch
+        self._lock = threading.Lock()
+        self._closed = False
 
     def take(self, client: SshClient, host_dir: str, session: str, line: bytes) -> None:
         """One request line of ``session``'s agent (``w<n>-<id>``), whose folder on its host
@@ -130,19 +134,33 @@ class Requests:
             "WAVE_AGENT_ID": agent,
             "WAVE_SANDBOX": "ssh",  # it speaks only for itself, through its outboxes
         }
+        argv = wave_argv(*words)
+        pipe = subprocess.PIPE
         try:
-            done = subprocess.run(
-                wave_argv(*words),
-                cwd=self.repo,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=REQUEST_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            with self._lock:
+                if self._closed:
+                    return 1, b"", "wave: the launch has ended\n"
+                proc = subprocess.Popen(
+                    argv, cwd=self.repo, env=env, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe
+                )
+                self._running.add(proc)
+            try:
+                out, err = proc.communicate(timeout=REQUEST_SECONDS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            finally:
+                with self._lock:
+                    self._running.discard(proc)
+        except OSError as exc:
             return 1, b"", f"wave: {exc}\n"
-        return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+        return proc.returncode, out, err.decode("utf-8", "replace")
 
-    def close(self, wait: Callable[[], None] | None = None) -> None:
+    def close(self) -> None:
+        """No new request runs; one still running (a question waiting for a person) ends
+        with the launch, which would otherwise wait for it."""
+        with self._lock:
+            self._closed = True
+            for proc in self._running:
+                proc.kill()
         self._pool.shutdown(wait=False, cancel_futures=True)
