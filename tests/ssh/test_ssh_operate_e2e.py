@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ def held(gate: Path, agent_id: str) -> str:
         f"git -c user.email=a@b -c user.name=A commit -qm 'agent {agent_id}'; "
         f"echo last line of {agent_id}"
     )
+
+
+def launcher_killed(repo: Repo, running: Callable[[], bool]) -> None:
+    """`wave launch --detach`, its launcher killed (-9) once ``running()``: its agents on the
+    hosts run on."""
+    started = repo.wave("launch", "--lane", "main", "--detach")
+    assert started.returncode == 0, started.stderr
+    wait_for(running, 60, what="the agents running on their hosts")
+    pid = int(json.loads((repo.state("main") / "launcher.lock").read_text())["pid"])
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
 
 
 def test_attach_status_and_stop_reach_an_agent_on_its_host(
@@ -66,15 +78,15 @@ def test_a_launcher_killed_mid_wave_comes_back_and_follows_its_agents_on_hosts(
 ) -> None:
     gate = tmux_repo.root.parent / "gate"
     git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent(i, held(gate, i)) for i in "AB"])
-    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
-    assert started.returncode == 0, started.stderr
-    lock = tmux_repo.state("main") / "launcher.lock"
-    wait_for(lambda: all(Path(f"{gate}.{i}").exists() for i in "AB"), 60, what="A and B")
     log_a = tmux_repo.agent_dir("main", 1, "A") / "output.log"
-    wait_for(lambda: log_a.exists() and "first line of A" in log_a.read_text(), 30)
-    pid = int(json.loads(lock.read_text())["pid"])
-    os.kill(pid, signal.SIGKILL)  # the agents on the hosts run on
-    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    launcher_killed(  # once both started and A's first line came back here
+        tmux_repo,
+        lambda: (
+            all(Path(f"{gate}.{i}").exists() for i in "AB")
+            and log_a.exists()
+            and "first line of A" in log_a.read_text()
+        ),
+    )
     gate.touch()
     resumed = tmux_repo.wave("launch", "--lane", "main", "--resume", "--no-dashboard")
     assert resumed.returncode == 0, resumed.stderr
@@ -110,12 +122,7 @@ def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopp
 ) -> None:
     gate = tmux_repo.root.parent / "gate"
     git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", held(gate, "A"))])
-    started = tmux_repo.wave("launch", "--lane", "main", "--detach")
-    assert started.returncode == 0, started.stderr
-    wait_for(lambda: Path(f"{gate}.A").exists(), 60, what="A started on its host")
-    pid = int(json.loads((tmux_repo.state("main") / "launcher.lock").read_text())["pid"])
-    os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not alive(pid), 10, what="the launcher to die")
+    launcher_killed(tmux_repo, lambda: Path(f"{gate}.A").exists())
     again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
     assert again.returncode != 0 and "left 1 agent session(s) running" in again.stderr
     stopped = tmux_repo.wave("stop", "--lane", "main")

@@ -36,7 +36,7 @@ from .ssh_client import (
     said,
 )
 from .ssh_host import Followed, Host
-from .ssh_record import HostRecord, followed_again, write_record
+from .ssh_record import HostRecord, followed_again, followed_on, log_size, write_record
 from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, script
 from .ssh_requests import Requests
 from .ssh_ship import GitSide, Relocation, pack
@@ -177,10 +177,9 @@ class SshPlacement:
             mirror = host.client.git_url(f"{host.root}/mirror.git")
             self.git.push(cwd, mirror, f"{sha}:refs/wave/{branch}", env)
         run_sh = Path(job.argv[-1])
-        host_dir = str(job.agent_dir) if shared else where.path(job.agent_dir)
-        remote_cwd = job.cwd if shared else where.path(cwd)
-        followed = Followed(job.agent_dir, host_dir, remote_cwd, job.cwd, branch, not shared)
-        log_base = job.output_log.stat().st_size if job.output_log.exists() else 0
+        followed = followed_on(host.root, shared, self.local_roots, job.agent_dir, job.cwd, branch)
+        host_dir, remote_cwd = followed.host_dir, followed.cwd
+        log_base = log_size(job.agent_dir)
         write_record(
             job.agent_dir, HostRecord(host.name, job.cwd if branch else "", branch, log_base)
         )

@@ -41,20 +41,26 @@ def followed_again(
     record = read_record(agent_dir, {host.name}, worktrees)
     if record is None or host.root is None:
         return None
-    where = Relocation(roots, host.root)
-    shared = host.spec.shared_path
     cwd = record.local_cwd or str(repo)
-    followed = Followed(
-        agent_dir,
-        str(agent_dir) if shared else where.path(agent_dir),
-        cwd if shared else where.path(cwd),
-        cwd,
-        record.branch,
-        not shared,
-    )
+    followed = followed_on(host.root, host.spec.shared_path, roots, agent_dir, cwd, record.branch)
+    return followed, max(0, log_size(agent_dir) - record.log_base)
+
+
+def followed_on(
+    host_root: str, shared: bool, roots: Sequence[Path], agent_dir: Path, cwd: str, branch: str
+) -> Followed:
+    """A try on a host: its folder and worktree there (this machine's paths moved under the
+    host's root; the same paths on a host that shares this checkout), and here."""
+    where = Relocation(roots, host_root)
+    if shared:
+        return Followed(agent_dir, str(agent_dir), cwd, cwd, branch, False)
+    return Followed(agent_dir, where.path(agent_dir), where.path(cwd), cwd, branch, True)
+
+
+def log_size(agent_dir: Path) -> int:
+    """How long its output.log here is (0 before it has one)."""
     log = agent_dir / "output.log"
-    here = log.stat().st_size if log.exists() else 0
-    return followed, max(0, here - record.log_base)
+    return log.stat().st_size if log.exists() else 0
 
 
 def write_record(agent_dir: Path, record: HostRecord) -> None:
