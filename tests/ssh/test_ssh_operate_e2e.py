@@ -3,6 +3,7 @@ agent, status; and a launcher killed mid-wave that comes back with ``--resume``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -114,6 +115,30 @@ def test_an_agent_over_its_budget_on_a_host_is_ended_there(
     assert tmux_repo.status("main", 1, "A")["outcome"] == "timeout", done.stderr
     pid = int(mark.read_text())
     assert not alive(pid)  # the agent's process on the host was ended, not just forgotten
+    nothing_left(ssh_hosts, tmux_repo.root)
+
+
+def test_what_an_agent_left_running_on_its_host_is_ended_with_it(
+    ssh_hosts: Path, tmux_repo: Repo
+) -> None:
+    """A process the agent started in a session of its own (``setsid``: out of its pane's
+    group) outlives the agent on the host; the wave does not end before it is ended, as a
+    local agent's would be."""
+    mark = tmux_repo.root.parent / "left-running"
+    git_repo(
+        tmux_repo,
+        ssh_lane(ssh_hosts),
+        [agent("A", f"setsid sleep 600 > /dev/null 2>&1 & echo $! > {mark}")],
+    )
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert tmux_repo.status("main", 1, "A")["code"] == 0
+    pid = int(mark.read_text())
+    try:
+        assert not alive(pid)  # ended before the launch did, not left to the host
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)  # a failing test leaves nothing running either
     nothing_left(ssh_hosts, tmux_repo.root)
 
 

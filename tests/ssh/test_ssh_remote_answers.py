@@ -10,17 +10,19 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import wait_for
+from helpers import alive, wait_for
 
 from wave_orchestrator.placement.ssh_remote import (
     FILE_LIMIT,
+    LEFTOVERS_LIMIT,
     LOG_CHUNK,
     LOOK,
     PREPARE,
+    SIGNAL,
     Look,
     Pane,
     prepared,
@@ -63,6 +65,27 @@ def test_a_whole_answer_is_read() -> None:
         {"A1": (7, b"new output"), "A2": (0, b"")},
         {("A1", "status.json"): b"{}", ("A1", "backoff.json"): b"[1]"},
     )
+
+
+def test_left_running_lines_are_read_for_known_panes_only_and_bounded() -> None:
+    many = [f"left A2 {1000 + i}" for i in range(LEFTOVERS_LIMIT + 10)]
+    text = answer(
+        "pane A2 1 0 4343",
+        "pane A3 0  4344",
+        "left A9 6000",  # no such pane
+        "left A3 6001",
+        "left A2 0",
+        "left A2 \u00b2",
+        "left A2 99999999999",
+        "left A2 7 extra",
+        *many,
+    )
+    seen = read_look(text, [])
+    assert seen is not None
+    assert seen.leftovers == {
+        "A3": (6001,),
+        "A2": tuple(range(1000, 1000 + LEFTOVERS_LIMIT)),
+    }
 
 
 @pytest.mark.parametrize(
@@ -236,8 +259,8 @@ def test_look_with_no_tmux_server_still_answers(host_root: Path) -> None:
     a2 = agent_folder(host_root, "A2", b"abc", None)
     (a2 / "backoff.json").write_bytes(b"[]")
     a3 = host_root / "root" / "none"  # never written: nothing of it
-    out = run_sh(script(LOOK, str(host_root), "A1", str(a1), "6", "A2", str(a2), "3"))
-    out2 = run_sh(script(LOOK, str(host_root), "A3", str(a3), "0"))
+    out = run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "6", "A2", str(a2), "3"))
+    out2 = run_sh(script(LOOK, str(host_root), "", "A3", str(a3), "0"))
     assert read_look(out, ["A1", "A2"]) == Look(
         {},
         {"A1": (6, b"world\n")},  # A2's log has nothing past offset 3
@@ -249,7 +272,7 @@ def test_look_with_no_tmux_server_still_answers(host_root: Path) -> None:
 def test_look_brings_binary_output_and_bounds_it(host_root: Path) -> None:
     data = os.urandom(LOG_CHUNK + 4096)
     a1 = agent_folder(host_root, "A1", data, b"x" * (FILE_LIMIT + 100))
-    seen = read_look(run_sh(script(LOOK, str(host_root), "A1", str(a1), "1")), ["A1"])
+    seen = read_look(run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "1")), ["A1"])
     assert seen is not None
     assert seen.logs == {"A1": (1, data[1 : LOG_CHUNK + 1])}
     assert seen.files == {("A1", "status.json"): b"x" * FILE_LIMIT}
@@ -282,7 +305,7 @@ def test_look_lists_the_lane_servers_panes(host_root: Path, tmux_server: list[st
     a1 = agent_folder(host_root, "A1", b"out", None)
 
     def a2_ended() -> Look | None:
-        seen = read_look(run_sh(script(LOOK, str(host_root), "A1", str(a1), "0")), ["A1"])
+        seen = read_look(run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "0")), ["A1"])
         pane = seen.panes.get("A2") if seen is not None else None
         # tmux marks a pane dead as its output closes, and takes its exit status a moment later
         return seen if pane is not None and pane.dead and pane.status is not None else None
@@ -294,6 +317,59 @@ def test_look_lists_the_lane_servers_panes(host_root: Path, tmux_server: list[st
     assert not live.dead and live.status is None and live.pid is not None
     assert Path(f"/proc/{live.pid}").exists()
     assert seen.logs == {"A1": (0, b"out")}
+
+
+@pytest.fixture
+def tagged() -> Iterator[Callable[[str], int]]:
+    """Starts processes in sessions of their own (out of any pane's group), each carrying a
+    token as an agent's children do; every one is killed after the test."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(token: str) -> int:
+        env = {**os.environ, "WAVE_AGENT_TOKEN": token}
+        started.append(subprocess.Popen(["sleep", "300"], env=env, start_new_session=True))
+        return started[-1].pid
+
+    try:
+        yield start
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def test_look_finds_what_an_ended_agent_left_running(
+    host_root: Path, tmux_server: list[str], tagged: Callable[[str], int]
+) -> None:
+    """Only processes carrying exactly the token of a dead pane's session of this lane's
+    socket: not a live pane's (A1's), not a longer session name's, not another lane's."""
+    left = tagged("wave-main-1a2b/A2")
+    for token in ("wave-main-1a2b/A1", "wave-main-1a2b/A22", "wave-other-1a2b/A2"):
+        tagged(token)
+    a1 = agent_folder(host_root, "A1", b"", None)
+
+    def a2_ended() -> Look | None:
+        words = script(LOOK, str(host_root), "wave-main-1a2b", "A1", str(a1), "0")
+        seen = read_look(run_sh(words), ["A1"])
+        pane = seen.panes.get("A2") if seen is not None else None
+        return seen if pane is not None and pane.dead else None
+
+    seen = wait_for(a2_ended, 10, what="A2's pane dead in a look")
+    assert seen is not None and seen.leftovers == {"A2": (left,)}
+    unsure = script(LOOK, str(host_root), "", "A1", str(a1), "0")  # no socket: none searched
+    assert read_look(run_sh(unsure), ["A1"]).leftovers == {}  # type: ignore[union-attr]
+
+
+def test_signal_reaches_the_processes_of_the_agents_token_only(
+    tagged: Callable[[str], int],
+) -> None:
+    left, other = tagged("wave-main-1a2b/A2"), tagged("wave-main-1a2b/A22")
+    no_group = str(2**22 + 7)  # no process group has this id: only the token's are signalled
+    done = subprocess.run(script(SIGNAL, "KILL", no_group, "wave-main-1a2b/A2"), timeout=30)
+    assert done.returncode == 0  # something was signalled
+    wait_for(lambda: not alive(left), 10, what="the tagged process ended")
+    assert alive(other)
+    assert subprocess.run(script(SIGNAL, "KILL", no_group, ""), timeout=30).returncode == 1
 
 
 def test_prepare_makes_the_root_and_the_mirror(tmp_path: Path) -> None:

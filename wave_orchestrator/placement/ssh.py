@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..definitions.model import SshSettings
 from ..errors import PlacementError, WaveError
-from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag
+from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag, socket_name
 from .base import AgentJob, PaneInfo, start_each
 from .ssh_client import (
     SshClient,
@@ -37,7 +37,7 @@ from .ssh_client import (
 )
 from .ssh_host import Followed, Host
 from .ssh_record import HostRecord, followed_again, followed_on, log_size, write_record
-from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, prepared, script
+from .ssh_remote import KILL, PREPARE, PRUNE, SETTLE, SIGNAL, START, Pane, prepared, script
 from .ssh_requests import Requests
 from .ssh_ship import GitSide, Relocation, pack
 
@@ -81,6 +81,7 @@ class SshPlacement:
                 spec,
                 SshClient(SshHost(spec.name, spec.destination, settings.config), control),
                 timeout,
+                socket_name(layout.lane, repo),
             )
             for i, spec in enumerate(settings.hosts, start=1)
         ]
@@ -287,20 +288,28 @@ class SshPlacement:
         if host is None or not host.answering or host.root is None:
             return False  # a silent host is not waited on: its agents are kept as they are
         pid = handle & 0xFFFFFFFF
-        return host.client.run(script(SIGNAL, str(signum), str(pid)), timeout=30).code == 0
+        token = host.token(pane.session) if (pane := host.pane_of(pid)) else ""
+        return host.client.run(script(SIGNAL, str(signum), str(pid), token), timeout=30).code == 0
 
     def alive(self, handle: int) -> bool:
-        host = self._host_of(handle)
-        if host is None or host.lost:
+        """Its pane runs, or its agent left processes running there (the one kill escalation,
+        ``Reaper``, ends them as a local agent's)."""
+        host, pane = self._host_of(handle), self._pane(handle)
+        if host is None or pane is None:
             return False
-        if not self.following:  # a command waiting for an agent to end: look again
-            self._look_now([host])
-        pid = handle & 0xFFFFFFFF
-        with host.lock:
-            return any(p.pid == pid and not p.dead for p in host.panes.values())
+        return not pane.dead or host.left_running(pane.session)
 
     def wrapper_running(self, handle: int) -> bool:
-        return self.alive(handle)
+        pane = self._pane(handle)
+        return pane is not None and not pane.dead
+
+    def _pane(self, handle: int) -> Pane | None:
+        host = self._host_of(handle)
+        if host is None or host.lost:
+            return None
+        if not self.following:  # a command waiting for an agent to end: look again
+            self._look_now([host])
+        return host.pane_of(handle & 0xFFFFFFFF)
 
     def remove(self, names: Iterable[str]) -> None:
         by_host: dict[int, list[str]] = {}

@@ -15,7 +15,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,7 +23,16 @@ from ..definitions.model import SshHostDef
 from ..state.fsutil import open_regular, write_atomic
 from ..state.logs import Logger
 from .ssh_client import SshClient
-from .ssh_remote import LOG_CHUNK, LOOK, Look, Pane, look_limit, read_look, script
+from .ssh_remote import (
+    LOG_CHUNK,
+    LOOK,
+    SOCKET_RE,
+    Look,
+    Pane,
+    look_limit,
+    read_look,
+    script,
+)
 
 log = Logger(__name__)
 
@@ -47,10 +56,18 @@ class Host:
     """A host's state, shared by the launcher's threads and its follower thread."""
 
     def __init__(
-        self, index: int, spec: SshHostDef, client: SshClient, timeout_seconds: float
+        self,
+        index: int,
+        spec: SshHostDef,
+        client: SshClient,
+        timeout_seconds: float,
+        socket: str = "",
     ) -> None:
+        """``socket``: the lane's tmux socket name, the first half of its agents' tokens
+        (what they leave running is found by them); with none, nothing is searched for."""
         self.index, self.spec, self.client = index, spec, client
         self.timeout_seconds = timeout_seconds
+        self.socket = socket if SOCKET_RE.fullmatch(socket) else ""
         self.root: str | None = None  # <workdir>/<repo tag> there, once prepared
         self.lock = threading.Lock()
         self.followed: dict[str, Followed] = {}
@@ -62,6 +79,7 @@ class Host:
         self.on_request: Callable[[str, str, bytes], None] = lambda *_: None
         self.written: dict[tuple[str, str], bytes] = {}  # what each mirrored file last was
         self.panes: dict[str, Pane] = {}
+        self.leftovers: Mapping[str, tuple[int, ...]] = {}  # as the last look saw them
         self.looked_at = -1.0  # monotonic: when the last answered look began
         self.started: dict[str, tuple[float, int]] = {}  # session -> (when, pane pid) started
         self.silent_since: float | None = None  # wall clock: it stopped answering
@@ -119,6 +137,20 @@ class Host:
                     panes[name] = Pane(name, False, None, pid)
         return panes
 
+    def pane_of(self, pid: int) -> Pane | None:
+        """The pane the last look saw with ``pid`` as its process."""
+        with self.lock:
+            return next((p for p in self.panes.values() if p.pid == pid), None)
+
+    def left_running(self, session: str) -> bool:
+        """Whether the last look found processes its ended agent left running."""
+        with self.lock:
+            return bool(self.leftovers.get(session))
+
+    def token(self, session: str) -> str:
+        """The agent's ``WAVE_AGENT_TOKEN`` ("" when the lane's socket is not known)."""
+        return f"{self.socket}/{session}" if self.socket else ""
+
     def release(self, session: str) -> None:
         with self.lock:
             self.slots.discard(session)
@@ -163,7 +195,9 @@ class Host:
             ]
         began = time.monotonic()
         answer = self.client.run(
-            script(LOOK, self.root, *args), timeout=LOOK_TIMEOUT, limit=look_limit(len(asked))
+            script(LOOK, self.root, self.socket, *args),
+            timeout=LOOK_TIMEOUT,
+            limit=look_limit(len(asked)),
         )
         seen = read_look(answer.out, [name for name, _, _ in asked]) if answer.code == 0 else None
         if seen is None:
@@ -234,7 +268,7 @@ class Host:
             if f.mirrored and name not in caught_up and (pane := panes.get(name)) and pane.dead:
                 panes[name] = pane._replace(dead=False, status=None)
         with self.lock:
-            self.panes, self.looked_at = panes, began
+            self.panes, self.looked_at, self.leftovers = panes, began, seen.leftovers
             for name in list(self.slots):  # ended, or gone since it started: its slot is free
                 if name not in self.started:
                     continue  # its start is in flight: what a look shows is an earlier try

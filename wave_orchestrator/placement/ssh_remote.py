@@ -26,6 +26,9 @@ LOG_CHUNK = 1 << 18  # the most of one agent's output.log brought back per look
 FILE_LIMIT = 1 << 16  # status.json, backoff.json: at most this much of each
 MIRRORED = ("status.json", "backoff.json")  # what the wrapper writes beside output.log
 REQ_CHUNK = 1 << 18  # the most of an agent's `wave` requests brought per look
+LEFTOVERS_LIMIT = 256  # the most processes of one agent's noted as left running
+# The tmux socket names whose agents' tokens a host is searched for (they go into a pattern).
+SOCKET_RE = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
 # Makes the root and the bare mirror; prints the root, free space and what is missing.
 PREPARE = r"""
@@ -76,13 +79,24 @@ tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
   env PATH="$dir/bin:$PATH" bash "$script"
 """
 
-# One look: every pane of the lane's server, then for each agent (name, folder, offset, or
-# "offset:requests offset") what its `wave` requests and output.log grew by, and its status
-# and backoff files. Ends with "end" (a cut answer is no look).
+# What an agent leaves running carries its token (WAVE_AGENT_TOKEN, "<socket>/<session>") in
+# its environment, whatever its process group or session. Prints each process of the tokens
+# on stdin as "left <session> <pid>" (GNU grep; elsewhere nothing is found).
+TAGGED = r"""grep -azxoF -f - /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' |
+  sed -n 's#^/proc/\([0-9]*\)/environ:WAVE_AGENT_TOKEN=.*/\([^/]*\)$#left \2 \1#p'"""
+
+# One look: every pane of the lane's server, what the agents of its dead panes left running
+# (with the lane's socket, the first half of their tokens), then for each agent (name,
+# folder, offset, or "offset:requests offset") what its `wave` requests and output.log grew
+# by, and its status and backoff files. Ends with "end" (a cut answer is no look).
 LOOK = r"""
-r=$1; shift
-tmux -S "$r/tmux" list-panes -a \
-  -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null
+r=$1 socket=$2; shift 2
+panes=$(tmux -S "$r/tmux" list-panes -a \
+  -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null)
+[ -z "$panes" ] || printf '%s\n' "$panes"
+ended=$(printf '%s\n' "$panes" | awk -v s="$socket" 's != "" && $3 == "1" {
+  print "WAVE_AGENT_TOKEN=" s "/" $2 }')
+[ -z "$ended" ] || printf '%s\n' "$ended" | TAGGED
 while [ $# -ge 3 ]; do
   name=$1 dir=$2 at=${3%%:*} rq=${3#*:}; shift 3
   [ "$rq" = "$at" ] && rq=0
@@ -110,9 +124,20 @@ done
 echo end
 """.replace("LOG_CHUNK", str(LOG_CHUNK)).replace("FILE_LIMIT", str(FILE_LIMIT))
 LOOK = LOOK.replace("MIRRORED", " ".join(MIRRORED)).replace("REQ_CHUNK", str(REQ_CHUNK))
+LOOK = LOOK.replace("TAGGED", TAGGED)
 
-# Signals a pane's process group (the wrapper and all it started).
-SIGNAL = 'kill -s "$1" -- "-$2" 2>/dev/null'
+# Signals a pane's process group (the wrapper and all it started) and, given the agent's
+# token, every process that carries it (what left the group: setsid, a daemon).
+SIGNAL = r"""
+sig=$1 pid=$2 token=$3 sent=1
+kill -s "$sig" -- "-$pid" 2>/dev/null && sent=0
+if [ -n "$token" ]; then
+  for p in $(printf 'WAVE_AGENT_TOKEN=%s\n' "$token" | TAGGED | awk '{ print $3 }'); do
+    kill -s "$sig" "$p" 2>/dev/null && sent=0
+  done
+fi
+exit $sent
+""".replace("TAGGED", TAGGED)
 
 # Kills sessions by name; a server with none left ends.
 KILL = r"""
@@ -167,6 +192,8 @@ class Look(NamedTuple):
     logs: dict[str, tuple[int, bytes]]  # session -> (offset, bytes from there)
     files: dict[tuple[str, str], bytes]  # (session, file name) -> content
     requests: Mapping[str, tuple[int, bytes]] = MappingProxyType({})  # as logs: its `wave`s
+    # session (of a dead pane) -> the pids of what its agent left running
+    leftovers: Mapping[str, tuple[int, ...]] = MappingProxyType({})
 
 
 def read_look(text: str, sessions: Sequence[str]) -> Look | None:
@@ -180,6 +207,7 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
     logs: dict[str, tuple[int, bytes]] = {}
     files: dict[tuple[str, str], bytes] = {}
     requests: dict[str, tuple[int, bytes]] = {}
+    leftovers: dict[str, list[int]] = {}
     for words in _split(lines):
         kind = words[0]
         if kind == "pane" and len(words) == 5 and words[1] not in panes:
@@ -196,13 +224,18 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
             data = _decode(words[3] if len(words) == 4 else "")
             if words[2] in MIRRORED and data is not None:
                 files[(words[1], words[2])] = data[:FILE_LIMIT]
-    return Look(panes, logs, files, requests)
+        elif kind == "left" and len(words) == 3 and (pid := _pid(words[2])) is not None:
+            left = leftovers.setdefault(words[1], []) if words[1] in panes else []
+            if len(left) < LEFTOVERS_LIMIT:
+                left.append(pid)
+    left_running = {name: tuple(pids) for name, pids in leftovers.items()}
+    return Look(panes, logs, files, requests, left_running)
 
 
 def _split(lines: Sequence[str]) -> Iterator[list[str]]:
     for line in lines:
         words = line.split(" ")
-        if words and words[0] in ("pane", "log", "file", "req"):
+        if words and words[0] in ("pane", "log", "file", "req", "left"):
             yield words
 
 
