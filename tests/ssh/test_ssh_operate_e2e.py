@@ -145,15 +145,22 @@ def test_what_an_agent_left_running_on_its_host_is_ended_with_it(
 def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopped(
     ssh_hosts: Path, tmux_repo: Repo
 ) -> None:
-    gate = tmux_repo.root.parent / "gate"
-    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", held(gate, "A"))])
+    gate, mark = tmux_repo.root.parent / "gate", tmux_repo.root.parent / "left-running"
+    daemon = f"setsid sleep 600 > /dev/null 2>&1 & echo $! > {mark}; "  # out of its group
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", daemon + held(gate, "A"))])
     launcher_killed(tmux_repo, lambda: Path(f"{gate}.A").exists())
-    again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
-    assert again.returncode != 0 and "left 1 agent session(s) running" in again.stderr
-    stopped = tmux_repo.wave("stop", "--lane", "main")
-    assert stopped.returncode == 0, stopped.stderr
-    assert "w1-A" in stopped.stdout + stopped.stderr  # named as what it stopped
-    assert Path(f"{gate}.A").read_text() == "started\n"  # not run a second time
+    pid = int(mark.read_text())
+    try:
+        again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
+        assert again.returncode != 0 and "left 1 agent session(s) running" in again.stderr
+        stopped = tmux_repo.wave("stop", "--lane", "main")
+        assert stopped.returncode == 0, stopped.stderr
+        assert "w1-A" in stopped.stdout + stopped.stderr  # named as what it stopped
+        assert Path(f"{gate}.A").read_text() == "started\n"  # not run a second time
+        assert not alive(pid)  # what it started outside its group was ended with it
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     nothing_left(ssh_hosts, tmux_repo.root)
 
 
