@@ -118,27 +118,30 @@ def test_an_agent_over_its_budget_on_a_host_is_ended_there(
     nothing_left(ssh_hosts, tmux_repo.root)
 
 
-def test_what_an_agent_left_running_on_its_host_is_ended_with_it(
+def test_what_agents_left_running_on_their_hosts_is_ended_with_them(
     ssh_hosts: Path, tmux_repo: Repo
 ) -> None:
-    """A process the agent started in a session of its own (``setsid``: out of its pane's
-    group) outlives the agent on the host; the wave does not end before it is ended, as a
-    local agent's would be."""
-    mark = tmux_repo.root.parent / "left-running"
-    git_repo(
-        tmux_repo,
-        ssh_lane(ssh_hosts),
-        [agent("A", f"setsid sleep 600 > /dev/null 2>&1 & echo $! > {mark}")],
-    )
-    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
-    assert done.returncode == 0, done.stderr
-    assert tmux_repo.status("main", 1, "A")["code"] == 0
-    pid = int(mark.read_text())
+    """Processes agents started in sessions of their own (``setsid``: out of their panes'
+    groups), one of them deaf to SIGTERM, outlive the agents on the hosts; the wave does not
+    end before they are ended, as local agents' would be, though their sessions go first."""
+    marks = [tmux_repo.root.parent / f"left-{a}" for a in ("A", "B")]
+    deaf = "setsid sh -c 'trap \"\" TERM; sleep 600; :' > /dev/null 2>&1"
+    plain = "setsid sleep 600 > /dev/null 2>&1"
+    agents = [
+        agent("A", f"{deaf} & echo $! > {marks[0]}"),
+        agent("B", f"{plain} & echo $! > {marks[1]}"),
+    ]
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), agents)
     try:
-        assert not alive(pid)  # ended before the launch did, not left to the host
+        done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert [tmux_repo.status("main", 1, a)["code"] for a in ("A", "B")] == [0, 0]
+        pids = [int(mark.read_text()) for mark in marks]
+        assert not any(alive(pid) for pid in pids)  # ended before the launch did
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)  # a failing test leaves nothing running either
+        for mark in marks:
+            with contextlib.suppress(OSError, ValueError):
+                os.killpg(int(mark.read_text()), signal.SIGKILL)  # its group: nothing left
     nothing_left(ssh_hosts, tmux_repo.root)
 
 

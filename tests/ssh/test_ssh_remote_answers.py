@@ -86,6 +86,8 @@ def test_left_running_lines_are_read_for_known_panes_only_and_bounded() -> None:
         "A3": (6001,),
         "A2": tuple(range(1000, 1000 + LEFTOVERS_LIMIT)),
     }
+    searched = read_look(text, [], ["A9"])  # a session searched for by name counts
+    assert searched is not None and searched.leftovers["A9"] == (6000,)
 
 
 @pytest.mark.parametrize(
@@ -259,8 +261,8 @@ def test_look_with_no_tmux_server_still_answers(host_root: Path) -> None:
     a2 = agent_folder(host_root, "A2", b"abc", None)
     (a2 / "backoff.json").write_bytes(b"[]")
     a3 = host_root / "root" / "none"  # never written: nothing of it
-    out = run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "6", "A2", str(a2), "3"))
-    out2 = run_sh(script(LOOK, str(host_root), "", "A3", str(a3), "0"))
+    out = run_sh(script(LOOK, str(host_root), "", "0", "A1", str(a1), "6", "A2", str(a2), "3"))
+    out2 = run_sh(script(LOOK, str(host_root), "", "0", "A3", str(a3), "0"))
     assert read_look(out, ["A1", "A2"]) == Look(
         {},
         {"A1": (6, b"world\n")},  # A2's log has nothing past offset 3
@@ -272,7 +274,7 @@ def test_look_with_no_tmux_server_still_answers(host_root: Path) -> None:
 def test_look_brings_binary_output_and_bounds_it(host_root: Path) -> None:
     data = os.urandom(LOG_CHUNK + 4096)
     a1 = agent_folder(host_root, "A1", data, b"x" * (FILE_LIMIT + 100))
-    seen = read_look(run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "1")), ["A1"])
+    seen = read_look(run_sh(script(LOOK, str(host_root), "", "0", "A1", str(a1), "1")), ["A1"])
     assert seen is not None
     assert seen.logs == {"A1": (1, data[1 : LOG_CHUNK + 1])}
     assert seen.files == {("A1", "status.json"): b"x" * FILE_LIMIT}
@@ -305,7 +307,7 @@ def test_look_lists_the_lane_servers_panes(host_root: Path, tmux_server: list[st
     a1 = agent_folder(host_root, "A1", b"out", None)
 
     def a2_ended() -> Look | None:
-        seen = read_look(run_sh(script(LOOK, str(host_root), "", "A1", str(a1), "0")), ["A1"])
+        seen = read_look(run_sh(script(LOOK, str(host_root), "", "0", "A1", str(a1), "0")), ["A1"])
         pane = seen.panes.get("A2") if seen is not None else None
         # tmux marks a pane dead as its output closes, and takes its exit status a moment later
         return seen if pane is not None and pane.dead and pane.status is not None else None
@@ -349,15 +351,28 @@ def test_look_finds_what_an_ended_agent_left_running(
     a1 = agent_folder(host_root, "A1", b"", None)
 
     def a2_ended() -> Look | None:
-        words = script(LOOK, str(host_root), "wave-main-1a2b", "A1", str(a1), "0")
+        words = script(LOOK, str(host_root), "wave-main-1a2b", "0", "A1", str(a1), "0")
         seen = read_look(run_sh(words), ["A1"])
         pane = seen.panes.get("A2") if seen is not None else None
         return seen if pane is not None and pane.dead else None
 
     seen = wait_for(a2_ended, 10, what="A2's pane dead in a look")
     assert seen is not None and seen.leftovers == {"A2": (left,)}
-    unsure = script(LOOK, str(host_root), "", "A1", str(a1), "0")  # no socket: none searched
+    unsure = script(LOOK, str(host_root), "", "0", "A1", str(a1), "0")  # no socket: none searched
     assert read_look(run_sh(unsure), ["A1"]).leftovers == {}  # type: ignore[union-attr]
+
+
+def test_look_searches_named_sessions_whose_panes_are_gone(
+    host_root: Path, tagged: Callable[[str], int]
+) -> None:
+    """An ended agent whose session went (removed at its wave's end, or its server killed):
+    what it left is still found, by its session's name, with no tmux server at all."""
+    left = tagged("wave-main-1a2b/A7")
+    tagged("wave-main-1a2b/A8")  # not asked about
+    words = script(LOOK, str(host_root), "wave-main-1a2b", "1", "A7")
+    assert read_look(run_sh(words), [], ["A7"]) == Look({}, {}, {}, {}, {"A7": (left,)})
+    alone = script(LOOK, str(host_root), "wave-main-1a2b", "0")
+    assert read_look(run_sh(alone), [], ["A7"]) == NOTHING
 
 
 def test_signal_reaches_the_processes_of_the_agents_token_only(

@@ -288,28 +288,32 @@ class SshPlacement:
         if host is None or not host.answering or host.root is None:
             return False  # a silent host is not waited on: its agents are kept as they are
         pid = handle & 0xFFFFFFFF
-        token = host.token(pane.session) if (pane := host.pane_of(pid)) else ""
+        session = host.session_of(pid)
+        token = host.token(session) if session is not None else ""
         return host.client.run(script(SIGNAL, str(signum), str(pid), token), timeout=30).code == 0
 
     def alive(self, handle: int) -> bool:
-        """Its pane runs, or its agent left processes running there (the one kill escalation,
-        ``Reaper``, ends them as a local agent's)."""
-        host, pane = self._host_of(handle), self._pane(handle)
-        if host is None or pane is None:
+        """Its pane runs, or its agent left processes running there, its pane gone or not
+        (the one kill escalation, ``Reaper``, ends them as a local agent's)."""
+        host, session, pane = self._pane(handle)
+        if host is None or session is None:
             return False
-        return not pane.dead or host.left_running(pane.session)
+        return (pane is not None and not pane.dead) or host.left_running(session)
 
     def wrapper_running(self, handle: int) -> bool:
-        pane = self._pane(handle)
+        pane = self._pane(handle)[2]
         return pane is not None and not pane.dead
 
-    def _pane(self, handle: int) -> Pane | None:
+    def _pane(self, handle: int) -> tuple[Host | None, str | None, Pane | None]:
+        """The handle's host, session and pane (as its host's last look saw them)."""
         host = self._host_of(handle)
         if host is None or host.lost:
-            return None
+            return None, None, None
         if not self.following:  # a command waiting for an agent to end: look again
             self._look_now([host])
-        return host.pane_of(handle & 0xFFFFFFFF)
+        pid = handle & 0xFFFFFFFF
+        session = host.session_of(pid)
+        return host, session, None if session is None else host.pane(session, pid)
 
     def remove(self, names: Iterable[str]) -> None:
         by_host: dict[int, list[str]] = {}

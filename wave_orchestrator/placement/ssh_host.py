@@ -79,7 +79,9 @@ class Host:
         self.on_request: Callable[[str, str, bytes], None] = lambda *_: None
         self.written: dict[tuple[str, str], bytes] = {}  # what each mirrored file last was
         self.panes: dict[str, Pane] = {}
-        self.leftovers: Mapping[str, tuple[int, ...]] = {}  # as the last look saw them
+        # session -> what its ended agent left running, as the last look found; each is
+        # searched for again by the next look, its pane gone or not, until none is left
+        self.leftovers: Mapping[str, tuple[int, ...]] = {}
         self.looked_at = -1.0  # monotonic: when the last answered look began
         self.started: dict[str, tuple[float, int]] = {}  # session -> (when, pane pid) started
         self.silent_since: float | None = None  # wall clock: it stopped answering
@@ -137,10 +139,25 @@ class Host:
                     panes[name] = Pane(name, False, None, pid)
         return panes
 
-    def pane_of(self, pid: int) -> Pane | None:
-        """The pane the last look saw with ``pid`` as its process."""
+    def session_of(self, pid: int) -> str | None:
+        """The session whose pane runs ``pid``: a live pane's, then the one wave started with
+        it (known after its pane is gone), then a dead pane's (a pid reused on the host is
+        never taken for an ended agent's)."""
         with self.lock:
-            return next((p for p in self.panes.values() if p.pid == pid), None)
+            panes = self.panes.items()
+            for name, pane in panes:
+                if pane.pid == pid and not pane.dead:
+                    return name
+            for name, (_, started) in self.started.items():
+                if started == pid:
+                    return name
+            return next((name for name, pane in panes if pane.pid == pid), None)
+
+    def pane(self, session: str, pid: int) -> Pane | None:
+        """The pane of ``session`` as the last look saw it, if it is the one running ``pid``."""
+        with self.lock:
+            pane = self.panes.get(session)
+        return pane if pane is not None and pane.pid == pid else None
 
     def left_running(self, session: str) -> bool:
         """Whether the last look found processes its ended agent left running."""
@@ -188,6 +205,11 @@ class Host:
                 if f.mirrored
             ]
         with self.lock:
+            # ended agents whose leftovers the last look found, and followed ones whose
+            # session went without a look seeing it end (its server killed by the agent)
+            gone = (n for n, (at, _) in self.started.items() if at < self.looked_at)
+            vanished = {n for n in gone if n in self.followed and n not in self.panes}
+            hunted = sorted(vanished.union(self.leftovers))
             args = [
                 word
                 for name, folder, at in asked
@@ -195,11 +217,12 @@ class Host:
             ]
         began = time.monotonic()
         answer = self.client.run(
-            script(LOOK, self.root, self.socket, *args),
+            script(LOOK, self.root, self.socket, str(len(hunted)), *hunted, *args),
             timeout=LOOK_TIMEOUT,
             limit=look_limit(len(asked)),
         )
-        seen = read_look(answer.out, [name for name, _, _ in asked]) if answer.code == 0 else None
+        names = [name for name, _, _ in asked]
+        seen = read_look(answer.out, names, hunted) if answer.code == 0 else None
         if seen is None:
             self._silent(warn)
             return False

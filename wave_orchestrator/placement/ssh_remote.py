@@ -80,23 +80,40 @@ tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
 """
 
 # What an agent leaves running carries its token (WAVE_AGENT_TOKEN, "<socket>/<session>") in
-# its environment, whatever its process group or session. Prints each process of the tokens
-# on stdin as "left <session> <pid>" (GNU grep; elsewhere nothing is found).
-TAGGED = r"""grep -azxoF -f - /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' |
-  sed -n 's#^/proc/\([0-9]*\)/environ:WAVE_AGENT_TOKEN=.*/\([^/]*\)$#left \2 \1#p'"""
+# its environment, whatever its process group or session. ``scan`` reads the tokens on stdin
+# and prints "<pid> <session>" for each process of the login user that carries one: GNU grep
+# over /proc (elsewhere nothing is found), given 5 s at most (reading a process's environment
+# waits on its memory, which a process stuck on a dead mount may hold).
+SCAN = r"""
+scan() {
+  t=; command -v timeout >/dev/null 2>&1 && t="timeout -s KILL 5"
+  sed '/^$/d' | (cd /proc 2>/dev/null && $t grep -aHzxoF -f - [0-9]*/environ 2>/dev/null) |
+    tr '\0' '\n' | sed -n 's#^\([0-9][0-9]*\)/environ:WAVE_AGENT_TOKEN=.*/\([^/]*\)$#\1 \2#p'
+}
+"""
 
-# One look: every pane of the lane's server, what the agents of its dead panes left running
-# (with the lane's socket, the first half of their tokens), then for each agent (name,
-# folder, offset, or "offset:requests offset") what its `wave` requests and output.log grew
-# by, and its status and backoff files. Ends with "end" (a cut answer is no look).
-LOOK = r"""
-r=$1 socket=$2; shift 2
+# One look: every pane of the lane's server; what agents left running, searched for (with
+# the lane's socket, the first half of their tokens) for each dead pane and for the ``n``
+# sessions named next (ended agents whose leftovers the last look found, their panes perhaps
+# gone since); then for each agent (name, folder, offset, or "offset:requests offset") what
+# its `wave` requests and output.log grew by, and its status and backoff files. Ends with
+# "end" (a cut answer is no look).
+LOOK = (
+    (
+        SCAN
+        + r"""
+r=$1 socket=$2 n=$3; shift 3
 panes=$(tmux -S "$r/tmux" list-panes -a \
   -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null)
 [ -z "$panes" ] || printf '%s\n' "$panes"
-ended=$(printf '%s\n' "$panes" | awk -v s="$socket" 's != "" && $3 == "1" {
-  print "WAVE_AGENT_TOKEN=" s "/" $2 }')
-[ -z "$ended" ] || printf '%s\n' "$ended" | TAGGED
+tokens=$(printf '%s\n' "$panes" | awk -v s="$socket" 's != "" && $3 == "1" { print s "/" $2 }')
+while [ "$n" -gt 0 ] 2>/dev/null; do
+  [ -z "$socket" ] || tokens="$tokens
+$socket/$1"
+  shift; n=$((n - 1))
+done
+[ -z "$tokens" ] || printf '%s\n' "$tokens" | sed '/^$/d; s/^/WAVE_AGENT_TOKEN=/' | scan |
+  sed 's/^\([0-9]*\) \(.*\)$/left \2 \1/'
 while [ $# -ge 3 ]; do
   name=$1 dir=$2 at=${3%%:*} rq=${3#*:}; shift 3
   [ "$rq" = "$at" ] && rq=0
@@ -122,22 +139,29 @@ while [ $# -ge 3 ]; do
   done
 done
 echo end
-""".replace("LOG_CHUNK", str(LOG_CHUNK)).replace("FILE_LIMIT", str(FILE_LIMIT))
+"""
+    )
+    .replace("LOG_CHUNK", str(LOG_CHUNK))
+    .replace("FILE_LIMIT", str(FILE_LIMIT))
+)
 LOOK = LOOK.replace("MIRRORED", " ".join(MIRRORED)).replace("REQ_CHUNK", str(REQ_CHUNK))
-LOOK = LOOK.replace("TAGGED", TAGGED)
 
 # Signals a pane's process group (the wrapper and all it started) and, given the agent's
 # token, every process that carries it (what left the group: setsid, a daemon).
-SIGNAL = r"""
+SIGNAL = (
+    SCAN
+    + r"""
 sig=$1 pid=$2 token=$3 sent=1
 kill -s "$sig" -- "-$pid" 2>/dev/null && sent=0
 if [ -n "$token" ]; then
-  for p in $(printf 'WAVE_AGENT_TOKEN=%s\n' "$token" | TAGGED | awk '{ print $3 }'); do
+  for p in $(printf 'WAVE_AGENT_TOKEN=%s\n' "$token" | scan | cut -d ' ' -f 1); do
+    case $p in '' | *[!0-9]*) continue ;; esac
     kill -s "$sig" "$p" 2>/dev/null && sent=0
   done
 fi
 exit $sent
-""".replace("TAGGED", TAGGED)
+"""
+)
 
 # Kills sessions by name; a server with none left ends.
 KILL = r"""
@@ -196,13 +220,14 @@ class Look(NamedTuple):
     leftovers: Mapping[str, tuple[int, ...]] = MappingProxyType({})
 
 
-def read_look(text: str, sessions: Sequence[str]) -> Look | None:
+def read_look(text: str, sessions: Sequence[str], hunted: Sequence[str] = ()) -> Look | None:
     """A host's answer to ``LOOK``, or None when it is cut short (no ``end`` line). Only lines
-    about ``sessions`` (the ones asked for) and well-formed ones count."""
+    about ``sessions`` (the ones asked for) and well-formed ones count; what was left running,
+    only for a pane it lists or a session of ``hunted`` (the ones searched for by name)."""
     lines = text.split("\n")
     if "end" not in lines:
         return None
-    asked = set(sessions)
+    asked, searched = set(sessions), set(hunted)
     panes: dict[str, Pane] = {}
     logs: dict[str, tuple[int, bytes]] = {}
     files: dict[tuple[str, str], bytes] = {}
@@ -225,7 +250,8 @@ def read_look(text: str, sessions: Sequence[str]) -> Look | None:
             if words[2] in MIRRORED and data is not None:
                 files[(words[1], words[2])] = data[:FILE_LIMIT]
         elif kind == "left" and len(words) == 3 and (pid := _pid(words[2])) is not None:
-            left = leftovers.setdefault(words[1], []) if words[1] in panes else []
+            known = words[1] in panes or words[1] in searched
+            left = leftovers.setdefault(words[1], []) if known else []
             if len(left) < LEFTOVERS_LIMIT:
                 left.append(pid)
     left_running = {name: tuple(pids) for name, pids in leftovers.items()}
