@@ -151,9 +151,9 @@ def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopp
     gate, mark = tmux_repo.root.parent / "gate", tmux_repo.root.parent / "left-running"
     daemon = f"setsid sleep 600 > /dev/null 2>&1 & echo $! > {mark}; "  # out of its group
     git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", daemon + held(gate, "A"))])
-    launcher_killed(tmux_repo, lambda: Path(f"{gate}.A").exists())
-    pid = int(mark.read_text())
     try:
+        launcher_killed(tmux_repo, lambda: Path(f"{gate}.A").exists())
+        pid = int(mark.read_text())
         again = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard")
         assert again.returncode != 0 and "left 1 agent session(s) running" in again.stderr
         stopped = tmux_repo.wave("stop", "--lane", "main")
@@ -162,8 +162,8 @@ def test_agents_a_dead_launcher_left_on_hosts_are_refused_a_second_run_and_stopp
         assert Path(f"{gate}.A").read_text() == "started\n"  # not run a second time
         assert not alive(pid)  # what it started outside its group was ended with it
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(mark.read_text()), signal.SIGKILL)  # nothing left if it failed
     nothing_left(ssh_hosts, tmux_repo.root)
 
 
