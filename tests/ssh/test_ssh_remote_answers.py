@@ -359,7 +359,7 @@ def test_look_finds_what_an_ended_agent_left_running(
     seen = wait_for(a2_ended, 10, what="A2's pane dead in a look")
     assert seen is not None and seen.leftovers == {"A2": (left,)}
     unsure = script(LOOK, str(host_root), "", "0", "A1", str(a1), "0")  # no socket: none searched
-    assert read_look(run_sh(unsure), ["A1"]).leftovers == {}  # type: ignore[union-attr]
+    assert read_look(run_sh(unsure), ["A1"]) == seen._replace(leftovers={})
 
 
 def test_look_searches_named_sessions_whose_panes_are_gone(
