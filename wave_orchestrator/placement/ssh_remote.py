@@ -80,15 +80,15 @@ tmux -S "$r/tmux" start-server \; set-option -g remain-on-exit on \; \
 """
 
 # What an agent leaves running carries its token (WAVE_AGENT_TOKEN, "<socket>/<session>") in
-# its environment, whatever its process group or session. ``scan`` reads the tokens on stdin
-# and prints "<pid> <session>" for each process of the login user that carries one: GNU grep
-# over /proc (elsewhere nothing is found), given 5 s at most (reading a process's environment
-# waits on its memory, which a process stuck on a dead mount may hold).
+# its environment, whatever its process group or session. ``scan`` reads tokens on stdin, one
+# per line, none empty, and prints "left <session> <pid>" for each process of the login user
+# that carries one: GNU grep over /proc (elsewhere nothing is found), given 5 s at most
+# (reading a process's environment waits on its memory, which one stuck on a dead mount holds).
 SCAN = r"""
 scan() {
   t=; command -v timeout >/dev/null 2>&1 && t="timeout -s KILL 5"
-  sed '/^$/d' | (cd /proc 2>/dev/null && $t grep -aHzxoF -f - [0-9]*/environ 2>/dev/null) |
-    tr '\0' '\n' | sed -n 's#^\([0-9][0-9]*\)/environ:WAVE_AGENT_TOKEN=.*/\([^/]*\)$#\1 \2#p'
+  $t grep -aHzxoF -f - /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' |
+    sed -n 's#^/proc/\([0-9][0-9]*\)/environ:WAVE_AGENT_TOKEN=.*/\([^/]*\)$#left \2 \1#p'
 }
 """
 
@@ -106,14 +106,19 @@ r=$1 socket=$2 n=$3; shift 3
 panes=$(tmux -S "$r/tmux" list-panes -a \
   -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null)
 [ -z "$panes" ] || printf '%s\n' "$panes"
-tokens=$(printf '%s\n' "$panes" | awk -v s="$socket" 's != "" && $3 == "1" { print s "/" $2 }')
+tokens=
+while read -r _ name dead _; do
+  [ "$dead" = 1 ] && [ -n "$socket" ] && tokens="${tokens:+$tokens
+}WAVE_AGENT_TOKEN=$socket/$name"
+done <<EOF
+$panes
+EOF
 while [ "$n" -gt 0 ] 2>/dev/null; do
-  [ -z "$socket" ] || tokens="$tokens
-$socket/$1"
+  [ -z "$socket" ] || tokens="${tokens:+$tokens
+}WAVE_AGENT_TOKEN=$socket/$1"
   shift; n=$((n - 1))
 done
-[ -z "$tokens" ] || printf '%s\n' "$tokens" | sed '/^$/d; s/^/WAVE_AGENT_TOKEN=/' | scan |
-  sed 's/^\([0-9]*\) \(.*\)$/left \2 \1/'
+[ -z "$tokens" ] || printf '%s\n' "$tokens" | scan
 while [ $# -ge 3 ]; do
   name=$1 dir=$2 at=${3%%:*} rq=${3#*:}; shift 3
   [ "$rq" = "$at" ] && rq=0
@@ -154,7 +159,7 @@ SIGNAL = (
 sig=$1 pid=$2 token=$3 sent=1
 kill -s "$sig" -- "-$pid" 2>/dev/null && sent=0
 if [ -n "$token" ]; then
-  for p in $(printf 'WAVE_AGENT_TOKEN=%s\n' "$token" | scan | cut -d ' ' -f 1); do
+  for p in $(printf 'WAVE_AGENT_TOKEN=%s\n' "$token" | scan | sed 's/.* //'); do
     case $p in '' | *[!0-9]*) continue ;; esac
     kill -s "$sig" "$p" 2>/dev/null && sent=0
   done
