@@ -125,3 +125,16 @@ def test_git_pushes_to_a_mirror_on_the_host_and_fetches_its_commits_back(
         assert git("log", "-1", "--format=%s", "wave/A1") == "A1 did it"
     finally:
         c.close()
+
+
+def test_a_host_that_floods_its_answer_is_cut_off_not_read_whole(
+    ssh_hosts: Path, control_dir: Path
+) -> None:
+    c = client(ssh_hosts, control_dir)
+    try:
+        answer = c.run(["yes"], timeout=60, limit=1000)  # never ends by itself
+        assert answer.code == 255 and answer.out == ""
+        assert answer.err == "host host1 answered past 1000 bytes"
+        assert c.run(["true"]).code == 0  # the shared connection still serves
+    finally:
+        c.close()

@@ -8,12 +8,14 @@ input like an agent's files."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from ..definitions.sections.ssh import DESTINATION_RE
 from ..errors import PlacementError
@@ -100,20 +102,15 @@ class SshClient:
         text). Exit 255 is ssh's own: the host could not be reached or refused."""
         data = stdin.encode() if isinstance(stdin, str) else stdin or b""
         try:
-            done = subprocess.run(
-                self.argv(remote),
-                input=data,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return Answer(255, "", f"no answer from {self.host.name} in {timeout:g} s")
+            done = bounded_run(self.argv(remote), data, timeout, limit)
         except OSError as exc:
             raise SshError(f"ssh could not be run: {exc}") from exc
-        out = done.stdout[:limit].decode("utf-8", "replace")
-        err = done.stderr[:ANSWER_LIMIT].decode("utf-8", "replace")
-        return Answer(done.returncode, out, err)
+        if done is None:
+            return Answer(255, "", f"no answer from {self.host.name} in {timeout:g} s")
+        code, out, err = done
+        if code is None:
+            return Answer(255, "", f"host {self.host.name} answered past {limit} bytes")
+        return Answer(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
     def git_ssh_command(self) -> str:
         """``GIT_SSH_COMMAND`` for git's own pushes and fetches to the host: the same options
@@ -204,3 +201,54 @@ def said(answer: Answer) -> str:
 
     words = one_line(answer.err or answer.out)[:300]
     return words or f"exit {answer.code}"
+
+
+def bounded_run(
+    argv: Sequence[str], data: bytes, timeout: float, limit: int
+) -> tuple[int | None, bytes, bytes] | None:
+    """``argv`` with ``data`` on its stdin: its exit code, its output (at most ``limit``
+    bytes) and its errors (at most ANSWER_LIMIT). What a host sends is read only up to those
+    bounds: one that says more is killed there (its code None), never read into memory whole.
+    None when it did not end within ``timeout``."""
+    proc = subprocess.Popen(
+        list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    got = (bytearray(), bytearray())
+    flooded = threading.Event()
+
+    def drain(fd: int, buf: bytearray, cap: int) -> None:
+        while chunk := os.read(fd, 1 << 16):
+            if len(buf) + len(chunk) > cap:  # more than it may say: stopped here
+                flooded.set()
+                proc.kill()
+                return
+            buf += chunk
+
+    def feed(stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError):  # it ended (or was killed) before reading it all
+            stream.write(data)
+        with contextlib.suppress(OSError):
+            stream.close()
+
+    threads = [
+        threading.Thread(target=drain, args=(proc.stdout.fileno(), got[0], limit), daemon=True),
+        threading.Thread(
+            target=drain, args=(proc.stderr.fileno(), got[1], ANSWER_LIMIT), daemon=True
+        ),
+        threading.Thread(target=feed, args=(proc.stdin,), daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+    finally:
+        for thread in threads:
+            thread.join()
+        proc.stdout.close()
+        proc.stderr.close()
+    return (None if flooded.is_set() else proc.returncode), bytes(got[0]), bytes(got[1])
