@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Repo
-from test_ssh_lane_e2e import git_repo, ssh_lane
+from test_ssh_lane_e2e import agent, git_repo, ssh_lane
 
 pytestmark = pytest.mark.e2e
 
@@ -38,3 +38,37 @@ def test_doctor_says_which_host_lacks_the_lanes_cli(
     assert checks["host main/h2"]["detail"] == "host h2 lacks claude on its PATH"
     assert "claude" not in checks  # the CLI is the hosts' business, not this machine's
     assert done.returncode == 1  # a host that cannot run the lane's agents blocks a launch
+
+
+@pytest.fixture
+def no_gnu_grep_on_host2(ssh_hosts: Path) -> Iterator[Path]:
+    fake = ssh_hosts / "host2" / "bin" / "grep"
+    fake.write_text("#!/bin/sh\nexit 2\n")  # not GNU grep: no -z
+    fake.chmod(0o755)
+    try:
+        yield fake
+    finally:
+        fake.unlink()
+
+
+def test_doctor_warns_of_a_host_whose_processes_cannot_be_searched(
+    ssh_hosts: Path, no_gnu_grep_on_host2: Path, tmux_repo: Repo
+) -> None:
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", "true")])
+    done = tmux_repo.wave("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    assert checks["host main/h1"]["ok"], checks["host main/h1"]
+    h2 = checks["host main/h2"]
+    assert not h2["ok"] and not h2["blocking"], h2
+    assert "what agents leave running there is not ended" in h2["detail"]
+    assert done.returncode == 0, done.stdout  # a warning: the launch can go on
+
+
+def test_a_launch_says_which_host_cannot_have_its_processes_searched(
+    ssh_hosts: Path, no_gnu_grep_on_host2: Path, tmux_repo: Repo
+) -> None:
+    git_repo(tmux_repo, ssh_lane(ssh_hosts), [agent("A", "true")])
+    done = tmux_repo.wave("launch", "--lane", "main", "--no-dashboard", timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "host h2: what agents leave running there is not ended" in done.stderr
+    assert "host h1:" not in done.stderr

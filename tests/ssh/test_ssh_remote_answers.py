@@ -401,6 +401,18 @@ def test_prepare_makes_the_root_and_the_mirror(tmp_path: Path) -> None:
     (work / "repo-1a2b" / "mirror.git" / "kept").write_text("x")
     assert prepared(run_sh(script(PREPARE, str(work), "repo-1a2b")))[0] == root
     assert (work / "repo-1a2b" / "mirror.git" / "kept").exists()
+    assert "noscan" not in out.split("\n")  # GNU grep and /proc: processes can be searched
+
+
+def test_prepare_says_when_processes_cannot_be_searched(tmp_path: Path) -> None:
+    """A grep that cannot read NUL-separated records (not GNU grep) first on the PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "grep").write_text("#!/bin/sh\nexit 2\n")
+    (bin_dir / "grep").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    out = run_sh(script(PREPARE, str(tmp_path / "work"), "repo-1a2b"), env)
+    assert "noscan" in out.split("\n") and prepared(out)[0] is not None
 
 
 @pytest.mark.parametrize("workdir", ["", "~/w"])

@@ -60,4 +60,9 @@ def _check(lane: str, placement: SshPlacement, host: Host, programs: list[str]) 
     except WaveError as exc:
         return Check(name, False, str(exc), fix="see docs/placement.md: SSH hosts")
     has = ", ".join(["tmux", "git", *programs])
-    return Check(name, True, f"{host.spec.destination} answers, has {has}, room on its disk")
+    said = f"{host.spec.destination} answers, has {has}, room on its disk"
+    if not host.can_scan:
+        from ..placement.ssh_remote import NO_SCAN
+
+        return Check(name, False, f"{said}; but {NO_SCAN}", blocking=False)
+    return Check(name, True, said)

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..definitions.model import SshSettings
 from ..errors import PlacementError, WaveError
 from ..state.layout import AGENT_SESSION_RE, StateLayout, repo_tag, socket_name
+from . import ssh_remote
 from .base import AgentJob, PaneInfo, start_each
 from .ssh_client import (
     SshClient,
@@ -132,7 +133,9 @@ class SshPlacement:
             raise SshError(f"host {host.name} lacks {', '.join(lacking)} on its PATH")
         if free is not None and free < 100 * 1024:
             raise SshError(f"host {host.name}: its disk is full ({free // 1024} MiB free)")
-        host.root = root
+        host.root, host.can_scan = root, "noscan" not in answer.out.split("\n")
+        if not host.can_scan:
+            self.warn(f"host {host.name}: {ssh_remote.NO_SCAN}")
 
     # -- starting --------------------------------------------------------------------------
     def room(self) -> int | None:

@@ -69,6 +69,7 @@ class Host:
         self.timeout_seconds = timeout_seconds
         self.socket = socket if SOCKET_RE.fullmatch(socket) else ""
         self.root: str | None = None  # <workdir>/<repo tag> there, once prepared
+        self.can_scan = True  # what its agents leave running can be searched for (as it says)
         self.lock = threading.Lock()
         self.followed: dict[str, Followed] = {}
         self.slots: set[str] = set()  # the sessions that hold one of its max_agents

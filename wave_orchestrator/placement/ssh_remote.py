@@ -30,7 +30,8 @@ LEFTOVERS_LIMIT = 256  # the most processes of one agent's noted as left running
 # The tmux socket names whose agents' tokens a host is searched for (they go into a pattern).
 SOCKET_RE = re.compile(r"[A-Za-z0-9_.+-]{1,200}")
 
-# Makes the root and the bare mirror; prints the root, free space and what is missing.
+# Makes the root and the bare mirror; prints the root, free space and what is missing, and
+# "noscan" when what agents leave running cannot be searched for there (no GNU grep or /proc).
 PREPARE = r"""
 set -e
 w=$1 tag=$2; shift 2
@@ -47,7 +48,14 @@ mkdir -p "$r/root"
 printf 'root %s\n' "$r"
 printf 'free %s\n' "$(df -Pk "$r" 2>/dev/null | awk 'NR==2 {print $4}')"
 for p in "$@"; do command -v -- "$p" >/dev/null 2>&1 || printf 'missing %s\n' "$p"; done
+printf 'x\000' | grep -qzx x 2>/dev/null && [ -r /proc/self/environ ] || echo noscan
 """
+
+# Said of a host that answers "noscan".
+NO_SCAN = (
+    "what agents leave running there is not ended, only their panes' process groups"
+    " (it has no GNU grep or no /proc)"
+)
 
 # Gets the agent's worktree at its commit, unpacks its files (tar on stdin, unless its host
 # shares this checkout: "ship" empty) and starts its session; prints the pane's pid.
