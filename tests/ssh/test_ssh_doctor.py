@@ -13,15 +13,20 @@ from test_ssh_lane_e2e import agent, git_repo, ssh_lane
 pytestmark = pytest.mark.e2e
 
 
+def on_host(hosts: Path, host: str, name: str, script: str) -> Iterator[Path]:
+    """A program of ours first on one host's PATH, for one test."""
+    program = hosts / host / "bin" / name
+    program.write_text(f"#!/bin/sh\n{script}\n")
+    program.chmod(0o755)
+    try:
+        yield program
+    finally:
+        program.unlink()
+
+
 @pytest.fixture
 def claude_on_host1(ssh_hosts: Path) -> Iterator[Path]:
-    cli = ssh_hosts / "host1" / "bin" / "claude"
-    cli.write_text("#!/bin/sh\necho 2.1.197\n")
-    cli.chmod(0o755)
-    try:
-        yield cli
-    finally:
-        cli.unlink()
+    yield from on_host(ssh_hosts, "host1", "claude", "echo 2.1.197")
 
 
 def test_doctor_says_which_host_lacks_the_lanes_cli(
@@ -42,13 +47,7 @@ def test_doctor_says_which_host_lacks_the_lanes_cli(
 
 @pytest.fixture
 def no_gnu_grep_on_host2(ssh_hosts: Path) -> Iterator[Path]:
-    fake = ssh_hosts / "host2" / "bin" / "grep"
-    fake.write_text("#!/bin/sh\nexit 2\n")  # not GNU grep: no -z
-    fake.chmod(0o755)
-    try:
-        yield fake
-    finally:
-        fake.unlink()
+    yield from on_host(ssh_hosts, "host2", "grep", "exit 2")  # not GNU grep: no -z
 
 
 def test_doctor_warns_of_a_host_whose_processes_cannot_be_searched(
