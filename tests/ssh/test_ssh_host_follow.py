@@ -18,7 +18,7 @@ import pytest
 
 from wave_orchestrator.definitions.model import SshHostDef
 from wave_orchestrator.placement.ssh_client import ANSWER_LIMIT, Answer, SshClient
-from wave_orchestrator.placement.ssh_host import Followed, Host
+from wave_orchestrator.placement.ssh_host import HUNTED_LIMIT, Followed, Host
 from wave_orchestrator.placement.ssh_remote import LOG_CHUNK, Look, Pane
 
 
@@ -273,3 +273,29 @@ def test_a_real_look_at_a_lot_of_output_is_answered(tmp_path: Path) -> None:
     for _ in range(-(-900 * 1024 // LOG_CHUNK)):  # a bounded chunk per look, none cut short
         assert host.look(lambda _: None)
     assert (here / "output.log").stat().st_size == 900 * 1024
+
+
+# -- what ended agents left running ------------------------------------------------------------
+def test_what_was_left_is_searched_for_until_gone_and_bounded(tmp_path: Path) -> None:
+    """Sessions whose leftovers a look found are named to the next look, that one only while
+    found again; a host that names thousands is searched for a bounded few."""
+    client = FakeClient(
+        Answer(0, "pane w1-A 1 0 41\nleft w1-A 77\nend\n", ""),
+        Answer(0, "left w1-A 77\nend\n", ""),  # its pane gone: found by name
+        Answer(0, "end\n", ""),  # nothing left
+        Answer(0, "end\n", ""),
+    )
+    host = Host(1, SshHostDef(name="h1", destination="h1"), cast(SshClient, client), 600, "s")
+    host.root = "/srv/wave/t"
+
+    def named(call: list[str]) -> list[str]:  # the sessions a look searched for by name
+        return call[7 : 7 + int(call[6])]  # sh -c LOOK sh root socket n names...
+
+    for _ in range(4):
+        assert host.look(lambda _: None)
+    assert [named(call) for call in client.calls] == [[], ["w1-A"], ["w1-A"], []]
+    assert not host.left_running("w1-A")
+    host.leftovers = {f"w1-A{i}": (1,) for i in range(HUNTED_LIMIT * 3)}
+    client.answers.append(Answer(0, "end\n", ""))
+    host.look(lambda _: None)
+    assert len(named(client.calls[-1])) == HUNTED_LIMIT

@@ -38,6 +38,7 @@ log = Logger(__name__)
 
 LOOK_SECONDS = 0.5  # how often a host is looked at: an agent's end is here within a second
 LOOK_TIMEOUT = 20.0  # a look that takes longer counts as no answer
+HUNTED_LIMIT = 512  # ended sessions searched for by name in one look, at most
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -210,7 +211,7 @@ class Host:
             # session went without a look seeing it end (its server killed by the agent)
             gone = (n for n, (at, _) in self.started.items() if at < self.looked_at)
             vanished = {n for n in gone if n in self.followed and n not in self.panes}
-            hunted = sorted(vanished.union(self.leftovers))
+            hunted = sorted(vanished.union(self.leftovers))[:HUNTED_LIMIT]
             args = [
                 word
                 for name, folder, at in asked
