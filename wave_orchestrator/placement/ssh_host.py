@@ -206,7 +206,6 @@ class Host:
                 for name, f in self.followed.items()
                 if f.mirrored
             ]
-        with self.lock:
             # ended agents whose leftovers the last look found, and followed ones whose
             # session went without a look seeing it end (its server killed by the agent)
             gone = (n for n, (at, _) in self.started.items() if at < self.looked_at)
