@@ -30,6 +30,22 @@ def wait_for(
         time.sleep(interval)
 
 
+def execed(*pids: int, argv: tuple[str, ...] = ("sleep", "30")) -> None:
+    """Wait until each of ``pids`` runs ``argv``. While a process execs, /proc shows it an
+    empty environment (and an environment opened before the exec reads empty after it): a
+    token scan at that instant, on a busy machine, misses the process."""
+    want = "".join(f"{arg}\0" for arg in argv).encode()
+    for pid in pids:
+        wait_for(lambda pid=pid: _cmdline(pid) == want, 10, what=f"{pid} running {argv}")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def processes_naming(word: str) -> list[int]:
     """Pids of processes on this machine with ``word`` as one argument of their command line
     (a tmux server's socket name, say)."""

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from helpers import wait_for
+from helpers import execed, wait_for
 
 from wave_orchestrator.placement import processes
 
@@ -78,6 +78,7 @@ def test_a_token_finds_a_process_in_another_session_and_ends_it() -> None:
     escapee = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
     other = subprocess.Popen(["sleep", "30"], env={**env, "WAVE_AGENT_TOKEN": token + "-x"})
     try:
+        execed(escapee.pid, other.pid)
         processes.forget()
         assert processes.tagged(token) == [escapee.pid]
         assert processes.signal_tagged(token, signal.SIGTERM) == 1
@@ -110,6 +111,7 @@ def test_tokens_are_not_read_in_a_running_pane_s_group_but_are_once_its_leader_i
     monkeypatch.setattr(processes, "_token", lambda pid: read.append(int(pid)) or token_of(pid))
     try:
         gone.wait(timeout=10)
+        execed(pane.pid, escapee.pid, member)
         processes.forget()
         found = processes.tagged(token, panes=[pane.pid, gone.pid])
         assert sorted(found) == sorted([escapee.pid, member])

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers import alive, wait_for
+from helpers import alive, execed, wait_for
 
 from wave_orchestrator.placement.ssh_remote import (
     FILE_LIMIT,
@@ -330,6 +330,7 @@ def tagged() -> Iterator[Callable[[str], int]]:
     def start(token: str) -> int:
         env = {**os.environ, "WAVE_AGENT_TOKEN": token}
         started.append(subprocess.Popen(["sleep", "300"], env=env, start_new_session=True))
+        execed(started[-1].pid, argv=("sleep", "300"))
         return started[-1].pid
 
     try:
