@@ -9,11 +9,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from helpers import execed, wait_for
 
 from wave_orchestrator.placement import processes
+from wave_orchestrator.placement.local import LocalPlacement
+from wave_orchestrator.placement.tmux import TmuxServer
 
 
 def test_a_group_of_zombies_is_not_alive() -> None:
@@ -174,3 +180,86 @@ def test_the_waited_kill_escalation_kills_only_what_outlived_its_grace() -> None
     end_groups(groups, [1, 2], grace=0.3)  # type: ignore[arg-type]
     assert groups.sent == [(1, signals.SIGTERM), (2, signals.SIGTERM), (2, signals.SIGKILL)]
     assert groups.living == set()
+
+
+@pytest.fixture
+def fake_proc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A /proc of our own making: each process a folder with the files the scan reads."""
+    monkeypatch.setattr(processes, "PROC", str(tmp_path))
+    processes.forget()
+    yield tmp_path
+    processes.forget()  # no table of fakes left for the next test
+
+
+def _process(proc: Path, pid: int, environ: bytes, cmdline: bytes, flags: int = 0) -> None:
+    """``pid`` leading a group and session of its own, as a ``setsid`` leftover does."""
+    folder = proc / str(pid)
+    folder.mkdir(exist_ok=True)
+    (folder / "stat").write_bytes(f"{pid} (a (b) S 1 {pid} {pid} 0 -1 {flags} 0 0".encode())
+    (folder / "environ").write_bytes(environ)
+    (folder / "cmdline").write_bytes(cmdline)
+
+
+def test_a_process_caught_mid_exec_is_looked_at_again_and_not_taken_for_gone(
+    fake_proc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a process execs, /proc shows it no environment and no command line: its token
+    is unknown. A kernel thread and a process started with no environment never count."""
+    _process(fake_proc, 2, b"", b"", flags=processes.PF_KTHREAD)
+    _process(fake_proc, 50, b"", b"env-less\0")
+    _process(fake_proc, 51, b"WAVE_AGENT_TOKEN=wave-x/A2\0", b"sleep\0")  # another agent's
+    assert not processes.carried("wave-x/A1") and processes.carried("wave-x/A2")
+    scans: list[str] = []
+    listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path: scans.append(path) or listdir(path))
+    _process(fake_proc, 60, b"", b"")
+    processes.forget()
+    assert processes.carried("wave-x/A1") and len(scans) == 2  # a fresh look, still caught
+    assert processes.tagged("wave-x/A1") == []  # nothing signalled on a guess
+
+    def exec_over(path: str) -> list[str]:  # the fresh look finds the exec done
+        _process(fake_proc, 60, b"PATH=/bin\0WAVE_AGENT_TOKEN=wave-x/A1\0", b"server\0")
+        return listdir(path)
+
+    _process(fake_proc, 60, b"", b"")
+    processes.forget()
+    monkeypatch.setattr(os, "listdir", exec_over)
+    assert processes.carried("wave-x/A1") and processes.tagged("wave-x/A1") == [60]
+    _process(fake_proc, 60, b"", b"")
+    processes.forget()
+
+    def exited(path: str) -> list[str]:  # the fresh look finds it gone
+        (fake_proc / "60").rename(fake_proc / "exited")
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", exited)
+    assert not processes.carried("wave-x/A1")
+
+
+def test_an_environment_read_empty_once_is_read_again(
+    fake_proc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An environment opened just before its process execs reads empty after it."""
+    _process(fake_proc, 60, b"WAVE_AGENT_TOKEN=wave-x/A1\0", b"sleep\0")
+    read = processes._read
+    environs: list[str] = []
+
+    def first_empty(pid: str, name: str, limit: int) -> bytes | None:
+        environs.extend([pid] if name == "environ" else [])
+        return b"" if environs == [pid] and name == "environ" else read(pid, name, limit)
+
+    monkeypatch.setattr(processes, "_read", first_empty)
+    assert processes.tagged("wave-x/A1") == [60] and environs == ["60", "60"]
+
+
+def test_a_local_agent_whose_leftover_is_mid_exec_is_still_alive(fake_proc: Path) -> None:
+    """Its pane's group is gone, what it left is caught starting: not yet an ended agent."""
+    placement = LocalPlacement(cast(TmuxServer, SimpleNamespace(socket="wave-x")))
+    handle = 2**22 + 7  # no such process group
+    placement.session_of[handle] = "A1"
+    _process(fake_proc, 60, b"", b"")
+    assert placement.alive(handle)
+    (fake_proc / "60" / "environ").write_bytes(b"WAVE_AGENT_TOKEN=wave-x/A2\0")
+    (fake_proc / "60" / "cmdline").write_bytes(b"sleep\0")
+    processes.forget()
+    assert not placement.alive(handle)  # another agent's

@@ -74,7 +74,7 @@ class LocalPlacement(HereDefaults):
         if processes.group_alive(handle):
             return True
         token = self._token(handle)
-        return token is not None and bool(processes.tagged(token, self.session_of))
+        return token is not None and processes.carried(token, self.session_of)
 
     def wrapper_running(self, handle: int) -> bool:
         return process_running(handle)

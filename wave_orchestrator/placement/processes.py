@@ -3,6 +3,11 @@ finished, whoever reaps it) and every process that carries its token in its envi
 (``WAVE_AGENT_TOKEN``, set by run.sh and inherited by all it starts, whatever their session
 or group: a ``setsid`` daemon, a ``tmux new -d``, a dev server).
 
+A process caught in its exec shows no environment yet (nor a command line): its token is
+unknown for that instant. Asked whether a token is still carried, a fresh scan looks again,
+and a process still caught there counts as yes for now: the agent is asked about again, not
+taken for gone while what it left finishes starting.
+
 One scan of /proc answers every question asked within SCAN_SECONDS, so ending 200 agents
 at once costs a few scans, not 200. Where there is no /proc, ``killpg(pgid, 0)`` answers for
 the group and no token is found. The launcher also becomes a child subreaper where Linux
@@ -20,8 +25,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 TOKEN_VAR = b"WAVE_AGENT_TOKEN="
+# What a process caught mid-exec is listed under: no token holds a NUL byte (the environment
+# is NUL-separated), so none is ever mistaken for it.
+EXECING = b"\0"
 SCAN_SECONDS = 0.1
 PR_SET_CHILD_SUBREAPER = 36
+PROC = "/proc"
+PF_KTHREAD = 0x00200000  # a kernel thread: no environment, never an agent's
 ENVIRON_LIMIT = 1 << 20  # an environment bigger than this is not read past it
 
 
@@ -40,7 +50,8 @@ class ProcessTable:
         rounds ask about groups alone). Not read: the processes in the group of a running
         pane (``panes``: the pids tmux gave), most of a fleet's. A process that left its
         agent's group (setsid, a daemon) leads a group of its own, which no pane's is; a
-        pane whose leader is gone is read (its pid may be another process's by now)."""
+        pane whose leader is gone is read (its pid may be another process's by now). Processes
+        caught mid-exec are listed under EXECING."""
         if self._tagged is None:
             leaders = {pid for pid in panes if self.live.get(pid) == pid}
             self._tagged = {}
@@ -61,7 +72,7 @@ def process_table(fresh: bool = False) -> ProcessTable | None:
     if not fresh and _table is not None and now - _table.taken < SCAN_SECONDS:
         return _table
     try:
-        names = os.listdir("/proc")
+        names = os.listdir(PROC)
     except OSError:
         return None
     me, my_session = os.getpid(), os.getsid(0)
@@ -72,7 +83,9 @@ def process_table(fresh: bool = False) -> ProcessTable | None:
         stat = _stat(name)
         if stat is None:
             continue
-        state, ppid, pgid, session = stat
+        state, ppid, pgid, session, flags = stat
+        if flags & PF_KTHREAD:
+            continue
         if state == "Z":
             if ppid == me and session != my_session:
                 table.adopted_zombies.append(int(name))
@@ -89,23 +102,38 @@ def forget() -> None:
     _table = None
 
 
-def _stat(pid: str) -> tuple[str, int, int, int] | None:
-    """(state, ppid, pgid, session) of ``pid``: the fields after the command name, which may
-    itself hold spaces and parentheses."""
+def _stat(pid: str) -> tuple[str, int, int, int, int] | None:
+    """(state, ppid, pgid, session, flags) of ``pid``: the fields after the command name,
+    which may itself hold spaces and parentheses."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
+        with open(f"{PROC}/{pid}/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
-        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+        state = fields[0].decode()
+        return state, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[6])
     except (OSError, IndexError, ValueError):
         return None
 
 
-def _token(pid: str) -> bytes | None:
-    """The agent token in the environment of ``pid`` (None: none, or not ours to read)."""
+def _read(pid: str, name: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of ``/proc/<pid>/<name>`` (None: gone, or not ours to read)."""
     try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            data = fh.read(ENVIRON_LIMIT)
+        with open(f"{PROC}/{pid}/{name}", "rb") as fh:
+            return fh.read(limit)
     except OSError:
+        return None
+
+
+def _token(pid: str) -> bytes | None:
+    """The agent token in the environment of ``pid`` (None: none, or not ours to read;
+    EXECING: caught mid-exec). An empty read is read again: one opened just before an exec
+    reads empty after it. Empty twice, with an empty command line too, is an exec under
+    way (a process started with no environment still has its command line)."""
+    data = _read(pid, "environ", ENVIRON_LIMIT)
+    if data == b"":
+        data = _read(pid, "environ", ENVIRON_LIMIT)
+        if data == b"" and _read(pid, "cmdline", 1) == b"":
+            return EXECING
+    if not data:
         return None
     if data.startswith(TOKEN_VAR):
         start = len(TOKEN_VAR)
@@ -140,6 +168,25 @@ def tagged(token: str, panes: Collection[int] = ()) -> list[int]:
     running pane's group: ``ProcessTable.tagged``)."""
     table = process_table()
     return [] if table is None else list(table.tagged(panes).get(token.encode(), ()))
+
+
+def carried(token: str, panes: Collection[int] = ()) -> bool:
+    """Whether a live process carries ``token`` (as ``tagged``). When none does but one was
+    caught mid-exec, a fresh scan looks again (the exec is most likely over); one still
+    caught there keeps the answer yes, to be asked again, rather than an agent taken for
+    gone while what it left finishes starting."""
+    for fresh in (False, True):
+        if fresh:
+            forget()
+        table = process_table()
+        if table is None:
+            return False
+        found = table.tagged(panes)
+        if token.encode() in found:
+            return True
+        if EXECING not in found:
+            return False
+    return True
 
 
 def signal_tagged(token: str, signum: int, panes: Collection[int] = ()) -> int:
