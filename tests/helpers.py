@@ -49,15 +49,9 @@ def _cmdline(pid: int) -> bytes:
 def processes_naming(word: str) -> list[int]:
     """Pids of processes on this machine with ``word`` as one argument of their command line
     (a tmux server's socket name, say)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            args = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
-        except OSError:
-            continue
-        if word.encode() in args:
-            found.append(int(entry.name))
-    return found
+    names = (entry.name for entry in Path("/proc").iterdir())
+    pids = [int(name) for name in names if name.isdigit()]
+    return [pid for pid in pids if word.encode() in _cmdline(pid).split(b"\0")]
 
 
 def alive(pid: int) -> bool:
