@@ -48,22 +48,8 @@ def literal(text: str) -> str:
 
 def _new_session(name: str, cwd: str, command: Sequence[str]) -> list[str]:
     """A detached session printing its server's and pane's pids; name and folder literal."""
-    return [
-        "new-session",
-        "-d",
-        "-P",
-        "-F",
-        "#{pid}\t#{pane_pid}",
-        "-s",
-        literal(name),
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "-c",
-        literal(cwd),
-        *command,
-    ]
+    head = ["new-session", "-d", "-P", "-F", "#{pid}\t#{pane_pid}", "-x", "200", "-y", "50"]
+    return [*head, "-s", literal(name), "-c", literal(cwd), *command]
 
 
 def process_running(pid: int) -> bool:
@@ -333,8 +319,18 @@ class TmuxServer:
             ):
                 raise TmuxError(f"tmux list-panes failed on socket {self.socket}: {error}")
             return {}
+        out = self._pane_infos(result.stdout)
+        if any(info.dead and info.dead_status is None for info in out.values()):
+            # tmux 3.3 may miss a pane's SIGCHLD, so its exit status never comes, until another
+            # child of the server ends: one does (run-shell waits for it), then the panes again
+            again = self.cmd("run-shell", "true", ";", *args)
+            out = self._pane_infos(again.stdout) if again.returncode == 0 else out
+        return out
+
+    def _pane_infos(self, listed: str) -> dict[str, PaneInfo]:
+        """``list-panes`` lines read, the server's pid noted."""
         out: dict[str, PaneInfo] = {}
-        for line in result.stdout.splitlines():
+        for line in listed.splitlines():
             parts = line.split("\t")
             if len(parts) != 6 or parts[0] in out:
                 continue
