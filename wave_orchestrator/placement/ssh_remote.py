@@ -105,14 +105,22 @@ scan() {
 # sessions named next (ended agents whose leftovers the last look found, their panes perhaps
 # gone since); then for each agent (name, folder, offset, or "offset:requests offset") what
 # its `wave` requests and output.log grew by, and its status and backoff files. Ends with
-# "end" (a cut answer is no look).
+# "end" (a cut answer is no look). tmux 3.3 may miss a pane's SIGCHLD, its exit status never
+# coming until another child of the server ends: a dead pane with neither status nor signal
+# gets one to end (run-shell waits for it), and the panes are listed again.
 LOOK = (
     (
         SCAN
         + r"""
 r=$1 socket=$2 n=$3; shift 3
-panes=$(tmux -S "$r/tmux" list-panes -a \
-  -F 'pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid}' 2>/dev/null)
+fmt='pane #{session_name} #{pane_dead} #{pane_dead_status} #{pane_pid} #{pane_dead_signal}'
+panes=$(tmux -S "$r/tmux" list-panes -a -F "$fmt" 2>/dev/null)
+case $panes in *" 1  "*)
+  if printf '%s\n' "$panes" | grep -q ' 1  [0-9]* $'; then
+    again=$(tmux -S "$r/tmux" run-shell true \; list-panes -a -F "$fmt" 2>/dev/null) &&
+      panes=$again
+  fi ;;
+esac
 [ -z "$panes" ] || printf '%s\n' "$panes"
 tokens=
 while read -r _ name dead _; do
@@ -248,8 +256,8 @@ def read_look(text: str, sessions: Sequence[str], hunted: Sequence[str] = ()) ->
     leftovers: dict[str, list[int]] = {}
     for words in _split(lines):
         kind = words[0]
-        if kind == "pane" and len(words) == 5 and words[1] not in panes:
-            panes[words[1]] = Pane(words[1], words[2] == "1", _int(words[3]), _pid(words[4]))
+        if kind == "pane" and words[1] not in panes and (pane := _pane(words)) is not None:
+            panes[words[1]] = pane
         elif kind == "log" and len(words) in (3, 4) and words[1] in asked:
             offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
             if offset is not None and data is not None:
@@ -269,6 +277,21 @@ def read_look(text: str, sessions: Sequence[str], hunted: Sequence[str] = ()) ->
                 left.append(pid)
     left_running = {name: tuple(pids) for name, pids in leftovers.items()}
     return Look(panes, logs, files, requests, left_running)
+
+
+def _pane(words: Sequence[str]) -> Pane | None:
+    """A ``pane`` line: its session, whether dead, exit status and pid, then the signal that
+    killed it (counted as a shell does, 128 + its number); None when malformed."""
+    if len(words) not in (5, 6):
+        return None
+    signal = words[5] if len(words) == 6 else ""
+    number = _int(signal)
+    if signal and (number is None or number >= 128):
+        return None
+    status = _int(words[3])
+    if status is None and number is not None:
+        status = 128 + number
+    return Pane(words[1], words[2] == "1", status, _pid(words[4]))
 
 
 def _split(lines: Sequence[str]) -> Iterator[list[str]]:
