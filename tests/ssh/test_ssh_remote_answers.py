@@ -163,6 +163,8 @@ GOOD = b64(b"data")
         "pane A1 0 4242",  # four words: not a pane line
         "pane A1 with space 0  4242",  # a session name that splits
         "pane A1 0  4242 extra",
+        "pane A1 1  4242 128",  # no such signal
+        "pane",
     ],
 )
 def test_a_malformed_line_is_dropped(line: str) -> None:

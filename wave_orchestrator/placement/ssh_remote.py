@@ -256,8 +256,8 @@ def read_look(text: str, sessions: Sequence[str], hunted: Sequence[str] = ()) ->
     leftovers: dict[str, list[int]] = {}
     for words in _split(lines):
         kind = words[0]
-        if kind == "pane" and words[1] not in panes and (pane := _pane(words)) is not None:
-            panes[words[1]] = pane
+        if kind == "pane" and (pane := _pane(words)) is not None and pane.session not in panes:
+            panes[pane.session] = pane
         elif kind == "log" and len(words) in (3, 4) and words[1] in asked:
             offset, data = _int(words[2]), _decode(words[3] if len(words) == 4 else "")
             if offset is not None and data is not None:
